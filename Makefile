@@ -1,0 +1,45 @@
+# The two commands: `make run` and `make test`. Everything else here serves them.
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+.PHONY: run test install install-test migrate bench clean help
+
+help:
+	@echo "make run   - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
+	@echo "make test  - install what the tests need and run the whole suite"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+# The web server and the django-q2 worker share one embedded PostgreSQL; Ctrl-C stops both.
+run: migrate
+	@echo "Kybernesis on http://$(HOST):$(PORT)/  (Ctrl-C stops the server and the worker)"
+	@trap 'kill 0' INT TERM; \
+	$(BIN)/python manage.py qcluster & \
+	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload; \
+	kill 0
+
+test: install-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

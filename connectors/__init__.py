@@ -1,0 +1,1 @@
+"""Connectors: Google Drive and Notion syncs into memories."""

@@ -1,0 +1,1 @@
+"""Connector accounts and synced items (arrive with the connectors issue)."""

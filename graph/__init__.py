@@ -1,0 +1,1 @@
+"""The knowledge graph: entities, relationships and memory links."""

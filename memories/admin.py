@@ -1,0 +1,57 @@
+"""Django admin for memories, chunks and API tokens."""
+
+from django.contrib import admin
+from django.db.models import Count
+
+from memories.models import ApiToken, Memory, MemoryChunk
+
+
+class MemoryChunkInline(admin.TabularInline):
+    model = MemoryChunk
+    fields = ("position", "char_start", "char_end", "tier", "text")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False  # chunks are derived from the content, never written by hand
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = ("title", "owner", "source", "tier", "priority", "pinned", "chunk_total", "created_at")
+    list_filter = ("tier", "source", "pinned", "created_at")
+    search_fields = ("title", "content", "owner__email", "owner__username", "tags")
+    readonly_fields = ("content_hash", "tags", "created_at", "updated_at", "auto_tags", "auto_tagged_at")
+    raw_id_fields = ("owner",)
+    date_hierarchy = "created_at"
+    inlines = [MemoryChunkInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
+
+    @admin.display(description="chunks", ordering="chunk_total")
+    def chunk_total(self, obj):
+        return obj.chunk_total
+
+
+@admin.register(MemoryChunk)
+class MemoryChunkAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "memory", "owner", "position", "tier", "char_start", "char_end")
+    list_filter = ("tier",)
+    search_fields = ("text", "memory__title")
+    raw_id_fields = ("memory", "owner")
+    readonly_fields = ("text_hash",)
+    exclude = ("embedding",)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "name", "user", "created_at", "last_used_at")
+    search_fields = ("prefix", "name", "user__email", "user__username")
+    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")
+    raw_id_fields = ("user",)
+
+    def has_add_permission(self, request):
+        return False  # tokens are shown once at creation: use `manage.py create_api_token`

@@ -1,0 +1,168 @@
+"""Memories, their chunks, and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from memories.embedding import EMBEDDING_DIMENSIONS
+
+
+class Source(models.TextChoices):
+    UPLOAD = "upload", "Upload"
+    CHAT = "chat", "Chat"
+    CONNECTOR = "connector", "Connector"
+
+
+class Tier(models.TextChoices):
+    HOT = "hot", "Hot"
+    WARM = "warm", "Warm"
+    ARCHIVE = "archive", "Archive"
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def combine_tags(manual_tags: list[str], auto_tags: list[dict]) -> list[str]:
+    """Manual tags first, then auto tags not already present, without duplicates."""
+    combined: list[str] = []
+    for tag in [*manual_tags, *(item["tag"] for item in auto_tags)]:
+        if tag not in combined:
+            combined.append(tag)
+    return combined
+
+
+class OwnedQuerySet(models.QuerySet):
+    def for_user(self, user):
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(owner=user)
+
+
+class Memory(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
+    title = models.CharField(max_length=500)
+    content = models.TextField()
+    summary = models.TextField(blank=True, default="")
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.UPLOAD)
+    metadata = models.JSONField(default=dict, blank=True)
+    priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
+    pinned = models.BooleanField(default=False)
+    decay_score = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    content_hash = models.CharField(max_length=64, db_index=True, editable=False)
+    # Manual tags are the user's and are never touched by the system; auto tags are
+    # [{"tag": str, "confidence": float}] written by memories.tagging; `tags` is their union,
+    # manual first, kept in step on every write and indexed for filtering.
+    manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    auto_tags = models.JSONField(default=list, blank=True)
+    auto_tagged_at = models.DateTimeField(null=True, blank=True)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True, editable=False)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "memories"
+        indexes = [
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            models.Index(fields=["owner", "-created_at"], name="memory_owner_created"),
+            models.Index(fields=["owner", "tier"], name="memory_owner_tier"),
+            models.Index(fields=["owner", "source"], name="memory_owner_source"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(priority__gte=0, priority__lte=1), name="memory_priority_0_1"),
+            models.CheckConstraint(condition=models.Q(tier__in=Tier.values), name="memory_tier_valid"),
+            models.CheckConstraint(condition=models.Q(source__in=Source.values), name="memory_source_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def sync_derived_fields(self) -> None:
+        """Recompute the fields derived from others; bulk writers call this since they skip save()."""
+        self.tags = combine_tags(self.manual_tags, self.auto_tags)
+        self.content_hash = content_hash(self.content)
+
+    def save(self, *args, **kwargs):
+        self.sync_derived_fields()
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "tags", "content_hash"}
+        super().save(*args, **kwargs)
+
+
+class MemoryChunk(models.Model):
+    # owner is copied from the memory so that searches filter chunks without a join.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="chunks")
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    text_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["memory_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["memory", "position"], name="memorychunk_memory_position_unique"),
+        ]
+        indexes = [
+            HnswIndex(
+                name="memorychunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memorychunk_search_gin"),
+            models.Index(fields=["owner", "tier"], name="memorychunk_owner_tier"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}#{self.position}"
+
+
+class ApiToken(models.Model):
+    """A bearer token for the JSON API. Only its SHA-256 is stored; the token itself is shown once."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True, default="")
+    prefix = models.CharField(max_length=12, editable=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = models.Manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        # Tokens carry 256 bits of randomness, so a fast hash is enough: nothing to brute-force.
+        return hashlib.sha256(key.encode()).hexdigest()

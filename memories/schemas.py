@@ -1,0 +1,85 @@
+"""In and Out schemas of the memories API. JSON keys are camelCase, as in the spec."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Schema
+from pydantic import ConfigDict, Field
+
+SourceName = Literal["upload", "chat", "connector"]
+TierName = Literal["hot", "warm", "archive"]
+
+
+class StrictIn(Schema):
+    # Unknown keys are refused rather than silently dropped, so a typo gets a 422 that names it.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class MemoryIn(StrictIn):
+    title: str | None = Field(None, description="Empty or missing: the first line of the content.")
+    content: str
+    tags: list[str] | None = Field(None, description="Manual tags; trimmed, lowercased, spaces become hyphens.")
+    source: SourceName = "upload"
+    priority: float | None = Field(None, description="0 to 1; omitted means the default.")
+    metadata: dict[str, Any] | None = None
+
+
+class MemoryBatchIn(StrictIn):
+    items: list[MemoryIn]
+
+
+class MemoryPatchIn(StrictIn):
+    title: str | None = None
+    content: str | None = None
+    tags: list[str] | None = None
+    source: SourceName | None = None
+    priority: float | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class AutoTagOut(Schema):
+    tag: str
+    confidence: float
+
+
+class MemoryOut(Schema):
+    id: int
+    title: str
+    source: str
+    priority: float
+    tier: str
+    pinned: bool
+    tags: list[str]
+    autoTags: list[AutoTagOut]
+    manualTags: list[str]
+    summary: str
+    metadata: dict[str, Any]
+    decayScore: float
+    accessCount: int
+    createdAt: datetime
+    updatedAt: datetime
+    lastAccessedAt: datetime | None
+    chunkCount: int
+
+
+class MemoryDetailOut(MemoryOut):
+    content: str
+
+
+class MemoryBatchOut(Schema):
+    items: list[MemoryOut]
+
+
+class MemoryPageOut(Schema):
+    items: list[MemoryOut]
+    count: int
+    limit: int
+    offset: int
+
+
+class ErrorOut(Schema):
+    detail: Any
+    field: str | None = None
+    index: int | None = None

@@ -1,0 +1,309 @@
+"""Writes to memories: create (single and batch), update, delete. Each one is atomic."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memories import embedding
+from memories.chunking import Chunk, chunk_text
+from memories.models import ApiToken, Memory, MemoryChunk, Source, content_hash
+from memories.tagging import TagError, normalize_tags, structural_auto_tags
+
+MAX_TITLE_CHARS = 500
+MAX_METADATA_BYTES = 64 * 1024
+MAX_MANUAL_TAGS = 50
+DEFAULT_PRIORITY = 0.5
+_UNSET = object()
+TOKEN_PREFIX = "kyb_"
+_TOKEN_LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class MemoryInputError(ValueError):
+    """Input that cannot become a memory. `status` is the HTTP status a front door should answer with."""
+
+    status = 422
+
+    def __init__(self, message: str, *, field: str | None = None, index: int | None = None):
+        self.field = field
+        self.index = index
+        prefix = f"item {index}: " if index is not None else ""
+        super().__init__(prefix + message)
+
+
+class MemoryTooLargeError(MemoryInputError):
+    status = 413
+
+
+@dataclass
+class MemoryInput:
+    title: str
+    content: str
+    source: str = Source.UPLOAD
+    priority: float | None = None
+    metadata: dict = field(default_factory=dict)
+    manual_tags: Sequence[str] = ()
+
+
+@dataclass
+class _Prepared:
+    title: str
+    content: str
+    source: str
+    priority: float
+    metadata: dict
+    manual_tags: list[str]
+    chunks: list[Chunk]
+
+
+def _clean_title(title, content: str, *, index: int | None) -> str:
+    if title is None:
+        title = ""
+    if not isinstance(title, str):
+        raise MemoryInputError("title must be a string", field="title", index=index)
+    title = " ".join(title.split())
+    if not title:
+        # No title given: the first line of the content, shortened at a word.
+        first_line = content.strip().splitlines()[0].strip()
+        title = first_line if len(first_line) <= 80 else first_line[:80].rsplit(" ", 1)[0] + "…"
+    if len(title) > MAX_TITLE_CHARS:
+        raise MemoryInputError(f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}",
+                               field="title", index=index)
+    return title
+
+
+def _clean_content(content, *, index: int | None) -> str:
+    if not isinstance(content, str):
+        raise MemoryInputError("content must be a string", field="content", index=index)
+    if "\x00" in content:
+        raise MemoryInputError("content contains NUL bytes; is it a binary file?", field="content", index=index)
+    if not content.strip():
+        raise MemoryInputError("content is empty", field="content", index=index)
+    limit = settings.KYBERNESIS_MAX_MEMORY_CHARS
+    if len(content) > limit:
+        raise MemoryTooLargeError(f"content is {len(content):,} characters; the limit is {limit:,}",
+                                  field="content", index=index)
+    return content
+
+
+def _clean_priority(priority, *, index: int | None) -> float:
+    if priority is None:
+        return DEFAULT_PRIORITY
+    if isinstance(priority, bool) or not isinstance(priority, (int, float)):
+        raise MemoryInputError("priority must be a number from 0 to 1", field="priority", index=index)
+    if not 0.0 <= float(priority) <= 1.0:
+        raise MemoryInputError(f"priority must be from 0 to 1, got {priority}", field="priority", index=index)
+    return float(priority)
+
+
+def _clean_source(source, *, index: int | None) -> str:
+    if source not in Source.values:
+        raise MemoryInputError(f"source must be one of {', '.join(Source.values)}; got {source!r}",
+                               field="source", index=index)
+    return Source(source).value
+
+
+def _clean_metadata(metadata, *, index: int | None) -> dict:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise MemoryInputError("metadata must be a JSON object", field="metadata", index=index)
+    try:
+        size = len(json.dumps(metadata).encode())
+    except (TypeError, ValueError) as exc:
+        raise MemoryInputError(f"metadata is not JSON-serialisable: {exc}", field="metadata", index=index) from exc
+    if size > MAX_METADATA_BYTES:
+        raise MemoryInputError(f"metadata is {size:,} bytes; the limit is {MAX_METADATA_BYTES:,}",
+                               field="metadata", index=index)
+    return metadata
+
+
+def _clean_tags(tags, *, index: int | None) -> list[str]:
+    try:
+        return normalize_tags(tags, limit=MAX_MANUAL_TAGS)
+    except TagError as exc:
+        raise MemoryInputError(str(exc), field="tags", index=index) from exc
+
+
+def _chunks_for(content: str) -> list[Chunk]:
+    return chunk_text(content, max_chars=settings.KYBERNESIS_CHUNK_SIZE, overlap=settings.KYBERNESIS_CHUNK_OVERLAP)
+
+
+def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
+    content = _clean_content(item.content, index=index)
+    return _Prepared(
+        title=_clean_title(item.title, content, index=index),
+        content=content,
+        source=_clean_source(item.source, index=index),
+        priority=_clean_priority(item.priority, index=index),
+        metadata=_clean_metadata(item.metadata, index=index),
+        manual_tags=_clean_tags(item.manual_tags, index=index),
+        chunks=_chunks_for(content),
+    )
+
+
+def _chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
+    return [
+        MemoryChunk(
+            owner_id=memory.owner_id,
+            memory=memory,
+            position=chunk.position,
+            text=chunk.text,
+            char_start=chunk.char_start,
+            char_end=chunk.char_end,
+            text_hash=content_hash(chunk.text),
+            embedding=vector,
+            tier=memory.tier,
+        )
+        for chunk, vector in zip(chunks, vectors, strict=True)
+    ]
+
+
+def memory_create(
+    *,
+    owner,
+    title: str | None,
+    content: str,
+    source: str = Source.UPLOAD,
+    priority: float | None = None,
+    metadata: dict | None = None,
+    manual_tags: Sequence[str] = (),
+) -> Memory:
+    """Validate, chunk, embed and store one memory with all its chunks, or nothing."""
+    item = MemoryInput(title=title, content=content, source=source, priority=priority,
+                       metadata=metadata or {}, manual_tags=manual_tags)
+    return memory_create_many(owner=owner, items=[item], _single=True)[0]
+
+
+def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = False) -> list[Memory]:
+    """Store several memories, embedding all their chunks in one pass. One bad item refuses them all."""
+    limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
+    if len(items) > limit:
+        raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
+    prepared = [_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
+    if not prepared:
+        return []
+
+    # Embedding is the slow part, so it happens before the transaction opens; nothing is written
+    # unless every vector was computed.
+    texts = [chunk.text for p in prepared for chunk in p.chunks]
+    vectors = embedding.embed_texts(texts)
+
+    now = timezone.now()
+    memories = []
+    for p in prepared:
+        memory = Memory(
+            owner=owner,
+            title=p.title,
+            content=p.content,
+            source=p.source,
+            priority=p.priority,
+            metadata=p.metadata,
+            manual_tags=p.manual_tags,
+            auto_tags=structural_auto_tags(source=p.source, metadata=p.metadata),
+            auto_tagged_at=now,
+            created_at=now,
+            updated_at=now,
+        )
+        memory.sync_derived_fields()
+        memories.append(memory)
+
+    with transaction.atomic():
+        Memory.objects.bulk_create(memories)
+        rows: list[MemoryChunk] = []
+        offset = 0
+        for memory, p in zip(memories, prepared, strict=True):
+            rows.extend(_chunk_rows(memory, p.chunks, vectors[offset:offset + len(p.chunks)]))
+            offset += len(p.chunks)
+        MemoryChunk.objects.bulk_create(rows, batch_size=500)
+    for memory, p in zip(memories, prepared, strict=True):
+        memory.chunk_count = len(p.chunks)
+    return memories
+
+
+def memory_update(
+    *,
+    memory: Memory,
+    title=_UNSET,
+    content=_UNSET,
+    source=_UNSET,
+    priority=_UNSET,
+    metadata=_UNSET,
+    manual_tags=_UNSET,
+) -> Memory:
+    """Change a memory. Content is re-chunked only when its hash changed, and unchanged chunk
+    texts keep their embeddings, so only new text is embedded."""
+    changes: dict = {}
+    if content is not _UNSET:
+        changes["content"] = _clean_content(content, index=None)
+    if title is not _UNSET:
+        changes["title"] = _clean_title(title, changes.get("content", memory.content), index=None)
+    if source is not _UNSET:
+        changes["source"] = _clean_source(source, index=None)
+    if priority is not _UNSET:
+        if priority is None:
+            raise MemoryInputError("priority must be a number from 0 to 1", field="priority")
+        changes["priority"] = _clean_priority(priority, index=None)
+    if metadata is not _UNSET:
+        changes["metadata"] = _clean_metadata(metadata, index=None)
+    if manual_tags is not _UNSET:
+        changes["manual_tags"] = _clean_tags(manual_tags, index=None)
+
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+        for name, value in changes.items():
+            setattr(locked, name, value)
+        if rechunk:
+            _replace_chunks(locked)
+        locked.save()
+    locked.chunk_count = locked.chunks.count()
+    return locked
+
+
+def _replace_chunks(memory: Memory) -> None:
+    chunks = _chunks_for(memory.content)
+    known = {
+        row.text_hash: row.embedding
+        for row in MemoryChunk.objects.filter(memory=memory).only("text_hash", "embedding")
+    }
+    hashes = [content_hash(chunk.text) for chunk in chunks]
+    missing = [i for i, h in enumerate(hashes) if h not in known]
+    fresh = embedding.embed_texts([chunks[i].text for i in missing])
+    fresh_by_index = dict(zip(missing, fresh, strict=True))
+    vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
+    MemoryChunk.objects.filter(memory=memory).delete()
+    MemoryChunk.objects.bulk_create(_chunk_rows(memory, chunks, vectors), batch_size=500)
+
+
+def memory_delete(*, memory: Memory) -> None:
+    """Remove a memory; its chunks go with it."""
+    memory.delete()
+
+
+
+def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+    """Create a token for user. Returns the row and the plain token, which is not stored anywhere."""
+    key = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(user=user, name=name[:100], prefix=key[:12], key_hash=ApiToken.hash_key(key))
+    return token, key
+
+
+def api_token_user(key: str):
+    """The active user a token belongs to, or None."""
+    if not key or len(key) > 200:
+        return None
+    token = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash_key(key)).first()
+    if token is None or not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > _TOKEN_LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user

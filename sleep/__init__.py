@@ -1,0 +1,1 @@
+"""The sleep agent: scheduled tag, link, tier and summarize cycles."""

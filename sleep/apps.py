@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SleepConfig(AppConfig):
+    name = "sleep"
+    verbose_name = "Sleep agent"

@@ -1,0 +1,1 @@
+"""Sleep runs and their step runs (arrive with the sleep-agent issue)."""
