@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
 from memories import selectors, services
@@ -61,7 +62,7 @@ def memory_new(request):
             memory = services.memory_create(owner=request.user, title=data["title"], content=data["content"],
                                             priority=data["priority"], manual_tags=data["tags"])
         except services.MemoryInputError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, str(exc))
+            form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:
             messages.success(request, f"Saved “{memory.title}” in {memory.chunk_count} chunk(s).")
             return redirect("memories:detail", memory_id=memory.pk)

@@ -77,7 +77,7 @@ def test_the_add_form_creates_a_memory_and_opens_it(logged_in_client, user):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"content": "   "}, "content is empty"),
+        ({"content": "   "}, "Content is empty"),
         ({"content": ""}, "This field is required."),
         ({"content": "ok", "priority": "3"}, "less than or equal to 1"),
         ({"content": "ok", "tags": "x" * 70}, "the limit is 64"),
