@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test install install-test migrate bench clean help
+.PHONY: run test install install-test system-packages migrate clean help
 
 help:
 	@echo "make run   - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
@@ -38,7 +38,18 @@ run: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload; \
 	kill 0
 
-test: install-test
+# Browser tests drive Debian's chromium; legacy .doc extraction uses antiword. Install both when missing.
+system-packages:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v antiword >/dev/null || missing="$$missing antiword"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test: install-test system-packages
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:

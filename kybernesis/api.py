@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.errors import HttpError
@@ -16,10 +18,16 @@ class BodyNotJSON(ValueError):
     pass
 
 
+class BodyTooLarge(ValueError):
+    pass
+
+
 class StrictJSONParser(Parser):
     def parse_body(self, request: HttpRequest):
         try:
             return super().parse_body(request)
+        except RequestDataTooBig as exc:
+            raise BodyTooLarge(str(exc)) from exc
         except ValueError as exc:
             raise BodyNotJSON(str(exc)) from exc
 
@@ -45,6 +53,9 @@ api = NinjaAPI(
 
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError):
+    if isinstance(exc.__cause__, BodyTooLarge):
+        return api.create_response(request, {"detail": "The request body is larger than "
+                                             f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"}, status=413)
     if isinstance(exc.__cause__, BodyNotJSON):
         return api.create_response(request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"},
                                    status=422)

@@ -1,6 +1,9 @@
 """Project middleware."""
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequiredMiddleware
+from django.http.multipartparser import MultiPartParser
+from django.utils.datastructures import ImmutableList
+from django.utils.encoding import force_str
 
 
 class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
@@ -10,3 +13,37 @@ class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
         if request.path_info.startswith("/api/"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class _NameKeepingMultiPartParser(MultiPartParser):
+    """Django strips paths and control characters from upload names, and silently drops files named
+    '..'. Uploads would rather refuse such a file with a reason, so the name the client sent is kept
+    on each file as `client_name` (the file's `name` stays Django's safe version)."""
+
+    def sanitize_file_name(self, file_name):
+        self._client_name = file_name
+        return super().sanitize_file_name(file_name) or "unnamed"
+
+    def handle_file_complete(self, old_field_name, counters):
+        for i, handler in enumerate(self._upload_handlers):
+            file_obj = handler.file_complete(counters[i])
+            if file_obj:
+                file_obj.client_name = getattr(self, "_client_name", file_obj.name)
+                self._files.appendlist(force_str(old_field_name, self._encoding, errors="replace"), file_obj)
+                break
+
+
+class UploadClientNamesMiddleware:
+    """Parse multipart bodies with _NameKeepingMultiPartParser."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        def parse_file_upload(META, post_data):
+            request.upload_handlers = ImmutableList(request.upload_handlers,
+                                                    warning="Upload handlers are fixed once the upload is parsed.")
+            return _NameKeepingMultiPartParser(META, post_data, request.upload_handlers, request.encoding).parse()
+
+        request.parse_file_upload = parse_file_upload
+        return self.get_response(request)

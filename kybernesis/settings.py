@@ -85,6 +85,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "kybernesis.middleware.UploadClientNamesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -185,6 +186,15 @@ KYBERNESIS_EMBEDDING_MODEL = env_str("KYBERNESIS_EMBEDDING_MODEL", "")  # empty:
 KYBERNESIS_EMBED_BATCH_SIZE = env_int("KYBERNESIS_EMBED_BATCH_SIZE", 32)
 KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: torch's default (one per core)
 KYBERNESIS_API_PAGE_SIZE = env_int("KYBERNESIS_API_PAGE_SIZE", 50)
+KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)
+KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
+KYBERNESIS_ASYNC_UPLOAD_CHARS = env_int("KYBERNESIS_ASYNC_UPLOAD_CHARS", 200_000)
+KYBERNESIS_MAX_CHAT_MESSAGE_CHARS = env_int("KYBERNESIS_MAX_CHAT_MESSAGE_CHARS", 20_000)
+
+# Request bodies: a JSON memory may carry KYBERNESIS_MAX_MEMORY_CHARS characters (up to 4 bytes each
+# in UTF-8) plus JSON escaping; files are streamed to disk past 2.5 MB and limited per file above.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("KYBERNESIS_MAX_REQUEST_BYTES", 64 * 1024 * 1024)
+DATA_UPLOAD_MAX_NUMBER_FILES = max(1000, KYBERNESIS_MAX_FILES_PER_UPLOAD * 2)
 
 LOGGING = {
     "version": 1,

@@ -9,6 +9,8 @@ from memories import views as memory_views
 urlpatterns = [
     path("", memory_views.home, name="home"),
     path("memories/", include("memories.urls")),
+    path("upload/", memory_views.upload, name="upload"),
+    path("chat/", memory_views.chat, name="chat"),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),

@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from memories.models import ApiToken, Memory, MemoryChunk
+from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, UploadJob
 
 
 class MemoryChunkInline(admin.TabularInline):
@@ -55,3 +55,20 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # tokens are shown once at creation: use `manage.py create_api_token`
+
+
+@admin.register(ChatSession)
+class ChatSessionAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "owner", "message_count", "created_at", "updated_at")
+    search_fields = ("title", "owner__email", "owner__username")
+    raw_id_fields = ("owner",)
+
+
+@admin.register(UploadJob)
+class UploadJobAdmin(admin.ModelAdmin):
+    list_display = ("filename", "owner", "status", "memory", "created_at", "updated_at")
+    list_filter = ("status",)
+    search_fields = ("filename", "owner__email", "owner__username")
+    raw_id_fields = ("owner", "memory")
+    exclude = ("text",)
+    readonly_fields = ("error",)

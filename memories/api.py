@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja import Query, Router, Schema, Status
+from ninja import File, Form, Query, Router, Schema, Status, UploadedFile
 from pydantic import Field
 
 from memories import selectors, services
 from memories.models import Memory
+from memories.tagging import split_tags
 from memories.schemas import (
+    ChatMessageIn,
+    ChatMessageOut,
+    ChatSessionDetailOut,
+    ChatSessionListOut,
     ErrorOut,
     MemoryBatchIn,
     MemoryBatchOut,
@@ -20,6 +25,8 @@ from memories.schemas import (
     MemoryPatchIn,
     SourceName,
     TierName,
+    UploadJobOut,
+    UploadResultsOut,
 )
 
 router = Router(tags=["memories"])
@@ -111,3 +118,78 @@ def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn):
 def delete_memory(request: HttpRequest, memory_id: int):
     services.memory_delete(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
     return Status(204, None)
+
+
+
+# --- Uploads ---------------------------------------------------------------------------------
+
+
+def upload_job_out(job) -> dict:
+    return {"id": job.pk, "filename": job.filename, "status": job.status, "error": job.error or None,
+            "memory": memory_out(job.memory) if job.memory_id else None, "createdAt": job.created_at,
+            "updatedAt": job.updated_at}
+
+
+def upload_status_url(job_id: int) -> str:
+    return f"/api/v1/uploads/{job_id}"
+
+
+@router.post("/uploads", response={200: UploadResultsOut, 202: UploadResultsOut, **ERRORS},
+             summary="Upload files as memories")
+def upload_files(request: HttpRequest, files: File[list[UploadedFile]], tags: Form[list[str]] = None):
+    """One result per file, in input order: created, duplicate, queued (large files, 202) or rejected."""
+    results = services.upload_files(owner=request.auth, files=files, manual_tags=split_tags(tags))
+    body = {"results": [
+        {"filename": r.filename, "status": r.status, "error": r.error,
+         "memory": memory_out(r.memory) if r.memory else None,
+         "jobId": r.job.pk if r.job else None, "statusUrl": upload_status_url(r.job.pk) if r.job else None}
+        for r in results
+    ]}
+    if any(r.status == "queued" for r in results):
+        return Status(202, body)
+    if results and all(r.status == "rejected" and r.http_status == 413 for r in results):
+        return Status(413, {"detail": "; ".join(f"{r.filename}: {r.error}" for r in results)})
+    return Status(200, body)
+
+
+@router.get("/uploads/{job_id}", response={200: UploadJobOut, **ERRORS}, summary="Status of a queued upload")
+def upload_status(request: HttpRequest, job_id: int):
+    return upload_job_out(selectors.upload_job_get(user=request.auth, job_id=job_id))
+
+
+# --- Chat ------------------------------------------------------------------------------------
+
+
+def related_out(item: dict) -> dict:
+    memory = item["memory"]
+    return {"memoryId": memory.pk, "title": memory.title, "snippet": item["snippet"], "score": item["score"],
+            "source": memory.source, "tier": memory.tier}
+
+
+def chat_session_out(session) -> dict:
+    return {"id": session.pk, "title": session.title, "messageCount": session.message_count,
+            "createdAt": session.created_at, "updatedAt": session.updated_at}
+
+
+@router.post("/chat/messages", response={201: ChatMessageOut, **ERRORS}, summary="Send a chat message")
+def chat_send(request: HttpRequest, payload: ChatMessageIn):
+    """Stores the message as a memory and replies with the most related memories you already have."""
+    session = (selectors.chat_session_get(user=request.auth, session_id=payload.sessionId)
+               if payload.sessionId is not None else None)
+    session, memory = services.chat_message_send(owner=request.auth, content=payload.content, session=session)
+    related = selectors.memory_related(user=request.auth, memory=memory)
+    return Status(201, {"sessionId": session.pk, "memory": memory_out(memory, with_content=True),
+                        "related": [related_out(item) for item in related]})
+
+
+@router.get("/chat/sessions", response={200: ChatSessionListOut, **ERRORS}, summary="List chat sessions")
+def chat_sessions(request: HttpRequest):
+    return {"items": [chat_session_out(s) for s in selectors.chat_session_list(user=request.auth)]}
+
+
+@router.get("/chat/sessions/{session_id}", response={200: ChatSessionDetailOut, **ERRORS},
+            summary="One chat session with its messages")
+def chat_session(request: HttpRequest, session_id: int):
+    session = selectors.chat_session_get(user=request.auth, session_id=session_id)
+    messages = selectors.chat_session_messages(session=session)
+    return {**chat_session_out(session), "messages": [memory_out(m, with_content=True) for m in messages]}

@@ -2,6 +2,8 @@
 
 from django import forms
 
+from memories.tagging import split_tags
+
 
 class MemoryForm(forms.Form):
     title = forms.CharField(max_length=500, required=False,
@@ -14,7 +16,7 @@ class MemoryForm(forms.Form):
                                 widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.5"}))
 
     def clean_tags(self) -> list[str]:
-        return [t for t in (part.strip() for part in self.cleaned_data["tags"].split(",")) if t]
+        return split_tags([self.cleaned_data["tags"]])
 
 
 class MemoryFilterForm(forms.Form):
@@ -23,3 +25,21 @@ class MemoryFilterForm(forms.Form):
     source = forms.ChoiceField(required=False, choices=[("", "All sources"), ("upload", "Upload"),
                                                         ("chat", "Chat"), ("connector", "Connector")])
     tag = forms.CharField(required=False, max_length=64)
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class UploadForm(forms.Form):
+    """The no-JavaScript upload form; the drop zone posts the same fields one file at a time."""
+
+    files = forms.FileField(widget=MultipleFileInput(attrs={"multiple": True}), required=False)
+    tags = forms.CharField(required=False, max_length=2000,
+                           widget=forms.TextInput(attrs={"placeholder": "Tags for these files, comma-separated"}))
+
+
+class ChatForm(forms.Form):
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Write a message…"}),
+                              strip=False, required=False)
+    session = forms.IntegerField(required=False, widget=forms.HiddenInput)

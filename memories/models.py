@@ -166,3 +166,53 @@ class ApiToken(models.Model):
     def hash_key(key: str) -> str:
         # Tokens carry 256 bits of randomness, so a fast hash is enough: nothing to brute-force.
         return hashlib.sha256(key.encode()).hexdigest()
+
+
+class ChatSession(models.Model):
+    """A conversation; each message the user sends in it is stored as a memory with source=chat."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions")
+    title = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    message_count = models.PositiveIntegerField(default=0)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="chatsession_owner_updated")]
+
+    def __str__(self) -> str:
+        return self.title or f"Chat {self.pk}"
+
+
+class UploadJob(models.Model):
+    """A large upload being ingested in the background; the page and the API poll its status."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PROCESSING = "processing", "Processing"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upload_jobs")
+    filename = models.CharField(max_length=255)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True, default="")
+    # The extracted text waits here for the worker and is cleared once the memory exists.
+    text = models.TextField(blank=True, default="")
+    title = models.CharField(max_length=500)
+    metadata = models.JSONField(default=dict, blank=True)
+    manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    memory = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.status})"

@@ -83,3 +83,62 @@ class ErrorOut(Schema):
     detail: Any
     field: str | None = None
     index: int | None = None
+
+
+class UploadResultOut(Schema):
+    filename: str
+    status: Literal["created", "duplicate", "queued", "rejected"]
+    memory: MemoryOut | None = None
+    error: str | None = None
+    jobId: int | None = None
+    statusUrl: str | None = None
+
+
+class UploadResultsOut(Schema):
+    results: list[UploadResultOut]
+
+
+class UploadJobOut(Schema):
+    id: int
+    filename: str
+    status: Literal["pending", "processing", "done", "failed"]
+    error: str | None = None
+    memory: MemoryOut | None = None
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class ChatMessageIn(StrictIn):
+    sessionId: int | None = None
+    content: str
+
+
+class RelatedMemoryOut(Schema):
+    memoryId: int
+    title: str
+    snippet: str
+    score: float
+    source: str
+    tier: str
+
+
+class ChatMessageOut(Schema):
+    sessionId: int
+    memory: MemoryDetailOut
+    related: list[RelatedMemoryOut]
+
+
+class ChatSessionOut(Schema):
+    id: int
+    title: str
+    messageCount: int
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class ChatSessionListOut(Schema):
+    items: list[ChatSessionOut]
+
+
+class ChatSessionDetailOut(ChatSessionOut):
+    messages: list[MemoryDetailOut]

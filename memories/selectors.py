@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
-from memories.models import Memory
+from memories.models import ChatSession, Memory, MemoryChunk, UploadJob
 
 
 def memory_list(*, user, tier: str | None = None, source: str | None = None,
@@ -33,3 +33,60 @@ def memory_tier_counts(*, user) -> dict[str, int]:
     for row in Memory.objects.for_user(user).values("tier").annotate(n=Count("id")):
         counts[row["tier"]] = row["n"]
     return counts
+
+
+RELATED_MIN_SIMILARITY = 0.25
+
+
+def memory_related(*, user, memory: Memory, limit: int = 5,
+                   min_similarity: float = RELATED_MIN_SIMILARITY) -> list[dict]:
+    """The user's other memories closest in meaning to this one, best chunk first.
+
+    Each item is {"memory": Memory, "snippet": str, "score": float (cosine similarity, 0..1)}.
+    Below min_similarity, all-MiniLM-L6-v2 neighbours are noise rather than related.
+    """
+    from pgvector.django import CosineDistance
+
+    anchor = MemoryChunk.objects.filter(memory=memory).order_by("position").values_list("embedding", flat=True)
+    anchor = list(anchor[:1])
+    if not anchor:
+        return []
+    rows = (MemoryChunk.objects.filter(owner=user).exclude(memory=memory)
+            .annotate(distance=CosineDistance("embedding", anchor[0]))
+            .order_by("distance").select_related("memory")[: limit * 4])
+    related: list[dict] = []
+    seen: set[int] = set()
+    for chunk in rows:
+        if chunk.memory_id in seen:
+            continue
+        seen.add(chunk.memory_id)
+        if 1.0 - float(chunk.distance) < min_similarity:
+            break
+        related.append({"memory": chunk.memory, "snippet": _snippet(chunk.text),
+                        "score": max(0.0, min(1.0, 1.0 - float(chunk.distance)))})
+        if len(related) == limit:
+            break
+    return related
+
+
+def _snippet(text: str, max_chars: int = 220) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= max_chars else text[:max_chars].rsplit(" ", 1)[0] + "…"
+
+
+def chat_session_list(*, user) -> QuerySet[ChatSession]:
+    return ChatSession.objects.for_user(user).order_by("-updated_at", "-id")
+
+
+def chat_session_get(*, user, session_id: int) -> ChatSession:
+    return get_object_or_404(ChatSession.objects.for_user(user), pk=session_id)
+
+
+def chat_session_messages(*, session: ChatSession) -> QuerySet[Memory]:
+    """The session's messages, oldest first (they are memories with source=chat)."""
+    return (Memory.objects.filter(owner_id=session.owner_id, source="chat", metadata__sessionId=session.pk)
+            .annotate(chunk_count=Count("chunks")).order_by("created_at", "id"))
+
+
+def upload_job_get(*, user, job_id: int) -> UploadJob:
+    return get_object_or_404(UploadJob.objects.for_user(user).select_related("memory"), pk=job_id)

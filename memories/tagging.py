@@ -45,6 +45,11 @@ def normalize_tags(raw_tags, *, limit: int) -> list[str]:
     return tags
 
 
+def split_tags(raw: list[str] | None) -> list[str]:
+    """Tags typed into a form: repeated fields, comma-separated values, or both."""
+    return [part.strip() for value in raw or [] for part in value.split(",") if part.strip()]
+
+
 def structural_auto_tags(*, source: str, metadata: dict) -> list[dict]:
     """Tags that follow from where a memory came from: source type, file extension, provider."""
     candidates: list[str] = [source]

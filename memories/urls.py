@@ -10,4 +10,5 @@ urlpatterns = [
     path("new/", views.memory_new, name="new"),
     path("<int:memory_id>/", views.memory_detail, name="detail"),
     path("<int:memory_id>/delete/", views.memory_delete, name="delete"),
+    path("uploads/jobs/<int:job_id>/", views.upload_job, name="upload_job"),
 ]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
 from memories import selectors, services
-from memories.forms import MemoryFilterForm, MemoryForm
+from memories.forms import ChatForm, MemoryFilterForm, MemoryForm, UploadForm
 from memories.models import Tier
+from memories.tagging import split_tags
 
 PAGE_SIZE = 25
 
@@ -76,3 +80,65 @@ def memory_delete(request, memory_id: int):
     services.memory_delete(memory=memory)
     messages.success(request, f"Deleted “{title}”.")
     return redirect("memories:list")
+
+
+def upload(request):
+    """Drag-and-drop upload. The drop zone posts one file per request (for per-file progress) and gets
+    back that file's result row; without JavaScript the form posts every file at once."""
+    form = UploadForm()
+    results, error = None, None
+    if request.method == "POST":
+        files = request.FILES.getlist("files")
+        try:
+            results = services.upload_files(owner=request.user, files=files,
+                                            manual_tags=split_tags([request.POST.get("tags", "")]))
+        except services.MemoryInputError as exc:
+            error = capfirst(str(exc))
+    context = {"form": form, "results": results, "error": error,
+               "max_files": settings.KYBERNESIS_MAX_FILES_PER_UPLOAD,
+               "max_mb": settings.KYBERNESIS_MAX_UPLOAD_BYTES // (1024 * 1024)}
+    if request.htmx:
+        return render(request, "memories/upload.html#results", context, status=422 if error else 200)
+    return render(request, "memories/upload.html", context, status=422 if error else 200)
+
+
+def upload_job(request, job_id: int):
+    """One queued upload's status row; it keeps polling itself until the job is done or failed."""
+    job = selectors.upload_job_get(user=request.user, job_id=job_id)
+    return render(request, "memories/upload.html#job", {"job": job})
+
+
+def chat(request):
+    """Chat sessions: every message you send becomes a memory, and the reply lists what you already know."""
+    session_id = request.POST.get("session") or request.GET.get("session")
+    session = None
+    if session_id:
+        try:
+            session = selectors.chat_session_get(user=request.user, session_id=int(session_id))
+        except ValueError:
+            raise Http404("No such chat session") from None
+    form = ChatForm(initial={"session": session.pk if session else None})
+    error = None
+    if request.method == "POST":
+        try:
+            session, _ = services.chat_message_send(owner=request.user, content=request.POST.get("content", ""),
+                                                   session=session)
+        except services.MemoryInputError as exc:
+            error = capfirst(str(exc))
+            form = ChatForm(request.POST)
+        else:
+            if not request.htmx:
+                return redirect(f"{reverse('chat')}?session={session.pk}")
+            form = ChatForm(initial={"session": session.pk})
+    exchanges = []
+    if session is not None:
+        for message in selectors.chat_session_messages(session=session):
+            exchanges.append({"message": message,
+                              "related": selectors.memory_related(user=request.user, memory=message)})
+    context = {"session": session, "sessions": selectors.chat_session_list(user=request.user)[:50],
+               "exchanges": exchanges, "form": form, "error": error}
+    template = "memories/chat.html#layout" if request.htmx else "memories/chat.html"
+    response = render(request, template, context, status=422 if error else 200)
+    if request.htmx and session is not None and not error:
+        response["HX-Push-Url"] = f"{reverse('chat')}?session={session.pk}"
+    return response

@@ -1,0 +1,7 @@
+"""django-q2 entry points for memories: ids in, call a service."""
+
+from memories import services
+
+
+def ingest_upload(job_id: int) -> None:
+    services.upload_job_run(job_id=job_id)

@@ -1,0 +1,99 @@
+"""Chat: each message is a memory (source=chat) and the reply lists related memories; sessions are private."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories import services
+from memories.models import ChatSession, Memory
+from tests.factories import make_memory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_message_becomes_a_chat_memory_with_session_metadata(user):
+    session, memory = services.chat_message_send(owner=user, content="We decided to move the launch to March "
+                                                                      "because the vendor contract slipped.")
+    assert memory.source == "chat" and memory.title == "We decided to move the launch to March…"
+    assert memory.metadata["sessionId"] == session.pk and memory.metadata["messageIndex"] == 0
+    assert memory.metadata["userId"] == user.pk and memory.metadata["timestamp"]
+    assert "chat" in memory.tags
+    session2, second = services.chat_message_send(owner=user, content="And QA starts in February.", session=session)
+    assert session2.pk == session.pk and second.metadata["messageIndex"] == 1
+    assert ChatSession.objects.get(pk=session.pk).message_count == 2
+
+
+@pytest.mark.parametrize("content", ["", "   \n"])
+def test_an_empty_message_is_refused(user, content):
+    with pytest.raises(services.MemoryInputError):
+        services.chat_message_send(owner=user, content=content)
+    assert not Memory.objects.exists() and not ChatSession.objects.exists()
+
+
+def test_a_message_over_the_limit_is_refused(user, settings):
+    settings.KYBERNESIS_MAX_CHAT_MESSAGE_CHARS = 50
+    with pytest.raises(services.MemoryTooLargeError):
+        services.chat_message_send(owner=user, content="x" * 51)
+    assert not Memory.objects.exists()
+
+
+def test_the_api_replies_with_related_memories(api, user, other_user):
+    make_memory(user, content="The marketing budget for the product launch is 50,000 euros.", title="Budget")
+    make_memory(user, content="Recipe: bake the sourdough bread at 230 degrees for 40 minutes.", title="Bread")
+    make_memory(other_user, content="Secret launch budget of another user.", title="Not yours")
+    response = api.post("/api/v1/chat/messages", {"content": "How much money do we have for the launch?"})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["memory"]["source"] == "chat" and body["memory"]["content"].startswith("How much money")
+    titles = [item["title"] for item in body["related"]]
+    assert titles == ["Budget"], "unrelated bread and another user's memory are left out"
+    assert all(0 <= item["score"] <= 1 for item in body["related"])
+
+
+def test_sessions_are_listed_and_reopened(api):
+    first = api.post("/api/v1/chat/messages", {"content": "First message"}).json()
+    api.post("/api/v1/chat/messages", {"sessionId": first["sessionId"], "content": "Second message"})
+    api.post("/api/v1/chat/messages", {"content": "Another session"})
+    sessions = api.get("/api/v1/chat/sessions").json()["items"]
+    assert [s["messageCount"] for s in sessions] == [1, 2]
+    detail = api.get(f"/api/v1/chat/sessions/{first['sessionId']}").json()
+    assert [m["content"] for m in detail["messages"]] == ["First message", "Second message"]
+
+
+def test_another_users_session_is_404(api, other_api):
+    theirs = other_api.post("/api/v1/chat/messages", {"content": "private"}).json()["sessionId"]
+    assert api.get(f"/api/v1/chat/sessions/{theirs}").status_code == 404
+    assert api.post("/api/v1/chat/messages", {"sessionId": theirs, "content": "intrude"}).status_code == 404
+    assert api.get("/api/v1/chat/sessions").json()["items"] == []
+
+
+@pytest.mark.parametrize(("body", "status"), [({"content": ""}, 422), ({"content": "  "}, 422), ({}, 422),
+                                              ({"content": 5}, 422), ({"content": "x" * 20_001}, 413)])
+def test_bad_chat_messages_get_clear_errors(api, body, status):
+    response = api.post("/api/v1/chat/messages", body)
+    assert response.status_code == status and response.json()["detail"]
+    assert not Memory.objects.exists()
+
+
+def test_the_chat_page_sends_and_reopens_sessions(logged_in_client, user):
+    page = logged_in_client.get("/chat/")
+    assert page.status_code == 200 and b"New chat" in page.content
+    response = logged_in_client.post("/chat/", {"content": "Remember the dentist on Friday."})
+    session = ChatSession.objects.get(owner=user)
+    assert response.status_code == 302 and response["Location"] == f"/chat/?session={session.pk}"
+    html = logged_in_client.get(response["Location"]).content.decode()
+    assert "Remember the dentist on Friday." in html and "Saved as memory" in html
+
+
+def test_the_chat_page_answers_htmx_with_the_panel_and_shows_errors(logged_in_client, user):
+    ok = logged_in_client.post("/chat/", {"content": "Hello there"}, HTTP_HX_REQUEST="true")
+    assert ok.status_code == 200 and 'id="chat-layout"' in ok.content.decode() and "<html" not in ok.content.decode()
+    assert ok["HX-Push-Url"].startswith("/chat/?session=")
+    bad = logged_in_client.post("/chat/", {"content": "   "}, HTTP_HX_REQUEST="true")
+    assert bad.status_code == 422 and "The message is empty" in bad.content.decode()
+
+
+def test_another_users_chat_page_is_404(logged_in_client, other_user):
+    session, _ = services.chat_message_send(owner=other_user, content="private")
+    assert logged_in_client.get(f"/chat/?session={session.pk}").status_code == 404
+    assert logged_in_client.get("/chat/?session=abc").status_code == 404
