@@ -32,11 +32,7 @@ migrate: install
 
 # The web server and the django-q2 worker share one embedded PostgreSQL; Ctrl-C stops both.
 run: migrate
-	@echo "Kybernesis on http://$(HOST):$(PORT)/  (Ctrl-C stops the server and the worker)"
-	@trap 'kill 0' INT TERM; \
-	$(BIN)/python manage.py qcluster & \
-	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload; \
-	kill 0
+	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python -m kybernesis.serve
 
 # Browser tests drive Debian's chromium; legacy .doc extraction uses antiword. Install both when missing.
 system-packages:
