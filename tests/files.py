@@ -89,3 +89,21 @@ def make_docx_zip_bomb(inflated_mb: int = 40) -> bytes:
             for _ in range(inflated_mb):
                 member.write(block)
     return out.getvalue()
+
+
+# Files no upload may turn into a memory, with (part of) the reason the person is given.
+BAD_FILES = [
+    ("empty.txt", b"", "the file is empty"),
+    ("binary.txt", bytes(range(256)) * 40, "looks binary"),
+    ("truncated.pdf", make_pdf(["Some text here."])[:120], "damaged or truncated"),
+    ("not-a.pdf", b"This is not a PDF at all, just text.", "not a PDF"),
+    ("locked.pdf", make_encrypted_pdf(), "encrypted"),
+    ("scan.pdf", make_blank_pdf(), "no extractable text"),
+    ("broken.docx", b"PK not really a zip", "not a zip archive"),
+    ("bomb.docx", make_docx_zip_bomb(), "zip bomb"),
+    ("tool.exe", b"MZ\x90\x00", ".exe is not a supported file type"),
+    ("../escape.txt", b"data", "path separator"),
+    ("..secret..txt", b"data", "'..'"),
+    ("tab\tname.txt", b"data", "control characters"),
+    ("y" * 300 + ".txt", b"data", "the limit is 255"),
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memories.extraction import ExtractionError, antiword_available, extract
-from tests.files import make_blank_pdf, make_docx, make_docx_zip_bomb, make_encrypted_pdf, make_pdf
+from tests.files import BAD_FILES, make_docx, make_pdf
 
 
 def test_plain_text_and_markdown_keep_their_text():
@@ -55,27 +55,15 @@ def test_a_fake_doc_is_refused_clearly():
         extract("old.doc", b"plain text pretending")
 
 
-@pytest.mark.parametrize(
-    ("name", "data", "reason"),
-    [
-        ("empty.txt", b"", "the file is empty"),
-        ("binary.txt", bytes(range(256)) * 40, "looks binary"),
-        ("truncated.pdf", make_pdf(["Some text here."])[:120], "damaged or truncated"),
-        ("fake.pdf", b"This is not a PDF at all, just text.", "not a PDF"),
-        ("locked.pdf", make_encrypted_pdf(), "encrypted"),
-        ("scan.pdf", make_blank_pdf(), "no extractable text"),
-        ("broken.docx", b"PK not really a zip", "not a zip archive"),
-        ("bomb.docx", make_docx_zip_bomb(), "zip bomb"),
-        ("archive.xyz", b"data", ".xyz is not a supported file type"),
-        ("noextension", b"data", "without an extension"),
-        ("../../etc/passwd.txt", b"data", "path separator"),
-        ("dir\\file.txt", b"data", "path separator"),
-        ("..hidden..txt", b"data", "'..'"),
-        ("bad\x07name.txt", b"data", "control characters"),
-        ("x" * 300 + ".txt", b"data", "the limit is 255"),
-        ("whitespace.txt", b"   \n\n\t  ", "no extractable text"),
-    ],
-)
+EXTRA_BAD_FILES = [
+    ("noextension", b"data", "without an extension"),
+    ("dir\\file.txt", b"data", "path separator"),
+    ("whitespace.txt", b"   \n\n\t  ", "no extractable text"),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "reason"), BAD_FILES + EXTRA_BAD_FILES,
+                         ids=[b[0][:20] for b in BAD_FILES + EXTRA_BAD_FILES])
 def test_files_that_cannot_be_read_get_a_clear_reason(name, data, reason):
     with pytest.raises(ExtractionError) as excinfo:
         extract(name, data)

@@ -8,7 +8,7 @@ from django.test import Client
 
 from memories import services
 from memories.models import Memory, UploadJob
-from tests.files import make_blank_pdf, make_docx, make_docx_zip_bomb, make_encrypted_pdf, make_pdf
+from tests.files import BAD_FILES, make_docx, make_pdf
 
 pytestmark = pytest.mark.django_db
 
@@ -71,23 +71,6 @@ def test_a_large_file_is_queued_and_ingested_by_the_worker(user, settings, djang
     job = UploadJob.objects.get(pk=result.job.pk)
     assert job.status == "done" and job.memory.content == text.decode() and job.text == ""
     assert services.upload_job_run(job_id=job.pk) is None, "a finished job is not run twice"
-
-
-BAD_FILES = [
-    ("empty.txt", b"", "empty"),
-    ("binary.txt", bytes(range(256)) * 40, "binary"),
-    ("truncated.pdf", make_pdf(["Some text."])[:100], "damaged or truncated"),
-    ("not-a.pdf", b"hello, not a pdf", "not a PDF"),
-    ("locked.pdf", make_encrypted_pdf(), "encrypted"),
-    ("scan.pdf", make_blank_pdf(), "no extractable text"),
-    ("broken.docx", b"not a zip", "not a zip"),
-    ("bomb.docx", make_docx_zip_bomb(), "zip bomb"),
-    ("tool.exe", b"MZ\x90\x00", "not a supported file type"),
-    ("../escape.txt", b"data", "path separator"),
-    ("..secret..txt", b"data", "'..'"),
-    ("tab\tname.txt", b"data", "control characters"),
-    ("y" * 300 + ".txt", b"data", "the limit is 255"),
-]
 
 
 @pytest.mark.parametrize(("name", "data", "reason"), BAD_FILES, ids=[b[0][:20] for b in BAD_FILES])
