@@ -11,6 +11,7 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer, django_auth
 
 from memories.api import router as memories_router
+from memories.search import SearchError
 from memories.services import MemoryInputError, api_token_user
 
 
@@ -60,6 +61,11 @@ def http_error(request: HttpRequest, exc: HttpError):
         return api.create_response(request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"},
                                    status=422)
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(SearchError)
+def search_error(request: HttpRequest, exc: SearchError):
+    return api.create_response(request, {"detail": str(exc)}, status=422)
 
 
 @api.exception_handler(MemoryInputError)

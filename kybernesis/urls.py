@@ -11,6 +11,7 @@ urlpatterns = [
     path("memories/", include("memories.urls")),
     path("upload/", memory_views.upload, name="upload"),
     path("chat/", memory_views.chat, name="chat"),
+    path("search/", memory_views.search_page, name="search"),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest
-from ninja import File, Form, Query, Router, Schema, Status, UploadedFile
-from pydantic import Field
+from datetime import datetime
+from typing import Literal
 
-from memories import selectors, services
+from ninja import File, Form, Query, Router, Schema, Status, UploadedFile
+from pydantic import ConfigDict, Field
+
+from memories import search, selectors, services
 from memories.models import Memory
 from memories.tagging import split_tags
 from memories.schemas import (
@@ -16,6 +19,9 @@ from memories.schemas import (
     ChatSessionDetailOut,
     ChatSessionListOut,
     ErrorOut,
+    SearchFiltersIn,
+    SearchIn,
+    SearchOut,
     MemoryBatchIn,
     MemoryBatchOut,
     MemoryDetailOut,
@@ -193,3 +199,82 @@ def chat_session(request: HttpRequest, session_id: int):
     session = selectors.chat_session_get(user=request.auth, session_id=session_id)
     messages = selectors.chat_session_messages(session=session)
     return {**chat_session_out(session), "messages": [memory_out(m, with_content=True) for m in messages]}
+
+
+
+# --- Search ----------------------------------------------------------------------------------
+
+
+def _as_list(value) -> tuple:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, list) else (value,)
+
+
+def _aware(value):
+    from django.utils import timezone
+
+    if value is not None and timezone.is_naive(value):
+        return timezone.make_aware(value, timezone.get_current_timezone())
+    return value
+
+
+def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
+    if data is None:
+        return search.SearchFilters()
+    tags = tuple(t.strip().lower().replace(" ", "-") for t in data.tags or () if t.strip())
+    return search.SearchFilters(
+        tags=tags, tags_mode=data.tagsMode, sources=_as_list(data.source),
+        tiers=_as_list(data.tier) + tuple(data.tiers or ()), min_priority=data.minPriority,
+        max_priority=data.maxPriority, created_after=_aware(data.createdAfter),
+        created_before=_aware(data.createdBefore), updated_after=_aware(data.updatedAfter),
+        updated_before=_aware(data.updatedBefore), title_contains=data.titleContains, pinned=data.pinned,
+    )
+
+
+def search_out(response: search.SearchResponse) -> dict:
+    return {"tookMs": round(response.took_ms, 2), "results": [
+        {"memoryId": r.memory_id, "chunkId": r.chunk_id, "title": r.title, "snippet": r.snippet,
+         "hybridScore": r.hybrid_score, "vectorScore": r.vector_score, "metadataScore": r.metadata_score,
+         "tier": r.tier, "source": r.source, "tags": r.tags, "createdAt": r.created_at}
+        for r in response.results]}
+
+
+@router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
+def search_post(request: HttpRequest, payload: SearchIn):
+    """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
+    chunk with groupBy=memory."""
+    response = search.hybrid_search(request.auth, payload.query, limit=payload.limit,
+                                     filters=search_filters(payload.filters), group_by=payload.groupBy)
+    return search_out(response)
+
+
+class SearchQuery(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    q: str
+    limit: int = 10
+    groupBy: Literal["chunk", "memory"] = "chunk"
+    tag: list[str] = Field(default_factory=list)
+    tagsMode: Literal["any", "all"] = "any"
+    source: list[SourceName] = Field(default_factory=list)
+    tier: list[TierName] = Field(default_factory=list)
+    minPriority: float | None = Field(None, ge=0, le=1)
+    maxPriority: float | None = Field(None, ge=0, le=1)
+    createdAfter: datetime | None = None
+    createdBefore: datetime | None = None
+    updatedAfter: datetime | None = None
+    updatedBefore: datetime | None = None
+    titleContains: str | None = None
+    pinned: bool | None = None
+
+
+@router.get("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search (query string)")
+def search_get(request: HttpRequest, query: Query[SearchQuery]):
+    data = query.model_dump()
+    filters = SearchFiltersIn(tags=data.pop("tag") or None, source=data.pop("source") or None,
+                              tiers=data.pop("tier") or None,
+                              **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy")})
+    response = search.hybrid_search(request.auth, data["q"], limit=data["limit"], filters=search_filters(filters),
+                                    group_by=data["groupBy"])
+    return search_out(response)

@@ -43,3 +43,30 @@ class ChatForm(forms.Form):
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Write a message…"}),
                               strip=False, required=False)
     session = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+
+class SearchForm(forms.Form):
+    """The search page's query and filters; the same names work in the URL, so results can be shared."""
+
+    q = forms.CharField(required=False, max_length=2000,
+                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Search by meaning or keyword…",
+                                                      "autofocus": True, "autocomplete": "off"}))
+    tag = forms.CharField(required=False, max_length=200,
+                          widget=forms.TextInput(attrs={"placeholder": "Tags, comma-separated"}))
+    source = forms.ChoiceField(required=False, choices=[("", "Any source"), ("upload", "Upload"), ("chat", "Chat"),
+                                                        ("connector", "Connector")])
+    tier = forms.MultipleChoiceField(required=False, choices=[("hot", "Hot"), ("warm", "Warm"),
+                                                               ("archive", "Archive")],
+                                     widget=forms.CheckboxSelectMultiple)
+    created_after = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    created_before = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    min_priority = forms.FloatField(required=False, min_value=0, max_value=1,
+                                    widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0–1"}))
+    group = forms.BooleanField(required=False, label="One result per memory")
+
+    def clean(self):
+        data = super().clean()
+        after, before = data.get("created_after"), data.get("created_before")
+        if after and before and after > before:
+            raise forms.ValidationError("The “from” date is after the “to” date.")
+        return data

@@ -216,3 +216,48 @@ class UploadJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.filename} ({self.status})"
+
+
+class ChunkTerm(models.Model):
+    """One posting of the lexical index: a stemmed term (lexeme) of a chunk with its BM25 weight.
+
+    `impact` is the BM25 term-frequency part, tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)), fixed
+    when the chunk is indexed; query time multiplies it by the term's current IDF. Postings are
+    ordered by impact per term, so the best lexical candidates come straight off an index.
+    """
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    chunk = models.ForeignKey(MemoryChunk, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    tf = models.PositiveSmallIntegerField()
+    impact = models.FloatField()
+
+    objects = models.Manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["chunk", "lexeme"], name="chunkterm_chunk_lexeme_unique")]
+        indexes = [models.Index(fields=["owner", "lexeme", "-impact"], name="chunkterm_owner_lexeme_impact")]
+
+
+class TermStat(models.Model):
+    """Document frequency of a lexeme among one owner's chunks (the N of IDF lives in CorpusStat)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    df = models.IntegerField(default=0)
+
+    objects = models.Manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "lexeme"], name="termstat_owner_lexeme_unique")]
+
+
+class CorpusStat(models.Model):
+    """Per-owner totals for BM25: how many chunks are indexed and their summed length in lexemes."""
+
+    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                                 primary_key=True)
+    chunk_count = models.BigIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+
+    objects = models.Manager()

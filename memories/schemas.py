@@ -142,3 +142,47 @@ class ChatSessionListOut(Schema):
 
 class ChatSessionDetailOut(ChatSessionOut):
     messages: list[MemoryDetailOut]
+
+
+class SearchFiltersIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    tags: list[str] | None = None
+    tagsMode: Literal["any", "all"] = "any"
+    source: SourceName | list[SourceName] | None = None
+    tier: TierName | list[TierName] | None = None
+    tiers: list[TierName] | None = None
+    minPriority: float | None = Field(None, ge=0, le=1)
+    maxPriority: float | None = Field(None, ge=0, le=1)
+    createdAfter: datetime | None = None
+    createdBefore: datetime | None = None
+    updatedAfter: datetime | None = None
+    updatedBefore: datetime | None = None
+    titleContains: str | None = Field(None, max_length=500)
+    pinned: bool | None = None
+
+
+class SearchIn(StrictIn):
+    query: str
+    limit: int = 10
+    filters: SearchFiltersIn | None = None
+    groupBy: Literal["chunk", "memory"] = "chunk"
+
+
+class SearchResultOut(Schema):
+    memoryId: int
+    chunkId: int
+    title: str
+    snippet: str
+    hybridScore: float
+    vectorScore: float
+    metadataScore: float
+    tier: str
+    source: str
+    tags: list[str]
+    createdAt: datetime
+
+
+class SearchOut(Schema):
+    results: list[SearchResultOut]
+    tookMs: float

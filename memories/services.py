@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memories import embedding
+from memories import embedding, lexical
 from memories.chunking import Chunk, chunk_text
 from memories.extraction import ExtractionError, extract
 from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, Source, UploadJob, content_hash
@@ -228,6 +228,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
             rows.extend(_chunk_rows(memory, p.chunks, vectors[offset:offset + len(p.chunks)]))
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
+        lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)
     return memories
@@ -284,13 +285,16 @@ def _replace_chunks(memory: Memory) -> None:
     fresh = embedding.embed_texts([chunks[i].text for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
+    lexical.unindex_memories(memory_ids=[memory.pk])
     MemoryChunk.objects.filter(memory=memory).delete()
     MemoryChunk.objects.bulk_create(_chunk_rows(memory, chunks, vectors), batch_size=500)
+    lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
 
 
 def memory_delete(*, memory: Memory) -> None:
-    """Remove a memory; its chunks go with it."""
-    memory.delete()
+    """Remove a memory; its chunks and their lexical postings go with it (see memories.signals)."""
+    with transaction.atomic():
+        memory.delete()
 
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
@@ -12,8 +14,8 @@ from django.urls import reverse
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
-from memories import selectors, services
-from memories.forms import ChatForm, MemoryFilterForm, MemoryForm, UploadForm
+from memories import search, selectors, services
+from memories.forms import ChatForm, MemoryFilterForm, MemoryForm, SearchForm, UploadForm
 from memories.models import Tier
 from memories.tagging import split_tags
 
@@ -54,6 +56,7 @@ def _querystring_without_page(request) -> str:
 
 def memory_detail(request, memory_id: int):
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    search.memory_access_record(memory_ids=[memory.pk])
     chunks = memory.chunks.only("position", "text", "char_start", "char_end", "tier")
     return render(request, "memories/detail.html", {"memory": memory, "chunks": chunks})
 
@@ -142,3 +145,36 @@ def chat(request):
     if request.htmx and session is not None and not error:
         response["HX-Push-Url"] = f"{reverse('chat')}?session={session.pk}"
     return response
+
+
+def _day_start(day):
+    from datetime import datetime, time
+
+    from django.utils import timezone
+
+    return timezone.make_aware(datetime.combine(day, time.min)) if day else None
+
+
+def search_page(request):
+    """Live hybrid search with filters; the URL carries the query so a search can be shared."""
+    form = SearchForm(request.GET or None)
+    response, error = None, None
+    if form.is_valid() and form.cleaned_data["q"].strip():
+        data = form.cleaned_data
+        try:
+            filters = search.SearchFilters(
+                tags=tuple(t.lower().replace(" ", "-") for t in split_tags([data["tag"]])),
+                sources=(data["source"],) if data["source"] else (), tiers=tuple(data["tier"]),
+                min_priority=data["min_priority"], created_after=_day_start(data["created_after"]),
+                created_before=_day_start(data["created_before"] + timedelta(days=1)) if data["created_before"]
+                else None)
+            response = search.hybrid_search(request.user, data["q"], limit=25, filters=filters,
+                                            group_by="memory" if data["group"] else "chunk")
+        except search.SearchError as exc:
+            error = capfirst(str(exc))
+    elif form.is_bound and not form.is_valid():
+        error = " ".join(str(e) for errors in form.errors.values() for e in errors)
+    context = {"form": form, "response": response, "error": error,
+               "searched": bool(request.GET.get("q", "").strip())}
+    template = "memories/search.html#results" if request.htmx else "memories/search.html"
+    return render(request, template, context, status=422 if error else 200)

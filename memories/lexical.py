@@ -1,0 +1,97 @@
+"""The lexical (BM25) index in PostgreSQL: postings per chunk term, document frequencies, corpus totals.
+
+Kept up to date in the same transaction as the chunks it describes: `index_memories` after chunks
+are inserted, `unindex_memories` before they are deleted. PostgreSQL's english text search config
+does the tokenising, stop-word removal and stemming, so queries and chunks agree on terms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from django.db import connection
+
+# Okapi BM25 parameters (the usual defaults, as in Lucene and Elasticsearch).
+K1 = 1.2
+B = 0.75
+# Length prior for an owner's first chunks, in distinct lexemes (a 1,200-character chunk has ~90).
+DEFAULT_AVG_LENGTH = 90.0
+TS_CONFIG = "english"
+
+_INDEX_SQL = f"""
+WITH avg AS (
+    SELECT COALESCE(
+        (SELECT total_length::float8 / NULLIF(chunk_count, 0) FROM memories_corpusstat WHERE owner_id = %(owner)s),
+        %(default_avg)s) AS avglen
+), postings AS (
+    SELECT c.owner_id, c.id AS chunk_id, u.lexeme, COALESCE(array_length(u.positions, 1), 1) AS tf,
+           length(c.search_vector) AS len
+    FROM memories_memorychunk c, unnest(c.search_vector) AS u
+    WHERE c.memory_id = ANY(%(memory_ids)s)
+), inserted AS (
+    INSERT INTO memories_chunkterm (owner_id, chunk_id, lexeme, tf, impact)
+    SELECT p.owner_id, p.chunk_id, p.lexeme, LEAST(p.tf, 32767),
+           p.tf * ({K1} + 1) / (p.tf + {K1} * (1 - {B} + {B} * p.len / avg.avglen))
+    FROM postings p, avg
+    RETURNING owner_id, lexeme
+), df AS (
+    INSERT INTO memories_termstat (owner_id, lexeme, df)
+    SELECT owner_id, lexeme, count(*) FROM inserted GROUP BY owner_id, lexeme ORDER BY lexeme
+    ON CONFLICT (owner_id, lexeme) DO UPDATE SET df = memories_termstat.df + EXCLUDED.df
+    RETURNING 1
+)
+INSERT INTO memories_corpusstat (owner_id, chunk_count, total_length)
+SELECT %(owner)s, count(*), COALESCE(sum(length(search_vector)), 0)
+FROM memories_memorychunk WHERE memory_id = ANY(%(memory_ids)s)
+ON CONFLICT (owner_id) DO UPDATE SET chunk_count = memories_corpusstat.chunk_count + EXCLUDED.chunk_count,
+                                     total_length = memories_corpusstat.total_length + EXCLUDED.total_length
+"""
+
+_UNINDEX_SQL = """
+WITH gone AS (
+    DELETE FROM memories_chunkterm t USING memories_memorychunk c
+    WHERE t.chunk_id = c.id AND c.memory_id = ANY(%(memory_ids)s)
+    RETURNING t.owner_id, t.lexeme
+), df AS (
+    UPDATE memories_termstat s SET df = s.df - g.n
+    FROM (SELECT owner_id, lexeme, count(*) AS n FROM gone GROUP BY owner_id, lexeme) g
+    WHERE s.owner_id = g.owner_id AND s.lexeme = g.lexeme
+    RETURNING 1
+)
+UPDATE memories_corpusstat s SET chunk_count = GREATEST(s.chunk_count - g.n, 0),
+                                 total_length = GREATEST(s.total_length - g.len, 0)
+FROM (SELECT owner_id, count(*) AS n, COALESCE(sum(length(search_vector)), 0) AS len
+      FROM memories_memorychunk WHERE memory_id = ANY(%(memory_ids)s) GROUP BY owner_id) g
+WHERE s.owner_id = g.owner_id
+"""
+
+
+def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
+    """Add the chunks of these memories (all of one owner) to the lexical index."""
+    if not memory_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_INDEX_SQL, {"owner": owner_id, "memory_ids": list(memory_ids),
+                                    "default_avg": DEFAULT_AVG_LENGTH})
+
+
+def unindex_memories(*, memory_ids: Sequence[int]) -> None:
+    """Remove the chunks of these memories from the lexical index (before the chunks are deleted)."""
+    if not memory_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_UNINDEX_SQL, {"memory_ids": list(memory_ids)})
+
+
+def query_lexemes(text: str) -> list[str]:
+    """The query's terms as the index knows them (stemmed, stop words dropped), in order, unique."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1]",
+                       [TS_CONFIG, text])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def idf(*, df: int, n: int) -> float:
+    """BM25's IDF, never negative: ln(1 + (N − df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (max(n - df, 0) + 0.5) / (df + 0.5))

@@ -1,0 +1,123 @@
+"""Benchmark: retrieval quality on a BEIR data set (SciFact) through the real ingestion and hybrid search.
+
+Each document becomes one memory (title + text) in a dedicated user, loaded once and reused. A
+document ranks by its best chunk (groupBy=memory). The last line is JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from memories import embedding
+from memories.models import Memory
+from memories.search import hybrid_search
+from memories.services import MemoryInput, memory_create_many
+
+BENCH_USER = "bench-retrieval"
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as handle:
+        next(handle)  # header
+        for line in handle:
+            query_id, doc_id, score = line.rstrip("\n").split("\t")
+            if int(score) > 0:
+                qrels.setdefault(query_id, {})[doc_id] = int(score)
+    return qrels
+
+
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    dcg = sum(relevant.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(score / math.log2(i + 2) for i, score in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return len(set(ranked[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
+
+
+class Command(BaseCommand):
+    help = "nDCG@10 and recall@100 of hybrid search on a BEIR data set (default: SciFact)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--data", required=True, help="folder with corpus.jsonl, queries.jsonl, qrels.tsv")
+        parser.add_argument("--docs", type=int, default=0, help="only the first N documents (0: all)")
+        parser.add_argument("--queries", type=int, default=0, help="only the first N judged queries (0: all)")
+        parser.add_argument("--user", default=BENCH_USER)
+        parser.add_argument("--reload", action="store_true", help="drop the loaded corpus and ingest it again")
+
+    def handle(self, *args, data: str, docs: int, queries: int, user: str, reload: bool, **options):
+        folder = Path(data)
+        if not (folder / "corpus.jsonl").exists():
+            raise CommandError(f"no corpus.jsonl in {folder}")
+        corpus = read_jsonl(folder / "corpus.jsonl")
+        if docs:
+            corpus = corpus[:docs]
+        qrels = read_qrels(folder / "qrels.tsv")
+        doc_ids = {doc["_id"] for doc in corpus}
+        all_queries = [q for q in read_jsonl(folder / "queries.jsonl")
+                       if q["_id"] in qrels and set(qrels[q["_id"]]) & doc_ids]
+        if queries:
+            all_queries = all_queries[:queries]
+
+        owner, _ = get_user_model().objects.get_or_create(username=user, defaults={"email": f"{user}@localhost"})
+        ingest_s = self._load(owner, corpus, reload)
+
+        memory_doc = dict(Memory.objects.filter(owner=owner).values_list("pk", "metadata__beirId"))
+        embedding.embed_query("warm-up")
+        variants = {"hybrid": None, "vector_only": (1.0, 0.0), "metadata_only": (0.0, 1.0)}
+        totals = {name: {"ndcg": 0.0, "recall": 0.0} for name in variants}
+        started = time.perf_counter()
+        for q in all_queries:
+            vector = embedding.embed_query(q["text"])
+            for name, weights in variants.items():
+                response = hybrid_search(owner, q["text"][:2000], limit=100, group_by="memory", track_access=False,
+                                         query_vector=vector, weights=weights)
+                ranked = [memory_doc[r.memory_id] for r in response.results]
+                totals[name]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
+                totals[name]["recall"] += recall_at(ranked, qrels[q["_id"]], 100)
+        search_s = time.perf_counter() - started
+        n = max(len(all_queries), 1)
+        result = {
+            "ndcg@10": round(totals["hybrid"]["ndcg"] / n, 4),
+            "recall@100": round(totals["hybrid"]["recall"] / n, 4),
+            "vector_only_ndcg@10": round(totals["vector_only"]["ndcg"] / n, 4),
+            "metadata_only_ndcg@10": round(totals["metadata_only"]["ndcg"] / n, 4),
+            "queries": len(all_queries),
+            "docs": len(corpus),
+            "ingest_s": round(ingest_s, 1),
+            "search_ms_per_query": round(search_s / n / len(variants) * 1000, 1),
+        }
+        self.stdout.write(json.dumps(result))
+
+    def _load(self, owner, corpus: list[dict], reload: bool) -> float:
+        if reload:
+            Memory.objects.filter(owner=owner).delete()
+        loaded = set(Memory.objects.filter(owner=owner).values_list("metadata__beirId", flat=True))
+        missing = [doc for doc in corpus if doc["_id"] not in loaded]
+        started = time.perf_counter()
+        for start in range(0, len(missing), 64):
+            batch = missing[start:start + 64]
+            memory_create_many(owner=owner, items=[
+                MemoryInput(title=(doc.get("title") or doc["_id"])[:500],
+                            content=f"{doc.get('title', '')}\n\n{doc['text']}".strip(),
+                            metadata={"beirId": doc["_id"]})
+                for doc in batch
+            ])
+            self.stderr.write(f"\ringested {start + len(batch)}/{len(missing)}", ending="")
+        if missing:
+            self.stderr.write("")
+        return time.perf_counter() - started

@@ -1,0 +1,201 @@
+"""Hybrid search: keyword-only and meaning-only matches, scores, filters, grouping, owners, access tracking."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memories import lexical
+from memories.models import ChunkTerm, CorpusStat, Memory, TermStat
+from memories.search import SearchError, SearchFilters, hybrid_search, make_snippet
+from memories.services import memory_delete, memory_update
+from tests.factories import make_memory
+
+pytestmark = pytest.mark.django_db
+
+CORPUS = {
+    "Zorblax invoice": "Invoice ZX-99 from the Zorblax consultancy is due on the fifth of June.",
+    "Car trouble": "My automobile broke down on the motorway and needed a tow truck to the garage.",
+    "Vehicle repair costs": "The vehicle repair after the breakdown cost 400 euros at the garage.",
+    "Sourdough": "Bake the sourdough loaf at 230 degrees for forty minutes with steam.",
+    "Team offsite": "The product team offsite in Lisbon covered the roadmap and hiring plans.",
+}
+
+
+@pytest.fixture
+def corpus(user):
+    return {title: make_memory(user, title=title, content=text) for title, text in CORPUS.items()}
+
+
+def titles(response):
+    return [r.title for r in response.results]
+
+
+def test_a_keyword_only_match_is_found(user, corpus):
+    # "ZX-99" and "Zorblax" mean nothing to the embedding model; BM25 finds them.
+    assert titles(hybrid_search(user, "Zorblax ZX-99"))[0] == "Zorblax invoice"
+
+
+def test_a_meaning_only_match_is_found(user, corpus):
+    # No word of the query appears in "Car trouble", yet it is about exactly that.
+    response = hybrid_search(user, "vehicle failure on the highway, needed towing", limit=3)
+    assert "Car trouble" in titles(response)
+
+
+def test_a_match_on_both_ranks_first(user, corpus):
+    response = hybrid_search(user, "vehicle repair at the garage")
+    first = response.results[0]
+    assert first.title == "Vehicle repair costs"
+    assert first.vector_score > 0 and first.parts["lexical"] == 1.0
+
+
+def test_scores_are_in_0_1_and_hybrid_is_the_weighted_sum(user, corpus):
+    response = hybrid_search(user, "garage repair bread", limit=10)
+    assert response.results
+    for r in response.results:
+        for score in (r.hybrid_score, r.vector_score, r.metadata_score):
+            assert 0.0 <= score <= 1.0
+        assert r.hybrid_score == pytest.approx(0.7 * r.vector_score + 0.3 * r.metadata_score, abs=1e-9)
+    assert [r.hybrid_score for r in response.results] == sorted((r.hybrid_score for r in response.results),
+                                                                reverse=True)
+
+
+def test_weights_come_from_settings(user, corpus, settings):
+    settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT = 0.5, 0.5
+    r = hybrid_search(user, "garage").results[0]
+    assert r.hybrid_score == pytest.approx(0.5 * r.vector_score + 0.5 * r.metadata_score, abs=1e-9)
+
+
+def test_the_title_and_tags_count_in_the_metadata_score(user):
+    tagged = make_memory(user, title="Notes", content="Meeting about numbers.", manual_tags=["budget"])
+    titled = make_memory(user, title="Budget", content="Meeting about numbers.")
+    plain = make_memory(user, title="Notes", content="Meeting about numbers.  ")
+    by_id = {r.memory_id: r for r in hybrid_search(user, "budget", limit=10).results}
+    assert by_id[titled.pk].parts["title"] == 1.0 and by_id[tagged.pk].parts["tags"] == 1.0
+    assert by_id[titled.pk].metadata_score > by_id[plain.pk].metadata_score
+    assert by_id[tagged.pk].metadata_score > by_id[plain.pk].metadata_score
+
+
+def test_group_by_memory_returns_one_result_per_memory(user):
+    long = "\n\n".join(f"Paragraph {i} about the garage and the repair of the vehicle. " * 6 for i in range(6))
+    make_memory(user, title="Long garage log", content=long)
+    make_memory(user, title="Short", content="Garage visit.")
+    chunks = hybrid_search(user, "garage repair", limit=20)
+    grouped = hybrid_search(user, "garage repair", limit=20, group_by="memory")
+    assert len({r.memory_id for r in chunks.results}) < len(chunks.results)
+    assert len({r.memory_id for r in grouped.results}) == len(grouped.results) == 2
+
+
+def test_another_users_chunks_never_appear(user, other_user, corpus):
+    make_memory(other_user, title="Their garage", content="Garage repair of the vehicle, Zorblax ZX-99.")
+    for query in ("garage repair", "Zorblax ZX-99", "anything at all"):
+        for filters in (SearchFilters(), SearchFilters(tiers=("hot",)), SearchFilters(sources=("upload",))):
+            response = hybrid_search(user, query, limit=100, filters=filters)
+            assert all(r.memory_id in {m.pk for m in corpus.values()} for r in response.results)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (SearchFilters(tags=("cars",)), {"Car trouble", "Vehicle repair costs"}),
+        (SearchFilters(tags=("cars", "money"), tags_mode="all"), {"Vehicle repair costs"}),
+        (SearchFilters(tags=("cars", "money"), tags_mode="any"), {"Car trouble", "Vehicle repair costs",
+                                                                  "Zorblax invoice"}),
+        (SearchFilters(sources=("chat",)), {"Sourdough"}),
+        (SearchFilters(tiers=("archive",)), {"Team offsite"}),
+        (SearchFilters(tiers=("hot", "warm")), set(CORPUS) - {"Team offsite"}),
+        (SearchFilters(min_priority=0.8), {"Zorblax invoice"}),
+        (SearchFilters(max_priority=0.2), {"Sourdough"}),
+        (SearchFilters(title_contains="REPAIR"), {"Vehicle repair costs"}),
+        (SearchFilters(title_contains="100%_"), set()),
+        (SearchFilters(pinned=True), {"Car trouble"}),
+    ],
+)
+def test_every_filter_excludes_what_it_should(user, filters, expected):
+    for title, text in CORPUS.items():
+        tags = {"Car trouble": ["cars"], "Vehicle repair costs": ["cars", "money"],
+                "Zorblax invoice": ["money"]}.get(title, [])
+        make_memory(user, title=title, content=text, manual_tags=tags,
+                    priority={"Zorblax invoice": 0.9, "Sourdough": 0.1}.get(title, 0.5),
+                    source="chat" if title == "Sourdough" else "upload")
+    Memory.objects.filter(title="Team offsite").update(tier="archive")
+    Memory.objects.filter(title="Team offsite").first().chunks.update(tier="archive")
+    Memory.objects.filter(title="Car trouble").update(pinned=True)
+    response = hybrid_search(user, "garage invoice bread roadmap vehicle", limit=100, filters=filters)
+    assert set(titles(response)) == expected
+
+
+def test_date_filters(user, corpus):
+    old = corpus["Sourdough"]
+    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=30),
+                                            updated_at=timezone.now() - timedelta(days=30))
+    week_ago = timezone.now() - timedelta(days=7)
+    everything = "garage invoice bread roadmap vehicle"
+    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(created_before=week_ago))) == \
+        ["Sourdough"]
+    assert "Sourdough" not in titles(hybrid_search(user, everything, limit=100,
+                                                   filters=SearchFilters(created_after=week_ago)))
+    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_before=week_ago))) == \
+        ["Sourdough"]
+    assert "Sourdough" not in titles(hybrid_search(user, everything, limit=100,
+                                                   filters=SearchFilters(updated_after=week_ago)))
+
+
+def test_search_records_access_on_the_memories_it_returns(user, corpus):
+    response = hybrid_search(user, "Zorblax", limit=2)
+    returned = {r.memory_id for r in response.results}
+    for memory in Memory.objects.filter(owner=user):
+        assert (memory.access_count == 1) == (memory.pk in returned)
+        assert (memory.last_accessed_at is not None) == (memory.pk in returned)
+
+
+@pytest.mark.parametrize("query", ["& | ! : * ( ) ' \" \\ -- ;", "Zorblax & (ZX-99 | !x) :* 'a' \"b\" \\ -- ; DROP",
+                                   "<script>alert(1)</script>", "🎉 東京 Ünïcödé"])
+def test_query_syntax_characters_are_just_searched(user, corpus, query):
+    response = hybrid_search(user, query, limit=5)
+    assert isinstance(response.results, list)
+
+
+@pytest.mark.parametrize(("query", "limit"), [("", 10), ("   ", 10), ("x" * 2001, 10), ("ok", 0), ("ok", -1),
+                                              ("ok", 101), ("ok", True)])
+def test_bad_queries_are_refused(user, query, limit):
+    with pytest.raises(SearchError):
+        hybrid_search(user, query, limit=limit)
+
+
+def test_bad_filters_are_refused():
+    for kwargs in ({"tags_mode": "some"}, {"sources": ("fax",)}, {"tiers": ("cold",)}, {"min_priority": 2},
+                   {"min_priority": 0.8, "max_priority": 0.2}):
+        with pytest.raises(SearchError):
+            SearchFilters(**kwargs)
+
+
+def test_the_lexical_index_follows_every_write(user):
+    memory = make_memory(user, title="t", content="Alpha beta gamma.")
+    assert set(TermStat.objects.filter(owner=user, df__gt=0).values_list("lexeme", flat=True)) == \
+        {"alpha", "beta", "gamma"}
+    memory = memory_update(memory=memory, content="Alpha delta.")
+    assert dict(TermStat.objects.filter(owner=user, df__gt=0).values_list("lexeme", "df")) == {"alpha": 1, "delta": 1}
+    assert CorpusStat.objects.get(owner=user).chunk_count == 1
+    memory_delete(memory=memory)
+    assert not TermStat.objects.filter(owner=user, df__gt=0).exists()
+    assert not ChunkTerm.objects.exists() and CorpusStat.objects.get(owner=user).chunk_count == 0
+
+
+def test_a_queryset_delete_also_unindexes(user):
+    make_memory(user, title="t", content="Epsilon zeta.")
+    Memory.objects.filter(owner=user).delete()
+    assert not TermStat.objects.filter(owner=user, df__gt=0).exists() and not ChunkTerm.objects.exists()
+
+
+def test_bm25_idf_is_never_negative():
+    assert lexical.idf(df=10, n=10) > 0 and lexical.idf(df=1, n=1000) > lexical.idf(df=500, n=1000)
+
+
+def test_snippets_highlight_the_matched_words_and_escape_html():
+    text = "Intro. " * 60 + "The <b>garage</b> repaired the vehicles quickly. " + "Outro. " * 60
+    plain, marked = make_snippet(text, ["garag", "vehicl"])
+    assert "garage" in plain and len(plain) <= 250
+    assert "<mark>garage</mark>" in marked and "<mark>vehicles</mark>" in marked and "&lt;b&gt;" in marked
