@@ -71,32 +71,37 @@ class SearchFilters:
         if self.min_priority is not None and self.max_priority is not None and self.min_priority > self.max_priority:
             raise SearchError("min_priority is above max_priority")
 
-    def sql(self, params: dict) -> str:
-        """WHERE conditions on chunk `c` and memory `m`; the values go into params."""
-        conditions = ["c.owner_id = %(owner)s"]
+    def sql(self, params: dict) -> tuple[str, str]:
+        """(conditions on chunk `c`, conditions on memory `m` or ""); the values go into params.
+
+        Kept apart so that a search with no memory-level filter never joins the memory table on
+        its candidate side, which keeps the HNSW and posting index scans cheap.
+        """
+        chunk = ["c.owner_id = %(owner)s"]
         if self.tiers:
             params["f_tiers"] = list(self.tiers)
-            conditions.append("c.tier = ANY(%(f_tiers)s)")
+            chunk.append("c.tier = ANY(%(f_tiers)s)")
+        memory = []
         if self.sources:
             params["f_sources"] = list(self.sources)
-            conditions.append("m.source = ANY(%(f_sources)s)")
+            memory.append("m.source = ANY(%(f_sources)s)")
         if self.tags:
             params["f_tags"] = list(self.tags)
-            conditions.append("m.tags " + ("&&" if self.tags_mode == "any" else "@>") + " %(f_tags)s::varchar[]")
+            memory.append("m.tags " + ("&&" if self.tags_mode == "any" else "@>") + " %(f_tags)s::varchar[]")
         for name, column, op in (("min_priority", "m.priority", ">="), ("max_priority", "m.priority", "<="),
                                  ("created_after", "m.created_at", ">="), ("created_before", "m.created_at", "<"),
                                  ("updated_after", "m.updated_at", ">="), ("updated_before", "m.updated_at", "<")):
             value = getattr(self, name)
             if value is not None:
                 params[f"f_{name}"] = value
-                conditions.append(f"{column} {op} %(f_{name})s")
+                memory.append(f"{column} {op} %(f_{name})s")
         if self.title_contains:
             params["f_title"] = "%" + re.sub(r"([\\%_])", r"\\\1", self.title_contains) + "%"
-            conditions.append("m.title ILIKE %(f_title)s")
+            memory.append("m.title ILIKE %(f_title)s")
         if self.pinned is not None:
             params["f_pinned"] = self.pinned
-            conditions.append("m.pinned = %(f_pinned)s")
-        return " AND ".join(conditions)
+            memory.append("m.pinned = %(f_pinned)s")
+        return " AND ".join(chunk), " AND ".join(memory)
 
 
 @dataclass
@@ -137,15 +142,14 @@ WITH q_terms AS (
                 AS chunk_count) n
     LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
 ), vec AS (
-    SELECT c.id FROM memories_memorychunk c JOIN memories_memory m ON m.id = c.memory_id
+    SELECT c.id FROM memories_memorychunk c {join_memory}
     WHERE {filters}
     ORDER BY c.embedding <=> %(qvec)s::vector
     LIMIT %(k_vec)s
 ), lex AS (
     SELECT x.id FROM q_terms t, LATERAL (
-        SELECT c.id, p.impact FROM memories_chunkterm p
-        JOIN memories_memorychunk c ON c.id = p.chunk_id JOIN memories_memory m ON m.id = c.memory_id
-        WHERE p.owner_id = %(owner)s AND p.lexeme = t.lexeme AND {filters}
+        SELECT p.chunk_id AS id, p.impact FROM memories_chunkterm p {lex_joins}
+        WHERE p.owner_id = %(owner)s AND p.lexeme = t.lexeme {lex_filters}
         ORDER BY p.impact DESC LIMIT %(k_term)s
     ) x
     GROUP BY x.id ORDER BY sum(t.idf * x.impact) DESC LIMIT %(k_lex)s
@@ -153,8 +157,8 @@ WITH q_terms AS (
     SELECT id FROM vec UNION SELECT id FROM lex
 )
 SELECT c.id, c.memory_id, c.text, c.tier, 1 - (c.embedding <=> %(qvec)s::vector) AS cosine,
-       COALESCE((SELECT sum(t.idf * p.impact) FROM memories_chunkterm p JOIN q_terms t ON t.lexeme = p.lexeme
-                 WHERE p.chunk_id = c.id), 0) AS bm25,
+       COALESCE((SELECT sum(t.idf * p.impact) FROM q_terms t JOIN memories_chunkterm p
+                 ON p.chunk_id = c.id AND p.lexeme = t.lexeme), 0) AS bm25,
        (SELECT count(*) FROM unnest(to_tsvector('{cfg}', m.title)) u JOIN q_terms t ON t.lexeme = u.lexeme)
            AS title_hits,
        (SELECT count(*) FROM unnest(to_tsvector('{cfg}', replace(array_to_string(m.tags, ' '), '-', ' '))) u
@@ -200,7 +204,15 @@ def hybrid_search(
               "k_vec": settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES,
               "k_term": settings.KYBERNESIS_SEARCH_TERM_CANDIDATES,
               "k_lex": settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES}
-    sql = _SEARCH_SQL.format(cfg=lexical.TS_CONFIG, filters=filters.sql(params))
+    chunk_sql, memory_sql = filters.sql(params)
+    where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
+    join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
+    needs_chunk = memory_sql or "c.tier" in chunk_sql
+    sql = _SEARCH_SQL.format(
+        cfg=lexical.TS_CONFIG, filters=where, join_memory=join_memory,
+        lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
+        lex_filters=f"AND {where}" if needs_chunk else "",
+    )
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(settings.KYBERNESIS_SEARCH_EF_SEARCH)}")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -218,10 +230,9 @@ def hybrid_search(
         tag_part = min(1.0, tag_hits / n_terms) if n_terms else 0.0
         metadata_score = _clamp(LEXICAL_WEIGHT * lexical_part + TITLE_WEIGHT * title_part
                                 + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
-        snippet, snippet_html = make_snippet(text, terms)
         scored.append(SearchResult(
-            memory_id=memory_id, chunk_id=chunk_id, title=title, text=text, snippet=snippet,
-            snippet_html=snippet_html, hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
+            memory_id=memory_id, chunk_id=chunk_id, title=title, text=text, snippet="",
+            snippet_html="", hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
             vector_score=vector_score, metadata_score=metadata_score, tier=tier, source=source, tags=list(tags),
             created_at=created_at,
             parts={"lexical": lexical_part, "title": title_part, "tags": tag_part, "priority": priority,
@@ -234,6 +245,8 @@ def hybrid_search(
             best.setdefault(result.memory_id, result)
         scored = list(best.values())
     results = scored[:limit]
+    for result in results:
+        result.snippet, result.snippet_html = make_snippet(result.text, terms)
     if track_access and results:
         memory_access_record(memory_ids={r.memory_id for r in results})
     return SearchResponse(results=results, took_ms=(time.perf_counter() - started) * 1000, query_terms=terms)
