@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest
-from datetime import datetime
-from typing import Literal
-
 from ninja import File, Form, Query, Router, Schema, Status, UploadedFile
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from memories import search, selectors, services
 from memories.models import Memory
@@ -22,6 +19,7 @@ from memories.schemas import (
     SearchFiltersIn,
     SearchIn,
     SearchOut,
+    SearchQueryIn,
     MemoryBatchIn,
     MemoryBatchOut,
     MemoryDetailOut,
@@ -249,28 +247,8 @@ def search_post(request: HttpRequest, payload: SearchIn):
     return search_out(response)
 
 
-class SearchQuery(Schema):
-    model_config = ConfigDict(extra="forbid")
-
-    q: str
-    limit: int = 10
-    groupBy: Literal["chunk", "memory"] = "chunk"
-    tag: list[str] = Field(default_factory=list)
-    tagsMode: Literal["any", "all"] = "any"
-    source: list[SourceName] = Field(default_factory=list)
-    tier: list[TierName] = Field(default_factory=list)
-    minPriority: float | None = Field(None, ge=0, le=1)
-    maxPriority: float | None = Field(None, ge=0, le=1)
-    createdAfter: datetime | None = None
-    createdBefore: datetime | None = None
-    updatedAfter: datetime | None = None
-    updatedBefore: datetime | None = None
-    titleContains: str | None = None
-    pinned: bool | None = None
-
-
 @router.get("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search (query string)")
-def search_get(request: HttpRequest, query: Query[SearchQuery]):
+def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
     data = query.model_dump()
     filters = SearchFiltersIn(tags=data.pop("tag") or None, source=data.pop("source") or None,
                               tiers=data.pop("tier") or None,

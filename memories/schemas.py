@@ -144,14 +144,10 @@ class ChatSessionDetailOut(ChatSessionOut):
     messages: list[MemoryDetailOut]
 
 
-class SearchFiltersIn(Schema):
+class _SearchFilterFields(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    tags: list[str] | None = None
     tagsMode: Literal["any", "all"] = "any"
-    source: SourceName | list[SourceName] | None = None
-    tier: TierName | list[TierName] | None = None
-    tiers: list[TierName] | None = None
     minPriority: float | None = Field(None, ge=0, le=1)
     maxPriority: float | None = Field(None, ge=0, le=1)
     createdAfter: datetime | None = None
@@ -160,6 +156,24 @@ class SearchFiltersIn(Schema):
     updatedBefore: datetime | None = None
     titleContains: str | None = Field(None, max_length=500)
     pinned: bool | None = None
+
+
+class SearchFiltersIn(_SearchFilterFields):
+    tags: list[str] | None = None
+    source: SourceName | list[SourceName] | None = None
+    tier: TierName | list[TierName] | None = None
+    tiers: list[TierName] | None = None
+
+
+class SearchQueryIn(_SearchFilterFields):
+    """GET /search: the filters as query parameters (repeat tag, source and tier for several)."""
+
+    q: str
+    limit: int = 10
+    groupBy: Literal["chunk", "memory"] = "chunk"
+    tag: list[str] = Field(default_factory=list)
+    source: list[SourceName] = Field(default_factory=list)
+    tier: list[TierName] = Field(default_factory=list)
 
 
 class SearchIn(StrictIn):
