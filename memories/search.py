@@ -31,7 +31,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories import embedding, lexical
-from memories.models import Memory, Source, Tier
+from memories.models import Memory, MemoryChunk, Source, Tier
 
 # Measured on SciFact (where titles also open the text): moving weight from title to lexical helps
 # (title 0.15 -> 0.05: 0.739 -> 0.742 nDCG@10); a little title weight stays for short notes.
@@ -120,7 +120,7 @@ class SearchResult:
     tier: str
     source: str
     tags: list[str]
-    created_at: datetime
+    created_at: datetime | None
     parts: dict = field(default_factory=dict)  # the metadata score's components, for explanations
 
     @property
@@ -158,11 +158,11 @@ WITH q_terms AS (
 ), cands AS (
     SELECT id FROM vec UNION SELECT id FROM lex
 )
-SELECT c.id, c.memory_id, c.text, c.tier, 1 - (c.embedding <=> %(qvec)s::vector) AS cosine,
+SELECT c.id, c.memory_id, c.tier, 1 - (c.embedding <=> %(qvec)s::vector) AS cosine,
        COALESCE((SELECT sum(t.idf * p.impact) FROM q_terms t JOIN memories_chunkterm p
                  ON p.chunk_id = c.id AND p.lexeme = t.lexeme), 0) AS bm25,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
-       m.title, m.source, m.priority, m.tags, m.created_at
+       m.title, m.source, m.priority, m.tags
 FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m ON m.id = c.memory_id
 """
 
@@ -197,10 +197,11 @@ def hybrid_search(
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
-    params = {"owner": user.pk, "query": query, "qvec": _vector_literal(qvec),
-              "k_vec": settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES,
-              "k_term": settings.KYBERNESIS_SEARCH_TERM_CANDIDATES,
-              "k_lex": settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES}
+    # Each side brings at least `limit` candidates, so a long result list is not cut short.
+    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit)
+    params = {"owner": user.pk, "query": query, "qvec": _vector_literal(qvec), "k_vec": k_vec,
+              "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
+              "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit)}
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
@@ -211,16 +212,16 @@ def hybrid_search(
         lex_filters=f"AND {where}" if needs_chunk else "",
     )
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(settings.KYBERNESIS_SEARCH_EF_SEARCH)}")
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, k_vec))}; "
+                       "SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(sql, params)
         rows = cursor.fetchall()
 
-    max_bm25 = max((row[5] for row in rows), default=0.0) or 0.0
-    terms: list[str] = next((row[6] for row in rows if row[6]), None) or []
+    max_bm25 = max((row[4] for row in rows), default=0.0) or 0.0
+    terms: list[str] = next((row[5] for row in rows if row[5]), None) or []
     pattern = _term_pattern(terms)
     scored: list[SearchResult] = []
-    for chunk_id, memory_id, text, tier, cosine, bm25, _terms, title, source, priority, tags, created_at in rows:
+    for chunk_id, memory_id, tier, cosine, bm25, _terms, title, source, priority, tags in rows:
         vector_score = _clamp(cosine)
         lexical_part = bm25 / max_bm25 if max_bm25 > 0 else 0.0
         title_part = term_share(terms, title, pattern)
@@ -228,10 +229,10 @@ def hybrid_search(
         metadata_score = _clamp(LEXICAL_WEIGHT * lexical_part + TITLE_WEIGHT * title_part
                                 + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
         scored.append(SearchResult(
-            memory_id=memory_id, chunk_id=chunk_id, title=title, text=text, snippet="",
+            memory_id=memory_id, chunk_id=chunk_id, title=title, text="", snippet="",
             snippet_html="", hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
             vector_score=vector_score, metadata_score=metadata_score, tier=tier, source=source, tags=list(tags),
-            created_at=created_at,
+            created_at=None,
             parts={"lexical": lexical_part, "title": title_part, "tags": tag_part, "priority": priority,
                    "bm25": bm25},
         ))
@@ -242,7 +243,11 @@ def hybrid_search(
             best.setdefault(result.memory_id, result)
         scored = list(best.values())
     results = scored[:limit]
+    # Chunk texts are read for the returned results only, not for every candidate.
+    details = {pk: (text, created) for pk, text, created in MemoryChunk.objects.filter(
+        pk__in=[r.chunk_id for r in results]).values_list("pk", "text", "memory__created_at")}
     for result in results:
+        result.text, result.created_at = details[result.chunk_id]
         result.snippet, result.snippet_html = make_snippet(result.text, terms)
     if track_access and results:
         memory_access_record(memory_ids={r.memory_id for r in results})

@@ -119,3 +119,12 @@ def test_bench_retrieval_runs_end_to_end_on_a_small_slice(tmp_path):
     assert result["docs"] == 20 and 0 < result["queries"] <= 5
     for key in ("ndcg@10", "recall@100", "vector_only_ndcg@10", "metadata_only_ndcg@10"):
         assert 0.0 <= result[key] <= 1.0
+
+
+def test_bench_search_builds_its_corpus_and_reports_percentiles():
+    out = StringIO()
+    call_command("bench_search", "--chunks", "40", "--queries", "5", stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert result["chunks"] == 40 and result["queries"] == 5
+    assert 0 < result["p50_ms"] <= result["p95_ms"] <= result["p99_ms"]
+    assert result["embed_query_ms"] > 0
