@@ -120,6 +120,7 @@ class SearchResult:
     tier: str
     source: str
     tags: list[str]
+    manual_tags: list[str]
     created_at: datetime | None
     parts: dict = field(default_factory=dict)  # the metadata score's components, for explanations
 
@@ -162,7 +163,7 @@ SELECT c.id, c.memory_id, c.tier, 1 - (c.embedding <=> %(qvec)s::vector) AS cosi
        COALESCE((SELECT sum(t.idf * p.impact) FROM q_terms t JOIN memories_chunkterm p
                  ON p.chunk_id = c.id AND p.lexeme = t.lexeme), 0) AS bm25,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
-       m.title, m.source, m.priority, m.tags
+       m.title, m.source, m.priority, m.tags, m.manual_tags
 FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m ON m.id = c.memory_id
 """
 
@@ -221,7 +222,7 @@ def hybrid_search(
     terms: list[str] = next((row[5] for row in rows if row[5]), None) or []
     pattern = _term_pattern(terms)
     scored: list[SearchResult] = []
-    for chunk_id, memory_id, tier, cosine, bm25, _terms, title, source, priority, tags in rows:
+    for chunk_id, memory_id, tier, cosine, bm25, _terms, title, source, priority, tags, manual_tags in rows:
         vector_score = _clamp(cosine)
         lexical_part = bm25 / max_bm25 if max_bm25 > 0 else 0.0
         title_part = term_share(terms, title, pattern)
@@ -232,7 +233,7 @@ def hybrid_search(
             memory_id=memory_id, chunk_id=chunk_id, title=title, text="", snippet="",
             snippet_html="", hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
             vector_score=vector_score, metadata_score=metadata_score, tier=tier, source=source, tags=list(tags),
-            created_at=None,
+            manual_tags=list(manual_tags), created_at=None,
             parts={"lexical": lexical_part, "title": title_part, "tags": tag_part, "priority": priority,
                    "bm25": bm25},
         ))

@@ -89,6 +89,7 @@ def test_the_search_page_shows_results_with_highlights_and_score_bars(logged_in_
     assert empty.status_code == 200 and "Search everything you know" in empty.content.decode()
     html = logged_in_client.get("/search/", {"q": "vehicle repair"}).content.decode()
     assert "<mark>vehicle</mark>" in html and html.count('class="score-row"') >= 3
+    assert '<span class="badge tag-manual">cars</span>' in html and '<span class="badge tag-auto">upload</span>' in html
     partial = logged_in_client.get("/search/", {"q": "vehicle"}, HTTP_HX_REQUEST="true").content.decode()
     assert "<html" not in partial and 'id="results"' in partial
 
