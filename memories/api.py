@@ -96,8 +96,7 @@ class MemoryListQuery(Schema):
 
 @router.get("/memories", response={200: MemoryPageOut, **ERRORS}, summary="List memories")
 def list_memories(request: HttpRequest, query: Query[MemoryListQuery]):
-    tags = [t.strip().lower() for t in query.tag if t.strip()]
-    qs = selectors.memory_list(user=request.auth, tier=query.tier, source=query.source, tags=tags)
+    qs = selectors.memory_list(user=request.auth, tier=query.tier, source=query.source, tags=query.tag)
     page = list(qs[query.offset:query.offset + query.limit])
     return {"items": [memory_out(m) for m in page], "count": qs.count(), "limit": query.limit,
             "offset": query.offset}
@@ -220,9 +219,8 @@ def _aware(value):
 def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
     if data is None:
         return search.SearchFilters()
-    tags = tuple(t.strip().lower().replace(" ", "-") for t in data.tags or () if t.strip())
     return search.SearchFilters(
-        tags=tags, tags_mode=data.tagsMode, sources=_as_list(data.source),
+        tags=tuple(data.tags or ()), tags_mode=data.tagsMode, sources=_as_list(data.source),
         tiers=_as_list(data.tier) + tuple(data.tiers or ()), min_priority=data.minPriority,
         max_priority=data.maxPriority, created_after=_aware(data.createdAfter),
         created_before=_aware(data.createdBefore), updated_after=_aware(data.updatedAfter),

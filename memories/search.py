@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from memories import embedding, lexical
 from memories.models import Memory, MemoryChunk, Source, Tier
+from memories.tagging import filter_tags
 
 # Measured on SciFact (where titles also open the text): moving weight from title to lexical helps
 # (title 0.15 -> 0.05: 0.739 -> 0.742 nDCG@10); a little title weight stays for short notes.
@@ -60,6 +61,7 @@ class SearchFilters:
     pinned: bool | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "tags", filter_tags(self.tags))
         if self.tags_mode not in ("any", "all"):
             raise SearchError("tagsMode must be 'any' or 'all'")
         if unknown := set(self.sources) - set(Source.values):

@@ -6,6 +6,7 @@ from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
 from memories.models import ChatSession, Memory, MemoryChunk, UploadJob
+from memories.tagging import filter_tags
 
 
 def memory_list(*, user, tier: str | None = None, source: str | None = None,
@@ -17,8 +18,8 @@ def memory_list(*, user, tier: str | None = None, source: str | None = None,
         qs = qs.filter(tier=tier)
     if source:
         qs = qs.filter(source=source)
-    if tags:
-        qs = qs.filter(tags__contains=tags)
+    if tags := filter_tags(tags):
+        qs = qs.filter(tags__contains=list(tags))
     return qs
 
 
@@ -86,6 +87,12 @@ def chat_session_messages(*, session: ChatSession) -> QuerySet[Memory]:
     """The session's messages, oldest first (they are memories with source=chat)."""
     return (Memory.objects.filter(owner_id=session.owner_id, source="chat", metadata__sessionId=session.pk)
             .annotate(chunk_count=Count("chunks")).order_by("created_at", "id"))
+
+
+def chat_session_exchanges(*, session: ChatSession) -> list[dict]:
+    """Each message of a session with the related memories the reply shows for it."""
+    return [{"message": message, "related": memory_related(user=session.owner_id, memory=message)}
+            for message in chat_session_messages(session=session)]
 
 
 def upload_job_get(*, user, job_id: int) -> UploadJob:

@@ -19,7 +19,7 @@ def normalize_tag(raw: str) -> str:
     """Trim, lowercase, and turn runs of inner whitespace into single hyphens."""
     if not isinstance(raw, str):
         raise TagError("tags must be strings")
-    tag = re.sub(r"\s+", "-", raw.strip().lower())
+    tag = (filter_tags([raw]) or ("",))[0]
     if not tag:
         raise TagError("a tag cannot be empty")
     if len(tag) > MAX_TAG_CHARS:
@@ -27,6 +27,12 @@ def normalize_tag(raw: str) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in tag):
         raise TagError("a tag cannot contain control characters")
     return tag
+
+
+def filter_tags(raw_tags) -> tuple[str, ...]:
+    """Tags used to filter: normalised like stored tags; blanks dropped, never an error (an odd tag
+    simply matches nothing)."""
+    return tuple(dict.fromkeys(re.sub(r"\s+", "-", t.strip().lower()) for t in raw_tags or () if t and t.strip()))
 
 
 def normalize_tags(raw_tags, *, limit: int) -> list[str]:

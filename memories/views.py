@@ -33,9 +33,8 @@ def home(request):
 def memory_list(request):
     filters = MemoryFilterForm(request.GET or None)
     cleaned = filters.cleaned_data if filters.is_valid() else {}
-    tag = (cleaned.get("tag") or "").strip().lower()
     qs = selectors.memory_list(user=request.user, tier=cleaned.get("tier") or None,
-                               source=cleaned.get("source") or None, tags=[tag] if tag else None)
+                               source=cleaned.get("source") or None, tags=[cleaned.get("tag") or ""])
     page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
@@ -133,11 +132,7 @@ def chat(request):
             if not request.htmx:
                 return redirect(f"{reverse('chat')}?session={session.pk}")
             form = ChatForm(initial={"session": session.pk})
-    exchanges = []
-    if session is not None:
-        for message in selectors.chat_session_messages(session=session):
-            exchanges.append({"message": message,
-                              "related": selectors.memory_related(user=request.user, memory=message)})
+    exchanges = selectors.chat_session_exchanges(session=session) if session is not None else []
     context = {"session": session, "sessions": selectors.chat_session_list(user=request.user)[:50],
                "exchanges": exchanges, "form": form, "error": error}
     template = "memories/chat.html#layout" if request.htmx else "memories/chat.html"
@@ -163,7 +158,7 @@ def search_page(request):
         data = form.cleaned_data
         try:
             filters = search.SearchFilters(
-                tags=tuple(t.lower().replace(" ", "-") for t in split_tags([data["tag"]])),
+                tags=tuple(split_tags([data["tag"]])),
                 sources=(data["source"],) if data["source"] else (), tiers=tuple(data["tier"]),
                 min_priority=data["min_priority"], created_after=_day_start(data["created_after"]),
                 created_before=_day_start(data["created_before"] + timedelta(days=1)) if data["created_before"]

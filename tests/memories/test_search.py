@@ -199,3 +199,12 @@ def test_snippets_highlight_the_matched_words_and_escape_html():
     plain, marked = make_snippet(text, ["garag", "vehicl"])
     assert "garage" in plain and len(plain) <= 250
     assert "<mark>garage</mark>" in marked and "<mark>vehicles</mark>" in marked and "&lt;b&gt;" in marked
+
+
+def test_tag_filters_are_normalised_like_stored_tags(user, api):
+    make_memory(user, title="Plan", content="Launch plan for spring.", manual_tags=["Launch Plan"])
+    filters = SearchFilters(tags=("  LAUNCH plan ", ""))
+    assert filters.tags == ("launch-plan",)
+    assert titles(hybrid_search(user, "spring", filters=filters)) == ["Plan"]
+    listed = api.get("/api/v1/memories", {"tag": "Launch Plan"}).json()
+    assert [m["title"] for m in listed["items"]] == ["Plan"]
