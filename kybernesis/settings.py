@@ -197,6 +197,20 @@ KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
 KYBERNESIS_ASYNC_UPLOAD_CHARS = env_int("KYBERNESIS_ASYNC_UPLOAD_CHARS", 200_000)
 KYBERNESIS_MAX_CHAT_MESSAGE_CHARS = env_int("KYBERNESIS_MAX_CHAT_MESSAGE_CHARS", 20_000)
 
+
+# Tier rules and decay (memories/tiering.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.
+# KYBERNESIS_TIER_HOT_PRIORITY=0.65; the defaults are the spec's values.
+def _tier_policy() -> dict:
+    from dataclasses import fields
+
+    from memories.tiering import TierPolicy
+
+    cast = {"int": env_int, "float": env_float}
+    return {f.name: cast[f.type](f"KYBERNESIS_TIER_{f.name.upper()}", f.default) for f in fields(TierPolicy)}
+
+
+KYBERNESIS_TIER_POLICY = _tier_policy()
+
 # Request bodies: a JSON memory may carry KYBERNESIS_MAX_MEMORY_CHARS characters (up to 4 bytes each
 # in UTF-8) plus JSON escaping; files are streamed to disk past 2.5 MB and limited per file above.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("KYBERNESIS_MAX_REQUEST_BYTES", 64 * 1024 * 1024)

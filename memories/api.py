@@ -28,6 +28,8 @@ from memories.schemas import (
     MemoryPageOut,
     MemoryPatchIn,
     SourceName,
+    TagListOut,
+    TagsIn,
     TierName,
     UploadJobOut,
     UploadResultsOut,
@@ -51,6 +53,8 @@ def memory_out(memory: Memory, *, with_content: bool = False) -> dict:
         "manualTags": memory.manual_tags,
         "summary": memory.summary,
         "metadata": memory.metadata,
+        "tierReason": memory.tier_reason,
+        "tierChangedAt": memory.tier_changed_at,
         "decayScore": memory.decay_score,
         "accessCount": memory.access_count,
         "createdAt": memory.created_at,
@@ -60,6 +64,11 @@ def memory_out(memory: Memory, *, with_content: bool = False) -> dict:
     }
     if with_content:
         out["content"] = memory.content
+        out["tierHistory"] = [
+            {"fromTier": move.from_tier, "toTier": move.to_tier, "reason": move.reason, "cause": move.cause,
+             "movedAt": move.moved_at}
+            for move in selectors.memory_tier_history(memory=memory)
+        ]
     return out
 
 
@@ -121,6 +130,45 @@ def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn):
 def delete_memory(request: HttpRequest, memory_id: int):
     services.memory_delete(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
     return Status(204, None)
+
+
+@router.post("/memories/{memory_id}/tags", response={200: MemoryDetailOut, **ERRORS}, summary="Add manual tags")
+def add_tags(request: HttpRequest, memory_id: int, payload: TagsIn):
+    """Tags are normalised (trimmed, lowercased, spaces become hyphens); at most 50 manual tags."""
+    memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
+    return memory_out(services.memory_tags_add(memory=memory, tags=payload.tags), with_content=True)
+
+
+@router.delete("/memories/{memory_id}/tags/{tag}", response={200: MemoryDetailOut, **ERRORS},
+               summary="Remove a manual tag")
+def remove_tag(request: HttpRequest, memory_id: int, tag: str):
+    memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
+    return memory_out(services.memory_tag_remove(memory=memory, tag=tag), with_content=True)
+
+
+@router.post("/memories/{memory_id}/pin", response={200: MemoryDetailOut, **ERRORS}, summary="Pin a memory")
+def pin_memory(request: HttpRequest, memory_id: int):
+    """A pinned memory moves to hot at once and stays hot whatever else holds."""
+    memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
+    return memory_out(services.memory_pin(memory=memory, pinned=True), with_content=True)
+
+
+@router.delete("/memories/{memory_id}/pin", response={200: MemoryDetailOut, **ERRORS}, summary="Unpin a memory")
+def unpin_memory(request: HttpRequest, memory_id: int):
+    """The tier rules decide again at once."""
+    memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
+    return memory_out(services.memory_pin(memory=memory, pinned=False), with_content=True)
+
+
+class TagListQuery(Schema):
+    prefix: str = Field("", max_length=64)
+    limit: int = Field(200, ge=1, le=1000)
+
+
+@router.get("/tags", response={200: TagListOut, **ERRORS}, summary="Tags with their counts")
+def list_tags(request: HttpRequest, query: Query[TagListQuery]):
+    """Every combined tag (manual and auto) on the user's memories, most used first."""
+    return {"items": selectors.tag_counts(user=request.auth, prefix=query.prefix.strip().lower(), limit=query.limit)}
 
 
 

@@ -27,6 +27,9 @@ class Tier(models.TextChoices):
     ARCHIVE = "archive", "Archive"
 
 
+ACTIVE_TIERS = ("hot", "warm")
+
+
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -56,6 +59,9 @@ class Memory(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
+    # Why the tier rules put the memory where it is, and when it last moved (memories/tiering.py).
+    tier_reason = models.CharField(max_length=200, blank=True, default="")
+    tier_changed_at = models.DateTimeField(null=True, blank=True)
     pinned = models.BooleanField(default=False)
     decay_score = models.FloatField(default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     access_count = models.PositiveIntegerField(default=0)
@@ -69,6 +75,8 @@ class Memory(models.Model):
     manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     auto_tags = models.JSONField(default=list, blank=True)
     auto_tagged_at = models.DateTimeField(null=True, blank=True)
+    # The content hash the auto tags were made from: a content change makes them due again.
+    auto_tagged_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True, editable=False)
 
     objects = OwnedQuerySet.as_manager()
@@ -129,12 +137,23 @@ class MemoryChunk(models.Model):
             models.UniqueConstraint(fields=["memory", "position"], name="memorychunk_memory_position_unique"),
         ]
         indexes = [
+            # Storage layers: hot and warm chunks sit behind one HNSW index, archived chunks behind
+            # their own, so a search restricted to hot and warm never reads an archived row.
             HnswIndex(
-                name="memorychunk_embedding_hnsw",
+                name="memorychunk_hnsw_active",
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
+                condition=models.Q(tier__in=ACTIVE_TIERS),
+            ),
+            HnswIndex(
+                name="memorychunk_hnsw_archive",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+                condition=models.Q(tier=Tier.ARCHIVE),
             ),
             GinIndex(fields=["search_vector"], name="memorychunk_search_gin"),
             models.Index(fields=["owner", "tier"], name="memorychunk_owner_tier"),
@@ -142,6 +161,33 @@ class MemoryChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id}#{self.position}"
+
+
+class TierMove(models.Model):
+    """One move of a memory between tiers, with the rule that caused it, for the memory's history."""
+
+    class Cause(models.TextChoices):
+        SLEEP = "sleep", "Sleep cycle"
+        PIN = "pin", "Pinned or unpinned"
+        EDIT = "edit", "Edited"
+        CONNECTOR = "connector", "Removed at the source"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="tier_moves")
+    from_tier = models.CharField(max_length=16, choices=Tier.choices)
+    to_tier = models.CharField(max_length=16, choices=Tier.choices)
+    reason = models.CharField(max_length=200)
+    cause = models.CharField(max_length=16, choices=Cause.choices, default=Cause.SLEEP)
+    moved_at = models.DateTimeField()
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-moved_at", "-id"]
+        indexes = [models.Index(fields=["memory", "-moved_at"], name="tiermove_memory_moved")]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {self.from_tier} → {self.to_tier}"
 
 
 class ApiToken(models.Model):

@@ -56,6 +56,8 @@ class MemoryOut(Schema):
     manualTags: list[str]
     summary: str
     metadata: dict[str, Any]
+    tierReason: str
+    tierChangedAt: datetime | None
     decayScore: float
     accessCount: int
     createdAt: datetime
@@ -64,8 +66,31 @@ class MemoryOut(Schema):
     chunkCount: int
 
 
+class TierMoveOut(Schema):
+    fromTier: str
+    toTier: str
+    reason: str
+    cause: str
+    movedAt: datetime
+
+
 class MemoryDetailOut(MemoryOut):
     content: str
+    tierHistory: list[TierMoveOut]
+
+
+class TagsIn(StrictIn):
+    tags: list[str] = Field(..., description="Manual tags to add; trimmed, lowercased, spaces become hyphens.")
+
+
+class TagCountOut(Schema):
+    tag: str
+    count: int = Field(..., description="Memories carrying the tag, manual or auto.")
+    manual: int = Field(..., description="Memories where it is a manual tag.")
+
+
+class TagListOut(Schema):
+    items: list[TagCountOut]
 
 
 class MemoryBatchOut(Schema):

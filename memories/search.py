@@ -31,7 +31,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from memories import embedding, lexical
-from memories.models import Memory, MemoryChunk, Source, Tier
+from memories.models import ACTIVE_TIERS, Memory, MemoryChunk, Source, Tier
 from memories.tagging import filter_tags
 
 # Measured on SciFact (where titles also open the text): moving weight from title to lexical helps
@@ -82,9 +82,8 @@ class SearchFilters:
         its candidate side, which keeps the HNSW and posting index scans cheap.
         """
         chunk = ["c.owner_id = %(owner)s"]
-        if self.tiers:
-            params["f_tiers"] = list(self.tiers)
-            chunk.append("c.tier = ANY(%(f_tiers)s)")
+        if self.tiers and set(self.tiers) != set(Tier.values):
+            chunk.append(_tier_condition(self.tiers))
         memory = []
         if self.sources:
             params["f_sources"] = list(self.sources)
@@ -106,6 +105,24 @@ class SearchFilters:
             params["f_pinned"] = self.pinned
             memory.append("m.pinned = %(f_pinned)s")
         return " AND ".join(chunk), " AND ".join(memory)
+
+
+def _tier_condition(tiers) -> str:
+    # Tier names are validated, and written as literals so that the planner can prove the condition
+    # implies a partial index's predicate (a bound parameter would hide it).
+    return "c.tier IN (" + ", ".join(f"'{Tier(t).value}'" for t in sorted(set(tiers))) + ")"
+
+
+def _vector_layers(tiers) -> list[str]:
+    """The storage layers a search reads: hot+warm (one partial HNSW index) and archive (another).
+    Each layer is scanned on its own index and the union of their nearest chunks is ranked."""
+    wanted = set(tiers) or set(Tier.values)
+    layers = []
+    if active := wanted & set(ACTIVE_TIERS):
+        layers.append(_tier_condition(active))
+    if Tier.ARCHIVE in wanted:
+        layers.append(_tier_condition([Tier.ARCHIVE]))
+    return layers
 
 
 @dataclass
@@ -138,6 +155,13 @@ class SearchResponse:
     query_terms: list[str]
 
 
+_VECTOR_LAYER_SQL = """(
+    SELECT c.id FROM memories_memorychunk c {join_memory}
+    WHERE {filters} AND {layer}
+    ORDER BY c.embedding <=> %(qvec)s::vector
+    LIMIT %(k_vec)s
+)"""
+
 _SEARCH_SQL = """
 WITH q_terms AS (
     SELECT t.lexeme,
@@ -147,10 +171,7 @@ WITH q_terms AS (
                 AS chunk_count) n
     LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
 ), vec AS (
-    SELECT c.id FROM memories_memorychunk c {join_memory}
-    WHERE {filters}
-    ORDER BY c.embedding <=> %(qvec)s::vector
-    LIMIT %(k_vec)s
+    {vector_layers}
 ), lex AS (
     SELECT x.id FROM q_terms t, LATERAL (
         SELECT p.chunk_id AS id, p.impact FROM memories_chunkterm p {lex_joins}
@@ -209,8 +230,12 @@ def hybrid_search(
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
     needs_chunk = memory_sql or "c.tier" in chunk_sql
+    vector_layers = "\n    UNION ALL\n    ".join(
+        _VECTOR_LAYER_SQL.format(join_memory=join_memory, filters=where, layer=layer)
+        for layer in _vector_layers(filters.tiers)
+    )
     sql = _SEARCH_SQL.format(
-        cfg=lexical.TS_CONFIG, filters=where, join_memory=join_memory,
+        cfg=lexical.TS_CONFIG, filters=where, join_memory=join_memory, vector_layers=vector_layers,
         lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
         lex_filters=f"AND {where}" if needs_chunk else "",
     )

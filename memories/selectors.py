@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, QuerySet
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from memories.models import ChatSession, Memory, MemoryChunk, UploadJob
+from memories.models import ACTIVE_TIERS, ChatSession, Memory, MemoryChunk, Tier, TierMove, UploadJob
 from memories.tagging import filter_tags
 
 
@@ -36,6 +37,29 @@ def memory_tier_counts(*, user) -> dict[str, int]:
     return counts
 
 
+def memory_tier_history(*, memory: Memory, limit: int = 50) -> QuerySet[TierMove]:
+    """The memory's moves between tiers, newest first."""
+    return TierMove.objects.filter(memory=memory).order_by("-moved_at", "-id")[:limit]
+
+
+def tag_counts(*, user, prefix: str = "", limit: int = 500) -> list[dict]:
+    """The user's tags (combined: manual and auto) with how many memories carry each, most used first.
+
+    Each item is {"tag", "count", "manual"}; `manual` counts the memories where the tag is manual.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT t.tag, count(*) AS n, count(*) FILTER (WHERE t.tag = ANY(m.manual_tags)) AS manual
+            FROM memories_memory m CROSS JOIN LATERAL unnest(m.tags) AS t(tag)
+            WHERE m.owner_id = %s AND t.tag LIKE %s
+            GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT %s
+            """,
+            [user.pk, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit],
+        )
+        return [{"tag": tag, "count": n, "manual": manual} for tag, n, manual in cursor.fetchall()]
+
+
 RELATED_MIN_SIMILARITY = 0.25
 
 
@@ -52,9 +76,14 @@ def memory_related(*, user, memory: Memory, limit: int = 5,
     anchor = list(anchor[:1])
     if not anchor:
         return []
-    rows = (MemoryChunk.objects.filter(owner=user).exclude(memory=memory)
-            .annotate(distance=CosineDistance("embedding", anchor[0]))
-            .order_by("distance").select_related("memory")[: limit * 4])
+    # One nearest-neighbour scan per storage layer (each has its own partial HNSW index), merged.
+    rows = sorted(
+        (chunk for layer in (Q(tier__in=ACTIVE_TIERS), Q(tier=Tier.ARCHIVE))
+         for chunk in (MemoryChunk.objects.filter(layer, owner=user).exclude(memory=memory)
+                       .annotate(distance=CosineDistance("embedding", anchor[0]))
+                       .order_by("distance").select_related("memory")[: limit * 4])),
+        key=lambda chunk: chunk.distance,
+    )
     related: list[dict] = []
     seen: set[int] = set()
     for chunk in rows:

@@ -10,22 +10,21 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memories import embedding, lexical
+from memories import embedding, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.extraction import ExtractionError, extract
-from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, Source, UploadJob, content_hash
-from memories.tagging import TagError, normalize_tags, structural_auto_tags
+from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, Source, TierMove, UploadJob, content_hash
+from memories.tagging import TagError, auto_tags_for, needs_retag, normalize_tag, normalize_tags
 
 logger = logging.getLogger(__name__)
 
 MAX_TITLE_CHARS = 500
 MAX_METADATA_BYTES = 64 * 1024
 MAX_MANUAL_TAGS = 50
-DEFAULT_PRIORITY = 0.5
 _UNSET = object()
 TOKEN_PREFIX = "kyb_"
 _TOKEN_LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -45,6 +44,10 @@ class MemoryInputError(ValueError):
 
 class MemoryTooLargeError(MemoryInputError):
     status = 413
+
+
+class TagNotFoundError(MemoryInputError):
+    status = 404
 
 
 @dataclass
@@ -98,9 +101,10 @@ def _clean_content(content, *, index: int | None) -> str:
     return content
 
 
-def _clean_priority(priority, *, index: int | None) -> float:
+def _clean_priority(priority, *, index: int | None) -> float | None:
+    """A priority the caller gave, or None for the computed default (tiering.default_priority)."""
     if priority is None:
-        return DEFAULT_PRIORITY
+        return None
     if isinstance(priority, bool) or not isinstance(priority, (int, float)):
         raise MemoryInputError("priority must be a number from 0 to 1", field="priority", index=index)
     if not 0.0 <= float(priority) <= 1.0:
@@ -143,13 +147,19 @@ def _chunks_for(content: str) -> list[Chunk]:
 
 def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
     content = _clean_content(item.content, index=index)
+    source = _clean_source(item.source, index=index)
+    manual_tags = _clean_tags(item.manual_tags, index=index)
+    priority = _clean_priority(item.priority, index=index)
+    if priority is None:
+        priority = tiering.default_priority(source=source, manual_tag_count=len(manual_tags),
+                                            content_chars=len(content))
     return _Prepared(
         title=_clean_title(item.title, content, index=index),
         content=content,
-        source=_clean_source(item.source, index=index),
-        priority=_clean_priority(item.priority, index=index),
+        source=source,
+        priority=priority,
         metadata=_clean_metadata(item.metadata, index=index),
-        manual_tags=_clean_tags(item.manual_tags, index=index),
+        manual_tags=manual_tags,
         chunks=_chunks_for(content),
     )
 
@@ -202,6 +212,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
     vectors = embedding.embed_texts(texts)
 
     now = timezone.now()
+    policy = tiering.TierPolicy.from_settings()
     memories = []
     for p in prepared:
         memory = Memory(
@@ -212,12 +223,16 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
             priority=p.priority,
             metadata=p.metadata,
             manual_tags=p.manual_tags,
-            auto_tags=structural_auto_tags(source=p.source, metadata=p.metadata),
+            auto_tags=auto_tags_for(source=p.source, metadata=p.metadata, content=p.content),
             auto_tagged_at=now,
             created_at=now,
             updated_at=now,
+            tier_changed_at=now,
         )
         memory.sync_derived_fields()
+        memory.auto_tagged_hash = memory.content_hash
+        decision = tiering.evaluate_tier(_tier_facts(memory), now=now, policy=policy)
+        memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         memories.append(memory)
 
     with transaction.atomic():
@@ -267,9 +282,14 @@ def memory_update(
         rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
         for name, value in changes.items():
             setattr(locked, name, value)
+        if rechunk or "metadata" in changes or "source" in changes:
+            _autotag(locked, now=timezone.now())
         if rechunk:
             _replace_chunks(locked)
         locked.save()
+        if {"priority", "manual_tags"} & changes.keys():
+            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+            locked.refresh_from_db()
     locked.chunk_count = locked.chunks.count()
     return locked
 
@@ -296,6 +316,223 @@ def memory_delete(*, memory: Memory) -> None:
     with transaction.atomic():
         memory.delete()
 
+
+
+# --- Tags ------------------------------------------------------------------------------------------
+
+
+def _autotag(memory: Memory, *, now) -> None:
+    memory.auto_tags = auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
+                                     summary=memory.summary)
+    memory.auto_tagged_at = now
+    memory.sync_derived_fields()
+    memory.auto_tagged_hash = memory.content_hash
+
+
+@dataclass
+class BatchResult:
+    """What a bulk service did to a batch: `failed` names each memory that could not be processed."""
+
+    processed: int = 0
+    changed: int = 0
+    failed: list[tuple[int, str]] = field(default_factory=list)
+
+
+def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False) -> BatchResult:
+    """Regenerate auto tags for the memories that are due (tagged over 7 days ago, or whose content
+    changed since), or for all of them with `force`. Manual tags are never touched. A memory that
+    fails is reported and the others are still tagged."""
+    now = now or timezone.now()
+    result = BatchResult()
+    due: list[Memory] = []
+    fields = ("id", "source", "metadata", "content", "summary", "manual_tags", "auto_tags", "auto_tagged_at",
+              "auto_tagged_hash", "content_hash")
+    for memory in Memory.objects.filter(pk__in=list(memory_ids)).only(*fields).order_by("pk"):
+        result.processed += 1
+        if not force and not needs_retag(auto_tagged_at=memory.auto_tagged_at, auto_tagged_hash=memory.auto_tagged_hash,
+                                         content_hash=memory.content_hash, now=now):
+            continue
+        try:
+            before = memory.auto_tags
+            _autotag(memory, now=now)
+        except Exception as exc:  # one bad memory must not stop the batch; the caller records it
+            logger.exception("auto-tagging memory %s failed", memory.pk)
+            result.failed.append((memory.pk, f"{type(exc).__name__}: {exc}"))
+            continue
+        result.changed += memory.auto_tags != before
+        due.append(memory)
+    if due:
+        with transaction.atomic():
+            Memory.objects.bulk_update(due, ["auto_tags", "auto_tagged_at", "auto_tagged_hash", "tags"], batch_size=500)
+    return result
+
+
+def memory_tags_add(*, memory: Memory, tags) -> Memory:
+    """Add manual tags (normalised; ones it already has are ignored), up to 50 in all."""
+    try:
+        new = normalize_tags(tags, limit=MAX_MANUAL_TAGS)
+    except TagError as exc:
+        raise MemoryInputError(str(exc), field="tags") from None
+    if not new:
+        raise MemoryInputError("give at least one tag", field="tags")
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        combined = [*locked.manual_tags, *(t for t in new if t not in locked.manual_tags)]
+        if len(combined) > MAX_MANUAL_TAGS:
+            raise MemoryInputError(f"a memory can have at most {MAX_MANUAL_TAGS} manual tags; it has "
+                                   f"{len(locked.manual_tags)} and {len(combined) - len(locked.manual_tags)} "
+                                   "more were given", field="tags")
+        if combined != locked.manual_tags:
+            locked.manual_tags = combined
+            locked.save(update_fields=["manual_tags", "updated_at"])
+            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+    return _reloaded(locked)
+
+
+def memory_tag_remove(*, memory: Memory, tag: str) -> Memory:
+    """Remove one manual tag. Auto tags cannot be removed this way: the system owns them."""
+    try:
+        tag = normalize_tag(tag)
+    except TagError as exc:
+        raise MemoryInputError(str(exc), field="tag") from None
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        if tag not in locked.manual_tags:
+            raise TagNotFoundError(f"this memory has no manual tag '{tag}'", field="tag")
+        locked.manual_tags = [t for t in locked.manual_tags if t != tag]
+        locked.save(update_fields=["manual_tags", "updated_at"])
+        memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+    return _reloaded(locked)
+
+
+def _reloaded(memory: Memory) -> Memory:
+    memory.refresh_from_db()
+    memory.chunk_count = memory.chunks.count()
+    return memory
+
+
+# --- Tiers ------------------------------------------------------------------------------------------
+
+
+def _tier_facts(memory: Memory, *, relationships: int = 0, recent_connections: int = 0) -> tiering.TierFacts:
+    return tiering.TierFacts(
+        tier=memory.tier, priority=memory.priority, pinned=memory.pinned, has_manual_tags=bool(memory.manual_tags),
+        created_at=memory.created_at, last_accessed_at=memory.last_accessed_at, access_count=memory.access_count,
+        relationships=relationships, recent_connections=recent_connections,
+    )
+
+
+# One round trip gathers the facts of a batch of memories, link counts included. A link counts once
+# per linked memory whatever its reason; it is recent when created or reinforced since `recent_since`.
+_TIER_FACTS_SQL = """
+WITH batch AS (
+    SELECT id FROM memories_memory WHERE {where} ORDER BY id LIMIT %(batch_size)s
+), links AS (
+    SELECT l.source_id AS memory_id, l.target_id AS other_id, GREATEST(l.created_at, l.last_reinforced_at) AS seen
+    FROM graph_memorylink l WHERE l.source_id IN (SELECT id FROM batch)
+    UNION ALL
+    SELECT l.target_id, l.source_id, GREATEST(l.created_at, l.last_reinforced_at)
+    FROM graph_memorylink l WHERE l.target_id IN (SELECT id FROM batch)
+), counts AS (
+    SELECT memory_id, count(DISTINCT other_id) AS relationships,
+           count(DISTINCT other_id) FILTER (WHERE seen >= %(recent_since)s) AS recent
+    FROM links GROUP BY memory_id
+)
+SELECT m.id, m.owner_id, m.tier, m.priority, m.pinned, cardinality(m.manual_tags) > 0, m.created_at,
+       m.last_accessed_at, m.access_count, m.decay_score, m.tier_reason,
+       COALESCE(c.relationships, 0), COALESCE(c.recent, 0)
+FROM batch JOIN memories_memory m ON m.id = batch.id LEFT JOIN counts c ON c.memory_id = m.id
+ORDER BY m.id
+"""
+
+_APPLY_TIERS_SQL = """
+UPDATE memories_memory m SET tier = v.tier, decay_score = v.decay, tier_reason = v.reason,
+       tier_changed_at = CASE WHEN m.tier <> v.tier THEN %(now)s ELSE m.tier_changed_at END
+FROM unnest(%(ids)s::bigint[], %(tiers)s::text[], %(decays)s::float8[], %(reasons)s::text[]) AS v(id, tier, decay, reason)
+WHERE m.id = v.id
+"""
+
+_CHUNK_TIERS_SQL = """
+UPDATE memories_memorychunk c SET tier = v.tier
+FROM unnest(%(ids)s::bigint[], %(tiers)s::text[]) AS v(id, tier)
+WHERE c.memory_id = v.id AND c.tier <> v.tier
+"""
+
+
+@dataclass
+class RetierResult(BatchResult):
+    moved: int = 0
+    moves: dict[str, int] = field(default_factory=dict)  # "hot→warm": count
+    last_id: int | None = None
+
+
+def memories_retier(*, owner=None, memory_ids: Sequence[int] | None = None, after_id: int = 0,
+                    batch_size: int = 5000, now=None, cause: str = TierMove.Cause.SLEEP) -> RetierResult:
+    """Recompute decay and tier for one batch of memories, set-based: one query reads the facts of up
+    to `batch_size` memories (by id, after `after_id`), the policy runs in Python, and three
+    statements write the changed memories, move their chunks, and record each move. Callers walk a
+    whole collection by passing the returned `last_id` as the next `after_id`."""
+    now = now or timezone.now()
+    policy = tiering.TierPolicy.from_settings()
+    params: dict = {"batch_size": batch_size, "after_id": after_id,
+                    "recent_since": now - timedelta(days=policy.recent_connection_days)}
+    where = ["id > %(after_id)s"]
+    if owner is not None:
+        params["owner"] = owner.pk
+        where.append("owner_id = %(owner)s")
+    if memory_ids is not None:
+        params["memory_ids"] = list(memory_ids)
+        where.append("id = ANY(%(memory_ids)s)")
+    result = RetierResult()
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_TIER_FACTS_SQL.format(where=" AND ".join(where)), params)
+            rows = cursor.fetchall()
+        changed: list[tuple] = []
+        moves: list[TierMove] = []
+        for (memory_id, owner_id, tier, priority, pinned, has_manual, created_at, last_accessed_at, access_count,
+             decay, reason, relationships, recent) in rows:
+            facts = tiering.TierFacts(tier=tier, priority=priority, pinned=pinned, has_manual_tags=has_manual,
+                                      created_at=created_at, last_accessed_at=last_accessed_at,
+                                      access_count=access_count, relationships=relationships,
+                                      recent_connections=recent)
+            decision = tiering.evaluate_tier(facts, now=now, policy=policy)
+            result.processed += 1
+            result.last_id = memory_id
+            if decision.tier != tier:
+                moves.append(TierMove(owner_id=owner_id, memory_id=memory_id, from_tier=tier, to_tier=decision.tier,
+                                      reason=decision.reason[:200], cause=cause, moved_at=now))
+                key = f"{tier}→{decision.tier}"
+                result.moves[key] = result.moves.get(key, 0) + 1
+            if decision.tier != tier or abs(decision.decay - decay) >= 0.0005 or decision.reason != reason:
+                changed.append((memory_id, decision.tier, decision.decay, decision.reason[:200]))
+        if changed:
+            ids, tiers, decays, reasons = (list(column) for column in zip(*changed, strict=True))
+            with connection.cursor() as cursor:
+                cursor.execute(_APPLY_TIERS_SQL, {"ids": ids, "tiers": tiers, "decays": decays,
+                                                  "reasons": reasons, "now": now})
+        if moves:
+            with connection.cursor() as cursor:
+                cursor.execute(_CHUNK_TIERS_SQL, {"ids": [m.memory_id for m in moves],
+                                                  "tiers": [m.to_tier for m in moves]})
+            TierMove.objects.bulk_create(moves, batch_size=1000)
+    result.changed = len(changed)
+    result.moved = len(moves)
+    return result
+
+
+def memory_retier(*, memory: Memory, cause: str = TierMove.Cause.SLEEP) -> Memory:
+    """Evaluate one memory's tier now; its chunks follow in the same transaction."""
+    memories_retier(memory_ids=[memory.pk], cause=cause)
+    return _reloaded(memory)
+
+
+def memory_pin(*, memory: Memory, pinned: bool) -> Memory:
+    """Pin (the memory moves to hot at once and stays there) or unpin (the rules decide again)."""
+    with transaction.atomic():
+        Memory.objects.filter(pk=memory.pk).update(pinned=pinned, updated_at=timezone.now())
+        memories_retier(memory_ids=[memory.pk], cause=TierMove.Cause.PIN)
+    return _reloaded(memory)
 
 
 def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:

@@ -1,11 +1,24 @@
-"""Auto tags: system-generated {tag, confidence} pairs, at most six per memory."""
+"""Auto tags: system-generated {tag, confidence} pairs, at most six per memory.
+
+They come, in this order, from the source type, the file extension, the provider, and content
+keywords. Keywords are extracted with YAKE from the summary when there is one, else from the
+content (see `bench_tags` for how YAKE was chosen over embedding-ranked n-grams).
+"""
 
 from __future__ import annotations
 
 import re
+import threading
+from datetime import datetime, timedelta
+from functools import lru_cache
 
 MAX_AUTO_TAGS = 6
 MAX_TAG_CHARS = 64
+RETAG_AFTER = timedelta(days=7)
+# YAKE's cost grows with the text; the opening of a document carries its topic, so a long memory is
+# read up to this many characters.
+KEYWORD_SOURCE_CHARS = 12_000
+_keyword_lock = threading.Lock()
 
 _PROVIDER_TAGS = {"google-drive": "google-drive", "google_drive": "google-drive", "gdrive": "google-drive",
                   "notion": "notion"}
@@ -74,3 +87,97 @@ def structural_auto_tags(*, source: str, metadata: dict) -> list[dict]:
         if tag and tag not in (t["tag"] for t in tags):
             tags.append({"tag": tag, "confidence": 1.0})
     return tags[:MAX_AUTO_TAGS]
+
+
+# --- Content keywords --------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from importlib.resources import files
+
+    words = files("yake.core").joinpath("StopwordsList/stopwords_en.txt").read_text(encoding="utf-8", errors="ignore")
+    return frozenset(w.strip().lower() for w in words.split() if w.strip())
+
+
+@lru_cache(maxsize=1)
+def _extractor():
+    import yake
+
+    # Two-word keywords at most: longer YAKE phrases read as fragments, not tags.
+    return yake.KeywordExtractor(lan="en", n=2, dedup_lim=0.7, top=20)
+
+
+# A word starts with a letter in any script and may carry the marks of technical terms (c++, c#, node.js).
+_WORD = re.compile(r"[^\W\d_](?:[\w+#.'-]*[\w+#])?")
+
+
+def keyword_tag(phrase: str) -> str | None:
+    """A keyword phrase as a tag: lowercase words joined by hyphens, or None when it is not worth a tag
+    (stop-words at either end, numbers, single letters, or longer than a tag may be)."""
+    words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
+    stop = _stopwords()
+    while words and words[0] in stop:
+        words.pop(0)
+    while words and words[-1] in stop:
+        words.pop()
+    if not words or any(not _WORD.fullmatch(w) or any(ch.isdigit() for ch in w) for w in words):
+        return None
+    if len(words) == 1 and len(words[0]) < 3:
+        return None
+    tag = "-".join(words)
+    return tag if len(tag) <= MAX_TAG_CHARS else None
+
+
+def _singular(tag: str) -> str:
+    if tag.endswith("ies") and len(tag) > 4:
+        return tag[:-3] + "y"
+    if tag.endswith("s") and not tag.endswith(("ss", "us", "is")) and len(tag) > 3:
+        return tag[:-1]
+    return tag
+
+
+def content_keywords(text: str, *, limit: int) -> list[dict]:
+    """Up to `limit` keyword tags for a text, best first, each {tag, confidence}.
+
+    Confidence maps YAKE's score (lower is better) relative to the best keyword of the same text:
+    0.3 + 0.65 · sqrt(best / score), so the top keyword scores 0.95 and weaker ones fall towards 0.3.
+    """
+    if limit <= 0 or not text or not text.strip():
+        return []
+    sample = text[:KEYWORD_SOURCE_CHARS]
+    with _keyword_lock:  # the extractor keeps per-call state on itself
+        scored = _extractor().extract_keywords(sample)
+    picked: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    for phrase, score in scored:
+        tag = keyword_tag(phrase)
+        if tag is None or _singular(tag) in seen:
+            continue
+        seen.add(_singular(tag))
+        picked.append((tag, max(float(score), 1e-9)))
+        if len(picked) == limit:
+            break
+    if not picked:
+        return []
+    best = picked[0][1]
+    return [{"tag": tag, "confidence": round(0.3 + 0.65 * (best / score) ** 0.5, 3)} for tag, score in picked]
+
+
+def auto_tags_for(*, source: str, metadata: dict, content: str, summary: str = "") -> list[dict]:
+    """All auto tags of a memory: structural ones first, then content keywords up to six in all."""
+    tags = structural_auto_tags(source=source, metadata=metadata)
+    taken = {item["tag"] for item in tags}
+    room = MAX_AUTO_TAGS - len(tags)
+    for item in content_keywords(summary or content, limit=room + len(taken)):
+        if len(tags) == MAX_AUTO_TAGS:
+            break
+        if item["tag"] not in taken:
+            tags.append(item)
+            taken.add(item["tag"])
+    return tags
+
+
+def needs_retag(*, auto_tagged_at: datetime | None, auto_tagged_hash: str, content_hash: str, now: datetime) -> bool:
+    """The sleep agent re-tags a memory only when its auto tags are over 7 days old or its content changed."""
+    return auto_tagged_at is None or auto_tagged_hash != content_hash or now - auto_tagged_at > RETAG_AFTER

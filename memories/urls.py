@@ -10,5 +10,10 @@ urlpatterns = [
     path("new/", views.memory_new, name="new"),
     path("<int:memory_id>/", views.memory_detail, name="detail"),
     path("<int:memory_id>/delete/", views.memory_delete, name="delete"),
+    path("<int:memory_id>/pin/", views.memory_pin, name="pin"),
+    path("<int:memory_id>/priority/", views.memory_priority, name="priority"),
+    path("<int:memory_id>/tags/", views.memory_tags, name="tags"),
+    path("<int:memory_id>/tier/", views.memory_tier_card, name="tier_card"),
+    path("tags/", views.tag_list, name="tag_list"),
     path("uploads/jobs/<int:job_id>/", views.upload_job, name="upload_job"),
 ]

@@ -11,6 +11,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
@@ -56,8 +57,96 @@ def _querystring_without_page(request) -> str:
 def memory_detail(request, memory_id: int):
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
     search.memory_access_record(memory_ids=[memory.pk])
+    memory.refresh_from_db(fields=["last_accessed_at", "access_count"])
     chunks = memory.chunks.only("position", "text", "char_start", "char_end", "tier")
-    return render(request, "memories/detail.html", {"memory": memory, "chunks": chunks})
+    return render(request, "memories/detail.html", {"memory": memory, "chunks": chunks, **_tier_context(memory)})
+
+
+def _tier_context(memory) -> dict:
+    return {"tier_history": selectors.memory_tier_history(memory=memory, limit=20),
+            "max_manual_tags": services.MAX_MANUAL_TAGS}
+
+
+def _back(request, memory_id: int):
+    """Without JavaScript a small form posts here and the browser goes back where it was."""
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("memories:detail", args=[memory_id])
+    return redirect(target)
+
+
+@require_POST
+def memory_pin(request, memory_id: int):
+    """Pin or unpin. From the list the row is swapped; from the memory page the tier card is."""
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    memory = services.memory_pin(memory=memory, pinned=request.POST.get("pinned") == "1")
+    if not request.htmx:
+        messages.success(request, f"{'Pinned' if memory.pinned else 'Unpinned'} “{memory.title}”.")
+        return _back(request, memory_id)
+    if request.POST.get("from") == "list":
+        return render(request, "memories/list.html#row", {"memory": memory})
+    return render(request, "memories/detail.html#tier-card", {"memory": memory, **_tier_context(memory)})
+
+
+@require_POST
+def memory_priority(request, memory_id: int):
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    error = None
+    try:
+        priority = float(request.POST.get("priority", ""))
+    except ValueError:
+        error = "Priority must be a number from 0 to 1."
+    else:
+        try:
+            memory = services.memory_update(memory=memory, priority=priority)
+        except services.MemoryInputError as exc:
+            error = capfirst(str(exc)) + "."
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return _back(request, memory_id)
+    context = {"memory": memory, "priority_error": error, **_tier_context(memory)}
+    return render(request, "memories/detail.html#tier-card", context, status=422 if error else 200)
+
+
+@require_POST
+def memory_tags(request, memory_id: int):
+    """Add manual tags (comma-separated) or, with `remove`, take one away; the tag editor is re-rendered."""
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    error = None
+    try:
+        if "remove" in request.POST:
+            memory = services.memory_tag_remove(memory=memory, tag=request.POST["remove"])
+        else:
+            memory = services.memory_tags_add(memory=memory, tags=split_tags([request.POST.get("tags", "")]))
+    except services.MemoryInputError as exc:
+        error = capfirst(str(exc)) + "."
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return _back(request, memory_id)
+    context = {"memory": memory, "tag_error": error, "tag_input": request.POST.get("tags", "") if error else "",
+               **_tier_context(memory)}
+    response = render(request, "memories/detail.html#tag-editor", context, status=422 if error else 200)
+    if not error:
+        response["HX-Trigger"] = "tier-changed"  # manual tags can move the memory between tiers
+    return response
+
+
+def memory_tier_card(request, memory_id: int):
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    return render(request, "memories/detail.html#tier-card", {"memory": memory, **_tier_context(memory)})
+
+
+def tag_list(request):
+    """Every tag with how many memories carry it; each links to the memories with that tag."""
+    prefix = request.GET.get("q", "").strip().lower()[:64]
+    tags = selectors.tag_counts(user=request.user, prefix=prefix)
+    biggest = max((t["count"] for t in tags), default=1)
+    for item in tags:  # font size grows with the square root of use, between 0.8 and 1.6 rem
+        item["size"] = round(0.8 + 0.8 * (item["count"] / biggest) ** 0.5, 2)
+    template = "memories/tags.html#cloud" if request.htmx else "memories/tags.html"
+    return render(request, template, {"tags": tags, "q": prefix})
 
 
 def memory_new(request):

@@ -150,7 +150,7 @@ def test_update_keeps_the_combined_tags_in_step(user):
     memory = memory_create(owner=user, title="t", content="text", manual_tags=["alpha"])
     updated = services.memory_update(memory=memory, manual_tags=["Beta Tag"])
     assert updated.manual_tags == ["beta-tag"]
-    assert updated.tags == ["beta-tag", "upload"]
+    assert updated.tags == ["beta-tag", "upload", "text"]
 
 
 def test_update_refuses_bad_values_and_changes_nothing(user):

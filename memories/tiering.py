@@ -1,0 +1,176 @@
+"""The tier policy and the decay formula: plain functions from a memory's facts to a tier, no Django.
+
+The rules are the spec's ("Memory Tiers"), checked in this order:
+
+1. Pinned memories are hot, whatever else holds.
+2. Hot if ANY of: priority >= 0.65, decay <= 0.25, accessed within 3 days, 6+ relationships,
+   4+ recent active connections (links created or reinforced in the last 7 days).
+3. Warm if ANY of: priority >= 0.3, accessed within 21 days, has manual tags, 3+ relationships.
+4. Archive if ALL of: not accessed for 30+ days, priority < 0.3, decay >= 0.7, 2 or fewer
+   relationships and no recent connections, no manual tags.
+5. The gap rule, for a memory that fits none of the above (for example unused for 25 days at low
+   priority, or 40 days unused but with decay still under 0.7): a warm or archived memory keeps its
+   tier, and a hot one steps down to warm. A memory therefore leaves hot one step at a time and
+   never jumps to archive before every archive condition holds.
+
+"Accessed" means the last access, or the creation time for a memory never opened, so a new memory
+is not treated as long-forgotten.
+
+Decay (0 = fresh, 1 = forgotten) is exponential in the days since that same moment:
+
+    decay = 1 - 2 ** (-idle_days / half_life)
+    half_life = base_half_life · (1 + access_boost · ln(1 + access_count)) · (1 + priority_boost · priority)
+
+Each access and a higher priority make a memory fade more slowly. With the defaults (14 days,
+0.5, 1.0) an unopened memory of priority 0.2 has a half-life of 16.8 days: decay passes 0.25 after
+about 7 days and 0.7 after about 29 days.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+HOT, WARM, ARCHIVE = "hot", "warm", "archive"
+DAY_SECONDS = 86400.0
+
+
+@dataclass(frozen=True)
+class TierPolicy:
+    """Every threshold of the rules; the defaults are the spec's values."""
+
+    hot_priority: float = 0.65
+    hot_max_decay: float = 0.25
+    hot_access_days: float = 3
+    hot_relationships: int = 6
+    hot_recent_connections: int = 4
+    recent_connection_days: float = 7
+    warm_priority: float = 0.3
+    warm_access_days: float = 21
+    warm_relationships: int = 3
+    archive_idle_days: float = 30
+    archive_max_priority: float = 0.3
+    archive_min_decay: float = 0.7
+    archive_max_relationships: int = 2
+    decay_half_life_days: float = 14
+    decay_access_boost: float = 0.5
+    decay_priority_boost: float = 1.0
+
+    @classmethod
+    def from_settings(cls) -> TierPolicy:
+        from django.conf import settings
+
+        return cls(**settings.KYBERNESIS_TIER_POLICY)
+
+
+@dataclass(frozen=True)
+class TierFacts:
+    """What the rules look at. `relationships` counts distinct linked memories; `recent_connections`
+    counts links created or reinforced within `recent_connection_days`."""
+
+    tier: str
+    priority: float
+    pinned: bool
+    has_manual_tags: bool
+    created_at: datetime
+    last_accessed_at: datetime | None
+    access_count: int = 0
+    relationships: int = 0
+    recent_connections: int = 0
+
+
+@dataclass(frozen=True)
+class TierDecision:
+    tier: str
+    decay: float
+    reason: str
+
+
+def _idle_days(facts: TierFacts, now: datetime) -> float:
+    since = facts.last_accessed_at or facts.created_at
+    return max(0.0, (now - since).total_seconds() / DAY_SECONDS)
+
+
+def decay_score(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> float:
+    """Exponential decay since the last access (or creation), slowed by accesses and priority."""
+    half_life = (policy.decay_half_life_days
+                 * (1 + policy.decay_access_boost * math.log1p(max(facts.access_count, 0)))
+                 * (1 + policy.decay_priority_boost * facts.priority))
+    return round(1.0 - 2.0 ** (-_idle_days(facts, now) / half_life), 4)
+
+
+def _days(value: float) -> str:
+    return f"{value:g} day{'s' if value != 1 else ''}"
+
+
+def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> TierDecision:
+    """The tier a memory belongs in now, with its decay and the first rule that decided it."""
+    decay = decay_score(facts, now=now, policy=policy)
+    idle = _idle_days(facts, now)
+    accessed = "accessed" if facts.last_accessed_at else "created"
+
+    def decide(tier: str, reason: str) -> TierDecision:
+        return TierDecision(tier=tier, decay=decay, reason=reason)
+
+    if facts.pinned:
+        return decide(HOT, "pinned")
+    if facts.priority >= policy.hot_priority:
+        return decide(HOT, f"priority {facts.priority:.2f} ≥ {policy.hot_priority:g}")
+    if decay <= policy.hot_max_decay:
+        return decide(HOT, f"decay {decay:.2f} ≤ {policy.hot_max_decay:g}")
+    if idle <= policy.hot_access_days:
+        return decide(HOT, f"{accessed} within {_days(policy.hot_access_days)}")
+    if facts.relationships >= policy.hot_relationships:
+        return decide(HOT, f"{facts.relationships} relationships (≥ {policy.hot_relationships})")
+    if facts.recent_connections >= policy.hot_recent_connections:
+        return decide(HOT, f"{facts.recent_connections} recent connections (≥ {policy.hot_recent_connections})")
+
+    if facts.priority >= policy.warm_priority:
+        return decide(WARM, f"priority {facts.priority:.2f} ≥ {policy.warm_priority:g}")
+    if idle <= policy.warm_access_days:
+        return decide(WARM, f"{accessed} within {_days(policy.warm_access_days)}")
+    if facts.has_manual_tags:
+        return decide(WARM, "has manual tags")
+    if facts.relationships >= policy.warm_relationships:
+        return decide(WARM, f"{facts.relationships} relationships (≥ {policy.warm_relationships})")
+
+    if (idle >= policy.archive_idle_days
+            and facts.priority < policy.archive_max_priority
+            and decay >= policy.archive_min_decay
+            and facts.relationships <= policy.archive_max_relationships
+            and facts.recent_connections == 0):
+        return decide(ARCHIVE, f"not {accessed} for {_days(math.floor(idle))}, priority {facts.priority:.2f}, "
+                               f"decay {decay:.2f}, {facts.relationships} relationships")
+
+    if facts.tier == HOT:
+        return decide(WARM, "no longer meets a hot or warm rule; steps down one tier")
+    return decide(facts.tier, f"meets no rule; stays {facts.tier}")
+
+
+# --- Default priority ----------------------------------------------------------------------------
+
+SOURCE_PRIORITY = {"upload": 0.22, "chat": 0.12, "connector": 0.10}
+MANUAL_TAG_PRIORITY = 0.1
+MAX_TAG_BONUS_TAGS = 3
+LENGTH_PRIORITY = 0.06
+MAX_DEFAULT_PRIORITY = 0.6
+
+
+def default_priority(*, source: str, manual_tag_count: int, content_chars: int) -> float:
+    """The priority a memory gets when nobody sets one. Three explainable parts:
+
+    - the source: a file someone chose to upload (0.22) says more than a chat message (0.12) or an
+      item a connector synced in bulk (0.10);
+    - manual tags: each of the first three adds 0.1, since tagging is a sign that it matters (one tag
+      reaches the warm threshold of 0.3, as manual tags keep a memory warm anyway);
+    - length: up to 0.06, growing with log10 of the length from 100 characters to 100,000, since a
+      substantial document tends to be reference material.
+
+    The result is capped at 0.6, below the hot threshold of 0.65: only a person makes a memory hot
+    by priority alone.
+    """
+    base = SOURCE_PRIORITY.get(source, 0.12)
+    tags = MANUAL_TAG_PRIORITY * min(max(manual_tag_count, 0), MAX_TAG_BONUS_TAGS)
+    length = LENGTH_PRIORITY * min(1.0, max(0.0, math.log10(max(content_chars, 1) / 100) / 3))
+    return round(min(MAX_DEFAULT_PRIORITY, base + tags + length), 3)
