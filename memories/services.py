@@ -17,7 +17,7 @@ from django.utils import timezone
 from memories import embedding, lexical
 from memories.chunking import Chunk, chunk_text
 from memories.extraction import ExtractionError, extract
-from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, Source, UploadJob, content_hash
+from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, Source, Tier, UploadJob, content_hash
 from memories.tagging import TagError, normalize_tags, structural_auto_tags
 
 logger = logging.getLogger(__name__)
@@ -289,6 +289,17 @@ def _replace_chunks(memory: Memory) -> None:
     MemoryChunk.objects.filter(memory=memory).delete()
     MemoryChunk.objects.bulk_create(_chunk_rows(memory, chunks, vectors), batch_size=500)
     lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
+
+
+def memory_archive(*, memory: Memory, reason: str) -> Memory:
+    """Move a memory and its chunks to the archive tier, noting why in metadata["archivedReason"]."""
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked.tier = Tier.ARCHIVE
+        locked.metadata = {**locked.metadata, "archivedReason": reason}
+        locked.save(update_fields=["tier", "metadata", "updated_at"])
+        MemoryChunk.objects.filter(memory=locked).update(tier=Tier.ARCHIVE)
+    return locked
 
 
 def memory_delete(*, memory: Memory) -> None:
