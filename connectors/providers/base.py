@@ -129,7 +129,10 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 
 def megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB"
+    """A size for people: MB from one megabyte up, KB or bytes below (limits can be set that low)."""
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    return f"{size // 1024} KB" if size >= 1024 else f"{size} bytes"
 
 
 class ProviderClient:

@@ -173,12 +173,13 @@ class GoogleDriveClient(ProviderClient):
         return parse(StartPageToken, self.json("GET", self.api("/changes/startPageToken")),
                      what="changes.getStartPageToken response").startPageToken
 
-    def list_files(self, page_token: str | None) -> FileList:
+    def list_files(self, page_token: str | None) -> tuple[list[dict], str | None]:
         params = {"q": f"trashed = false and mimeType != '{FOLDER}'", "pageSize": PAGE_SIZE,
                   "fields": f"nextPageToken,files({FILE_FIELDS})", "spaces": "drive"}
         if page_token:
             params["pageToken"] = page_token
-        return parse(FileList, self.json("GET", self.api("/files"), params=params), what="files.list response")
+        page = parse(FileList, self.json("GET", self.api("/files"), params=params), what="files.list response")
+        return page.files, page.nextPageToken
 
     def list_changes(self, page_token: str) -> ChangeList:
         params = {"pageToken": page_token, "pageSize": PAGE_SIZE, "includeRemoved": "true", "spaces": "drive",
