@@ -234,7 +234,7 @@ class FakeGoogle(FakeServer):
             now = int(time.time())
             id_token = jwt.encode({"iss": "https://accounts.google.com", "aud": self.client_id, "sub": drive.sub,
                                    "email": drive.email, "email_verified": True, "name": drive.name,
-                                   "iat": now, "exp": now + 3600, "jti": uuid.uuid4().hex}, "fake-google-key",
+                                   "iat": now, "exp": now + 3600, "jti": uuid.uuid4().hex}, "fake-google-signing-key-of-32-bytes-or-more",
                                   algorithm="HS256")
             return Response.json({**tokens, "scope": grant["query"].get("scope", ""), "token_type": "Bearer",
                                   "id_token": id_token})

@@ -46,6 +46,8 @@ class FakeNotion(FakeServer):
         self.codes: dict[str, dict] = {}
         self.revoked: list[str] = []
         self.authorize_as = "acme"
+        # The redirect URI registered with the integration; Notion uses it when the request names none.
+        self.redirect_uri = "http://testserver/accounts/notion/login/callback/"
         self._clock = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
         self._ids = itertools.count(1)
 
@@ -149,9 +151,11 @@ class FakeNotion(FakeServer):
         q = request.query
         if q.get("client_id") != self.client_id or q.get("response_type") != "code":
             return Response(400, b"invalid client", {"Content-Type": "text/plain"})
+        if q.get("redirect_uri", self.redirect_uri) != self.redirect_uri:
+            return Response(400, b"redirect_uri does not match the integration", {"Content-Type": "text/plain"})
         code = secrets.token_urlsafe(12)
         self.codes[code] = {"workspace": self.authorize_as, "query": dict(q)}
-        location = q["redirect_uri"] + "?" + urlencode({"code": code, "state": q.get("state", "")})
+        location = self.redirect_uri + "?" + urlencode({"code": code, "state": q.get("state", "")})
         return Response(302, b"", {"Location": location})
 
     def _token(self, request: Request) -> Response:
