@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from memories.models import Memory
+from memories.models import Memory, OwnedQuerySet
 
 
 class Provider(models.TextChoices):
@@ -17,13 +17,6 @@ class Provider(models.TextChoices):
 # allauth's provider id for each connector provider.
 SOCIAL_PROVIDER = {Provider.GOOGLE_DRIVE: "google", Provider.NOTION: "notion"}
 PROVIDER_FOR_SOCIAL = {social: provider for provider, social in SOCIAL_PROVIDER.items()}
-
-
-class ConnectorAccountQuerySet(models.QuerySet):
-    def for_user(self, user):
-        if not getattr(user, "is_authenticated", False):
-            return self.none()
-        return self.filter(owner=user)
 
 
 class ConnectorAccount(models.Model):
@@ -55,7 +48,7 @@ class ConnectorAccount(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    objects = ConnectorAccountQuerySet.as_manager()
+    objects = OwnedQuerySet.as_manager()
 
     class Meta:
         ordering = ["provider", "created_at", "id"]

@@ -305,3 +305,41 @@ class ProviderClient:
             yield results, cursor
             if not cursor:
                 return
+
+
+class ProviderSync:
+    """One provider's sync: first the items whose last attempt failed for a passing reason, then
+    what changed remotely (`sync`), all reported to the sink."""
+
+    client_class: type[ProviderClient] = ProviderClient
+
+    def __init__(self, *, account, client: ProviderClient | None = None):
+        self.account = account
+        self.client = client or self.client_class(account=account)
+
+    def run(self, sink: Sink) -> None:
+        for external_id in sink.retry_ids():
+            self.retry(sink, external_id)
+        self.sync(sink)
+
+    def retry(self, sink: Sink, external_id: str) -> None:
+        try:
+            raw = self.fetch(external_id)
+        except ItemGone:
+            sink.removed(external_id)
+            return
+        except (MalformedResponse, RemoteError) as exc:
+            sink.failed(external_id=external_id, title="", reason=str(exc))
+            return
+        self.handle(sink, raw)
+
+    def sync(self, sink: Sink) -> None:
+        raise NotImplementedError
+
+    def fetch(self, external_id: str) -> dict:
+        """One item's listing entry, fetched on its own."""
+        raise NotImplementedError
+
+    def handle(self, sink: Sink, raw) -> None:
+        """Report one listing entry to the sink."""
+        raise NotImplementedError

@@ -17,6 +17,7 @@ from connectors.providers.base import (
     ItemSkipped,
     MalformedResponse,
     ProviderClient,
+    ProviderSync,
     ReconnectNeeded,
     RemoteDocument,
     RemoteError,
@@ -225,20 +226,19 @@ class GoogleDriveClient(ProviderClient):
         return Content(text=extracted.text, metadata=metadata)
 
 
-class GoogleDriveSync:
+class GoogleDriveSync(ProviderSync):
     """Lists what changed in Drive and reports each file to the sink, checkpointing page by page."""
 
-    def __init__(self, *, account, client: GoogleDriveClient | None = None):
-        self.account = account
-        self.client = client or GoogleDriveClient(account=account)
+    client_class = GoogleDriveClient
 
-    def run(self, sink: Sink) -> None:
-        for external_id in sink.retry_ids():
-            self._retry(sink, external_id)
+    def sync(self, sink: Sink) -> None:
         if self.account.cursor:
             self._changes(sink)
         else:
             self._full_listing(sink)
+
+    def fetch(self, external_id: str) -> dict:
+        return self.client.get_file(external_id).model_dump(mode="json")
 
     def _full_listing(self, sink: Sink) -> None:
         state = dict(self.account.sync_state or {})
@@ -248,7 +248,7 @@ class GoogleDriveSync:
             sink.checkpoint(state=state)
         for files, next_token in self.client.paginate(self.client.list_files, state.get("listPageToken")):
             for raw in files:
-                self._file(sink, raw)
+                self.handle(sink, raw)
             if next_token:
                 state["listPageToken"] = next_token
                 sink.checkpoint(state=state)
@@ -266,7 +266,7 @@ class GoogleDriveSync:
                 if change.removed or change.file is None:
                     sink.removed(change.fileId)
                 else:
-                    self._file(sink, change.file, file_id=change.fileId)
+                    self.handle(sink, change.file, file_id=change.fileId)
             if page.nextPageToken:
                 token = page.nextPageToken
                 sink.checkpoint(cursor=token)
@@ -274,18 +274,7 @@ class GoogleDriveSync:
                 sink.checkpoint(cursor=page.newStartPageToken)
                 return
 
-    def _retry(self, sink: Sink, external_id: str) -> None:
-        try:
-            file = self.client.get_file(external_id)
-        except ItemGone:
-            sink.removed(external_id)
-            return
-        except (MalformedResponse, RemoteError) as exc:
-            sink.failed(external_id=external_id, title="", reason=str(exc))
-            return
-        self._file(sink, file.model_dump(mode="json"), file_id=external_id)
-
-    def _file(self, sink: Sink, raw, *, file_id: str | None = None) -> None:
+    def handle(self, sink: Sink, raw, *, file_id: str | None = None) -> None:
         external_id = file_id or (raw.get("id") if isinstance(raw, dict) else None)
         if not isinstance(external_id, str) or not external_id:
             sink.failed(external_id="", title="", reason="Google Drive listed a file without an id; it was ignored")

@@ -16,6 +16,7 @@ from connectors.providers.base import (
     ItemSkipped,
     MalformedResponse,
     ProviderClient,
+    ProviderSync,
     ReconnectNeeded,
     RemoteDocument,
     RemoteError,
@@ -306,16 +307,15 @@ class NotionClient(ProviderClient):
         return Content(text=text, metadata=metadata, note=renderer.note())
 
 
-class NotionSync:
+class NotionSync(ProviderSync):
     """Walks the search results newest edit first and stops at the stored watermark."""
 
-    def __init__(self, *, account, client: NotionClient | None = None):
-        self.account = account
-        self.client = client or NotionClient(account=account)
+    client_class = NotionClient
 
-    def run(self, sink: Sink) -> None:
-        for external_id in sink.retry_ids():
-            self._retry(sink, external_id)
+    def fetch(self, external_id: str) -> dict:
+        return self.client.page(external_id).model_dump(mode="json")
+
+    def sync(self, sink: Sink) -> None:
         watermark = _parse_time(self.account.cursor)
         state = dict(self.account.sync_state or {})
         newest = _parse_time(state.get("newest", "")) or watermark
@@ -331,25 +331,14 @@ class NotionSync:
                     break
                 if edited is not None and (newest is None or edited > newest):
                     newest = edited
-                self._page(sink, raw, watermark=watermark)
+                self.handle(sink, raw, watermark=watermark)
             if reached_known or not next_cursor:
                 sink.checkpoint(cursor=newest.isoformat() if newest else "", state={})
                 return
             sink.checkpoint(state={"searchCursor": next_cursor, "newest": newest.isoformat() if newest else "",
                                    "watermark": self.account.cursor or ""})
 
-    def _retry(self, sink: Sink, external_id: str) -> None:
-        try:
-            page = self.client.page(external_id)
-        except ItemGone:
-            sink.removed(external_id)
-            return
-        except (MalformedResponse, RemoteError) as exc:
-            sink.failed(external_id=external_id, title="", reason=str(exc))
-            return
-        self._page(sink, page.model_dump(mode="json"), watermark=None)
-
-    def _page(self, sink: Sink, raw, *, watermark) -> None:
+    def handle(self, sink: Sink, raw, *, watermark=None) -> None:
         external_id = raw.get("id") if isinstance(raw, dict) else None
         if not isinstance(external_id, str) or not external_id:
             sink.failed(external_id="", title="", reason="Notion listed a page without an id; it was ignored")

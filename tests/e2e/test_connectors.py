@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.connectors.conftest import fake_google, waits  # noqa: F401 - fixtures used below
+from tests.e2e.conftest import sign_up
 from tests.fakes.google_drive import DOC
 from tests.files import make_pdf
 
@@ -17,12 +18,7 @@ def test_connect_google_drive_sync_now_and_browse_the_items(page, artifacts, fak
     fake_google.add_file("broken.pdf", "application/pdf", b"%PDF-1.4 truncated")
     fake_google.add_file("holiday.png", "image/png", b"\x89PNG")
 
-    page.goto("/accounts/signup/")
-    page.fill("input[name=email]", "grace@example.com")
-    page.fill("input[name=password1]", "a-Long-passphrase-42")
-    page.fill("input[name=password2]", "a-Long-passphrase-42")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/memories/")
+    sign_up(page, "grace@example.com")
 
     page.click("nav >> text=Connectors")
     page.wait_for_url("**/connectors/")
