@@ -22,6 +22,7 @@ PROVIDER_FOR_SOCIAL = {social: provider for provider, social in SOCIAL_PROVIDER.
 class ConnectorAccount(models.Model):
     class Status(models.TextChoices):
         READY = "ready", "Ready to sync"
+        QUEUED = "queued", "Waiting for the worker"
         SYNCING = "syncing", "Syncing"
         SYNCED = "synced", "Synced"
         ERROR = "error", "Sync failed"

@@ -23,7 +23,7 @@ class ConnectorOut(Schema):
     provider: Literal["google-drive", "notion"]
     providerName: str
     label: str
-    status: Literal["ready", "syncing", "synced", "error", "reconnect_needed"]
+    status: Literal["ready", "queued", "syncing", "synced", "error", "reconnect_needed"]
     lastSyncAt: datetime | None
     lastError: str | None
     itemCounts: ItemCountsOut

@@ -284,6 +284,9 @@ def connector_sync_request(*, account: ConnectorAccount) -> ConnectorAccount:
 
     if account.status == ConnectorAccount.Status.RECONNECT:
         raise ConnectorRequestError(f"{account.get_provider_display()} needs to be reconnected before it can sync")
+    # Shown (and polled) until a worker claims it; a sync already running keeps its status.
+    ConnectorAccount.objects.filter(pk=account.pk).exclude(status=ConnectorAccount.Status.SYNCING).update(
+        status=ConnectorAccount.Status.QUEUED, updated_at=timezone.now())
     async_task("connectors.tasks.sync_account", account.pk, task_name=f"connector sync {account.pk}")
     account.refresh_from_db()
     return account

@@ -14,6 +14,8 @@ from connectors import selectors, services
 from connectors.models import ConnectorAccount, ConnectorItem
 
 ITEMS_PER_PAGE = 25
+# While a sync waits or runs, the page refreshes its status by itself.
+BUSY = {ConnectorAccount.Status.QUEUED, ConnectorAccount.Status.SYNCING}
 
 
 def connector_list(request):
@@ -22,7 +24,7 @@ def connector_list(request):
         account.login_url = selectors.connect_url(account.social_provider)
     context = {"accounts": accounts, "options": selectors.provider_options(request),
                "sync_minutes": settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES,
-               "polling": any(a.status == ConnectorAccount.Status.SYNCING for a in accounts)}
+               "polling": any(a.status in BUSY for a in accounts)}
     template = "connectors/list.html#accounts" if request.htmx else "connectors/list.html"
     return render(request, template, context)
 
@@ -35,7 +37,7 @@ def connector_detail(request, connector_id: int):
     page = Paginator(selectors.connector_items(account=account, status=status or None),
                      ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"account": account, "page": page, "status": status, "statuses": ConnectorItem.Status,
-               "polling": account.status == ConnectorAccount.Status.SYNCING}
+               "polling": account.status in BUSY}
     template = "connectors/detail.html#body" if request.htmx else "connectors/detail.html"
     return render(request, template, context)
 
@@ -55,8 +57,8 @@ def connector_sync(request, connector_id: int):
     except services.ConnectorRequestError as exc:
         messages.error(request, f"{exc}.")
     else:
-        if account.status == ConnectorAccount.Status.SYNCING:
-            messages.info(request, f"{account.get_provider_display()} is syncing.")
+        if account.status in BUSY:
+            messages.info(request, f"{account.get_provider_display()} will sync in a moment; this page follows it.")
         elif account.status == ConnectorAccount.Status.SYNCED:
             messages.success(request, f"{account.get_provider_display()} is synced.")
         else:

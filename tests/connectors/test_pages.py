@@ -109,3 +109,41 @@ def test_another_users_connector_page_and_actions_are_404(client, other_user, dr
     assert client.post(f"/connectors/{drive_account.pk}/disconnect/", {"memories": "delete"}).status_code == 404
     assert ConnectorAccount.objects.filter(pk=drive_account.pk).exists()
     assert ConnectorItem.objects.count() == 0
+
+
+def test_sync_now_with_a_worker_shows_the_sync_as_waiting_and_the_page_follows_it(logged_in_client, drive_account,
+                                                                                 fake_google, monkeypatch):
+    import django_q.tasks
+
+    queued = []
+    monkeypatch.setattr(django_q.tasks, "async_task", lambda func, *args, **kwargs: queued.append((func, args)))
+    fake_google.add_file("a.txt", "text/plain", b"Alpha")
+
+    response = logged_in_client.post(f"/connectors/{drive_account.pk}/sync/", follow=True)
+
+    body = response.content.decode()
+    assert queued == [("connectors.tasks.sync_account", (drive_account.pk,))]
+    assert "will sync in a moment" in body and "Waiting for the worker" in body
+    assert 'hx-trigger="every 3s"' in body
+    sync(drive_account)  # the worker picks it up
+    fragment = logged_in_client.get("/connectors/", HTTP_HX_REQUEST="true").content.decode()
+    assert "status-synced" in fragment and "every 3s" not in fragment
+
+
+def test_connector_accounts_and_items_are_in_admin(client, drive_account, fake_google):
+    from django.contrib.auth import get_user_model
+
+    fake_google.add_file("a.txt", "text/plain", b"Alpha")
+    sync(drive_account)
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw-for-admin-42")
+    client.force_login(admin)
+
+    for path in ("/admin/connectors/connectoraccount/", f"/admin/connectors/connectoraccount/{drive_account.pk}/change/",
+                 "/admin/connectors/connectoritem/", "/admin/socialaccount/socialapp/add/"):
+        assert client.get(path).status_code == 200, path
+
+
+def test_the_api_schema_documents_the_connector_endpoints(logged_in_client):
+    paths = logged_in_client.get("/api/v1/openapi.json").json()["paths"]
+    assert {"/api/v1/connectors", "/api/v1/connectors/{connector_id}/items",
+            "/api/v1/connectors/{connector_id}/sync"} <= set(paths)
