@@ -76,6 +76,8 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
+    "allauth.socialaccount.providers.google",
+    "allauth.socialaccount.providers.notion",
     "memories",
     "graph",
     "connectors",
@@ -148,6 +150,39 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = env_str("KYBERNESIS_EMAIL_VERIFICATION", "none")
 EMAIL_BACKEND = env_str("KYBERNESIS_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 
+# --- Connectors: OAuth through allauth (client ids from env, or SocialApp rows added in admin) ----
+SOCIALACCOUNT_STORE_TOKENS = True
+KYBERNESIS_GOOGLE_ACCOUNTS_URL = env_str("KYBERNESIS_GOOGLE_ACCOUNTS_URL", "https://accounts.google.com")
+KYBERNESIS_GOOGLE_OAUTH_URL = env_str("KYBERNESIS_GOOGLE_OAUTH_URL", "https://oauth2.googleapis.com")
+KYBERNESIS_GOOGLE_API_URL = env_str("KYBERNESIS_GOOGLE_API_URL", "https://www.googleapis.com")
+KYBERNESIS_NOTION_API_URL = env_str("KYBERNESIS_NOTION_API_URL", "https://api.notion.com")
+
+
+def _social_app(prefix: str) -> list[dict]:
+    """One settings-based app when its client id is in the environment. allauth refuses a provider
+    configured both here and as a SocialApp row, so without the variable the admin row is used."""
+    client_id = env_str(f"KYBERNESIS_{prefix}_CLIENT_ID")
+    if not client_id:
+        return []
+    return [{"client_id": client_id, "secret": env_str(f"KYBERNESIS_{prefix}_CLIENT_SECRET"), "key": ""}]
+
+
+SOCIALACCOUNT_PROVIDERS = {
+    "google": {
+        # The endpoints come from the KYBERNESIS_GOOGLE_*_URL settings at request time (see connectors.oauth).
+        "provider_class": "connectors.oauth.google.provider.GoogleDriveProvider",
+        "APPS": _social_app("GOOGLE"),
+        "SCOPE": ["openid", "profile", "email", "https://www.googleapis.com/auth/drive.readonly"],
+        # Offline access with a consent prompt: Google issues a refresh token on every connect.
+        "AUTH_PARAMS": {"access_type": "offline", "prompt": "consent"},
+        "OAUTH_PKCE_ENABLED": True,
+    },
+    "notion": {
+        "provider_class": "connectors.oauth.notion.provider.NotionConnectorProvider",
+        "APPS": _social_app("NOTION"),
+    },
+}
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("KYBERNESIS_TIME_ZONE", "UTC")
 USE_I18N = True
@@ -196,6 +231,12 @@ KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 *
 KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
 KYBERNESIS_ASYNC_UPLOAD_CHARS = env_int("KYBERNESIS_ASYNC_UPLOAD_CHARS", 200_000)
 KYBERNESIS_MAX_CHAT_MESSAGE_CHARS = env_int("KYBERNESIS_MAX_CHAT_MESSAGE_CHARS", 20_000)
+KYBERNESIS_CONNECTOR_SYNC_MINUTES = env_int("KYBERNESIS_CONNECTOR_SYNC_MINUTES", 60)
+KYBERNESIS_CONNECTOR_MAX_RETRIES = env_int("KYBERNESIS_CONNECTOR_MAX_RETRIES", 5)
+KYBERNESIS_CONNECTOR_BACKOFF_SECONDS = env_float("KYBERNESIS_CONNECTOR_BACKOFF_SECONDS", 1.0)
+KYBERNESIS_CONNECTOR_MAX_WAIT_SECONDS = env_float("KYBERNESIS_CONNECTOR_MAX_WAIT_SECONDS", 120.0)
+KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS = env_float("KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS", 60.0)
+KYBERNESIS_NOTION_MAX_BLOCKS = env_int("KYBERNESIS_NOTION_MAX_BLOCKS", 5000)
 
 
 # Tier rules and decay (memories/tiering.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.

@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 MAX_TITLE_CHARS = 500
 MAX_METADATA_BYTES = 64 * 1024
 MAX_MANUAL_TAGS = 50
+# Set by memory_archive when a connector's item is gone at its source; it keeps the memory archived.
+ARCHIVED_REASON = "archivedReason"
 _UNSET = object()
 TOKEN_PREFIX = "kyb_"
 _TOKEN_LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -287,7 +289,7 @@ def memory_update(
         if rechunk:
             _replace_chunks(locked)
         locked.save()
-        if {"priority", "manual_tags"} & changes.keys():
+        if {"priority", "manual_tags", "metadata"} & changes.keys():
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
             locked.refresh_from_db()
     locked.chunk_count = locked.chunks.count()
@@ -309,6 +311,17 @@ def _replace_chunks(memory: Memory) -> None:
     MemoryChunk.objects.filter(memory=memory).delete()
     MemoryChunk.objects.bulk_create(_chunk_rows(memory, chunks, vectors), batch_size=500)
     lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
+
+
+def memory_archive(*, memory: Memory, reason: str) -> Memory:
+    """Archive a memory whose source is gone, noting why in metadata["archivedReason"]. The tier rules
+    keep it archived (unless pinned) until that note is removed, e.g. when the file is restored."""
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
+        locked.save(update_fields=["metadata", "updated_at"])
+        memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
+    return _reloaded(locked)
 
 
 def memory_delete(*, memory: Memory) -> None:
@@ -419,6 +432,7 @@ def _tier_facts(memory: Memory, *, relationships: int = 0, recent_connections: i
         tier=memory.tier, priority=memory.priority, pinned=memory.pinned, has_manual_tags=bool(memory.manual_tags),
         created_at=memory.created_at, last_accessed_at=memory.last_accessed_at, access_count=memory.access_count,
         relationships=relationships, recent_connections=recent_connections,
+        removed_at_source=ARCHIVED_REASON in memory.metadata,
     )
 
 
@@ -440,6 +454,7 @@ WITH batch AS (
 )
 SELECT m.id, m.owner_id, m.tier, m.priority, m.pinned, cardinality(m.manual_tags) > 0, m.created_at,
        m.last_accessed_at, m.access_count, m.decay_score, m.tier_reason,
+       (m.metadata -> 'archivedReason') IS NOT NULL,
        COALESCE(c.relationships, 0), COALESCE(c.recent, 0)
 FROM batch JOIN memories_memory m ON m.id = batch.id LEFT JOIN counts c ON c.memory_id = m.id
 ORDER BY m.id
@@ -491,11 +506,11 @@ def memories_retier(*, owner=None, memory_ids: Sequence[int] | None = None, afte
         changed: list[tuple] = []
         moves: list[TierMove] = []
         for (memory_id, owner_id, tier, priority, pinned, has_manual, created_at, last_accessed_at, access_count,
-             decay, reason, relationships, recent) in rows:
+             decay, reason, removed, relationships, recent) in rows:
             facts = tiering.TierFacts(tier=tier, priority=priority, pinned=pinned, has_manual_tags=has_manual,
                                       created_at=created_at, last_accessed_at=last_accessed_at,
                                       access_count=access_count, relationships=relationships,
-                                      recent_connections=recent)
+                                      recent_connections=recent, removed_at_source=removed)
             decision = tiering.evaluate_tier(facts, now=now, policy=policy)
             result.processed += 1
             result.last_id = memory_id

@@ -2,7 +2,8 @@
 
 The rules are the spec's ("Memory Tiers"), checked in this order:
 
-1. Pinned memories are hot, whatever else holds.
+1. Pinned memories are hot, whatever else holds. Then a memory whose source is gone (a connector's
+   file deleted or trashed remotely) is archived, until the file comes back.
 2. Hot if ANY of: priority >= 0.65, decay <= 0.25, accessed within 3 days, 6+ relationships,
    4+ recent active connections (links created or reinforced in the last 7 days).
 3. Warm if ANY of: priority >= 0.3, accessed within 21 days, has manual tags, 3+ relationships.
@@ -78,6 +79,7 @@ class TierFacts:
     access_count: int = 0
     relationships: int = 0
     recent_connections: int = 0
+    removed_at_source: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,8 @@ def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> Tie
 
     if facts.pinned:
         return decide(HOT, "pinned")
+    if facts.removed_at_source:
+        return decide(ARCHIVE, "removed at its source")
     if facts.priority >= policy.hot_priority:
         return decide(HOT, f"priority {facts.priority:.2f} ≥ {policy.hot_priority:g}")
     if decay <= policy.hot_max_decay:

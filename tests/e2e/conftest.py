@@ -54,3 +54,13 @@ def page(browser, live_server):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+def sign_up(page, email: str, password: str = "a-Long-passphrase-42") -> None:
+    """Create an account through the sign-up page; it lands on the memory list."""
+    page.goto("/accounts/signup/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password1]", password)
+    page.fill("input[name=password2]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/memories/")

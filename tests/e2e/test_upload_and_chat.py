@@ -7,6 +7,7 @@ import base64
 import pytest
 
 from memories.models import Memory
+from tests.e2e.conftest import sign_up
 from tests.files import make_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -33,11 +34,7 @@ def as_drop(name: str, data: bytes, mime: str) -> dict:
 def test_sign_up_drop_two_files_open_one_and_chat(page, artifacts):
     page.goto("/")
     assert "/accounts/signup/" in page.url
-    page.fill("input[name=email]", "ada@example.com")
-    page.fill("input[name=password1]", "a-Long-passphrase-42")
-    page.fill("input[name=password2]", "a-Long-passphrase-42")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/memories/")
+    sign_up(page, "ada@example.com")
 
     page.goto("/upload/")
     markdown = ("# Field notes\n\n" + "Alice met the Product Team in San Francisco to plan the launch. " * 40).encode()

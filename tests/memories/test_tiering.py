@@ -154,3 +154,9 @@ def test_default_priority_follows_source_tags_and_length(source, tags, chars, ex
 
 def test_default_priority_never_makes_a_memory_hot_by_itself():
     assert default_priority(source="upload", manual_tag_count=50, content_chars=5_000_000) < POLICY.hot_priority
+
+
+def test_a_memory_removed_at_its_source_stays_archived_unless_pinned():
+    fresh = facts(removed_at_source=True, priority=0.9, last_accessed_at=days_ago(0), tier=HOT)
+    assert (tier_of(fresh), evaluate_tier(fresh, now=NOW, policy=POLICY).reason) == (ARCHIVE, "removed at its source")
+    assert tier_of(replace(fresh, pinned=True)) == HOT

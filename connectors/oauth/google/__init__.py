@@ -1,0 +1,1 @@
+"""allauth's Google provider, with its endpoints read from settings at request time."""

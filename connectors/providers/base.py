@@ -1,0 +1,345 @@
+"""The shared provider base: HTTP with retries and backoff, OAuth token use and refresh, and the
+shapes a provider hands to the sync service (remote documents, skips, failures)."""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import requests
+from django.conf import settings
+from django.utils import timezone
+from pydantic import BaseModel, ValidationError
+
+logger = logging.getLogger(__name__)
+
+RETRYABLE_STATUSES = {429, 500, 502, 503, 504}
+# Refresh a token this long before it expires rather than wait for the 401.
+TOKEN_EXPIRY_MARGIN = timedelta(seconds=60)
+USER_AGENT = "Kybernesis-Connector/1.0"
+
+# Waits go through this name so that tests can record them instead of sleeping.
+sleep = time.sleep
+
+
+class ConnectorError(Exception):
+    """A sync cannot go on; the message is shown to the person as is."""
+
+
+class ReconnectNeeded(ConnectorError):
+    """The stored token was refused or cannot be refreshed: only a new OAuth connect helps."""
+
+
+class RemoteError(ConnectorError):
+    """The remote service kept failing (after retries) or refused a request."""
+
+    def __init__(self, message: str, *, status: int | None = None, transient: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.transient = transient
+
+
+class MalformedResponse(ConnectorError):
+    """The remote answered with something that is not the documented shape."""
+
+
+class ItemSkipped(Exception):
+    """This one remote item is deliberately not synced (unsupported type, too large...)."""
+
+
+class ItemFailed(Exception):
+    """This one remote item could not be turned into a memory (damaged file, malformed data...)."""
+
+
+class ItemGone(Exception):
+    """The remote item no longer exists (deleted, trashed, or access lost)."""
+
+
+@dataclass
+class Content:
+    text: str
+    metadata: dict = field(default_factory=dict)
+    # Something worth telling the person that did not stop the sync (e.g. blocks left out).
+    note: str = ""
+
+
+@dataclass
+class RemoteDocument:
+    """One remote item as listed; `load` fetches its text only when the item changed."""
+
+    external_id: str
+    title: str
+    mime: str
+    url: str
+    modified_at: datetime | None
+    load: Callable[[], Content]
+    # Reload even when the modified time is unchanged (Notion's times are rounded to the minute).
+    recheck: bool = False
+
+
+class Sink:
+    """What a provider's sync reports to; implemented by connectors.services."""
+
+    def document(self, doc: RemoteDocument) -> None: ...
+
+    def skipped(self, *, external_id: str, title: str, mime: str, url: str, modified_at, reason: str) -> None: ...
+
+    def failed(self, *, external_id: str, title: str, reason: str) -> None: ...
+
+    def removed(self, external_id: str) -> None: ...
+
+    def checkpoint(self, *, cursor: str | None = None, state: dict | None = None) -> None: ...
+
+    def retry_ids(self) -> list[str]: ...
+
+
+def parse(model: type[BaseModel], data, *, what: str):
+    """Validate a remote JSON value against the documented shape, or say clearly what is wrong."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'response'}: {error['msg'].lower()}"
+            for error in exc.errors()[:3]
+        )
+        raise MalformedResponse(f"malformed {what} from the API ({problems})") from None
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After is either seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - timezone.now()).total_seconds())
+
+
+def megabytes(size: int) -> str:
+    """A size for people: MB from one megabyte up, KB or bytes below (limits can be set that low)."""
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB"
+    return f"{size // 1024} KB" if size >= 1024 else f"{size} bytes"
+
+
+class ProviderClient:
+    """An authenticated HTTP client for one connector account.
+
+    Every request is retried on 429 and 5xx (and on network errors) with exponential backoff,
+    honouring Retry-After, up to KYBERNESIS_CONNECTOR_MAX_RETRIES times. A 401 refreshes the token
+    once when the provider supports refresh; a second refusal means the person must reconnect.
+    """
+
+    name = "the provider"
+    social_provider = ""
+    # None: KYBERNESIS_CONNECTOR_MAX_RETRIES. Calls made while a person waits (revoking) use 0.
+    max_retries: int | None = None
+
+    def __init__(self, *, account):
+        self.account = account
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = USER_AGENT
+        self._token = None
+
+    # --- tokens ---------------------------------------------------------------------------------
+
+    def social_token(self):
+        from allauth.socialaccount.models import SocialToken
+
+        if self._token is None:
+            if self.account.social_account_id is None:
+                raise ReconnectNeeded(f"The {self.name} account is no longer linked. Reconnect it to sync again.")
+            self._token = (SocialToken.objects.filter(account_id=self.account.social_account_id)
+                           .select_related("app").order_by("-id").first())
+            if self._token is None or not self._token.token:
+                raise ReconnectNeeded(f"No {self.name} access token is stored. Reconnect to sync again.")
+        return self._token
+
+    def social_app(self):
+        """The OAuth client (settings or a SocialApp row) that issued the token."""
+        from allauth.socialaccount.adapter import get_adapter
+        from django.core.exceptions import ImproperlyConfigured, MultipleObjectsReturned, ObjectDoesNotExist
+
+        token = self.social_token()
+        if token.app_id:
+            return token.app
+        try:
+            return get_adapter().get_app(None, provider=self.social_provider)
+        except (ImproperlyConfigured, MultipleObjectsReturned, ObjectDoesNotExist) as exc:
+            raise ConnectorError(f"The {self.name} OAuth client is not configured, or configured twice "
+                                 f"({type(exc).__name__}); see the README's connector settings.") from exc
+
+    def can_refresh(self) -> bool:
+        return False
+
+    def refresh_token(self) -> None:
+        raise ReconnectNeeded(f"{self.name} refused the stored token. Reconnect to sync again.")
+
+    def store_refreshed_token(self, data: dict) -> None:
+        token = self.social_token()
+        access = data.get("access_token") if isinstance(data, dict) else None
+        if not isinstance(access, str) or not access:
+            raise MalformedResponse(f"malformed token response from {self.name} (no access_token)")
+        token.token = access
+        if isinstance(data.get("refresh_token"), str) and data["refresh_token"]:
+            token.token_secret = data["refresh_token"]
+        expires_in = data.get("expires_in")
+        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and expires_in > 0:
+            token.expires_at = timezone.now() + timedelta(seconds=int(expires_in))
+        else:
+            token.expires_at = None
+        token.save(update_fields=["token", "token_secret", "expires_at"])
+
+    def auth_headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.social_token().token}"}
+
+    def _token_expired(self) -> bool:
+        token = self.social_token()
+        return token.expires_at is not None and token.expires_at <= timezone.now() + TOKEN_EXPIRY_MARGIN
+
+    # --- HTTP ------------------------------------------------------------------------------------
+
+    def error_message(self, response: requests.Response) -> str:
+        """The remote's own words for an error response, when it sent any."""
+        try:
+            body = response.json()
+        except ValueError:
+            return (response.text or "").strip()[:200]
+        return str(body)[:200]
+
+    def is_retryable(self, response: requests.Response) -> bool:
+        return response.status_code in RETRYABLE_STATUSES
+
+    def request(self, method: str, url: str, *, authenticated: bool = True, headers: dict | None = None,
+                **kwargs) -> requests.Response:
+        kwargs.setdefault("timeout", settings.KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS)
+        refreshed = False
+        attempt = 0
+        while True:
+            sent_headers = dict(headers or {})
+            if authenticated:
+                if not refreshed and self.can_refresh() and self._token_expired():
+                    self.refresh_token()
+                    refreshed = True
+                sent_headers.update(self.auth_headers())
+            try:
+                response = self.session.request(method, url, headers=sent_headers, **kwargs)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                response, failure = None, f"could not reach {self.name} ({type(exc).__name__})"
+            else:
+                if response.status_code == 401 and authenticated:
+                    response.close()
+                    if not refreshed and self.can_refresh():
+                        self.refresh_token()
+                        refreshed = True
+                        continue
+                    raise ReconnectNeeded(f"{self.name} refused the stored token (it was revoked or has "
+                                          "expired). Reconnect to sync again.")
+                if not self.is_retryable(response):
+                    if response.status_code >= 400:
+                        message = self.error_message(response)
+                        response.close()
+                        raise RemoteError(f"{self.name} answered {response.status_code}: {message}",
+                                          status=response.status_code)
+                    return response
+                failure = f"{self.name} answered {response.status_code}: {self.error_message(response)}"
+                response.close()
+            status = response.status_code if response is not None else None
+            if attempt >= (settings.KYBERNESIS_CONNECTOR_MAX_RETRIES if self.max_retries is None else self.max_retries):
+                raise RemoteError(f"{failure}; gave up after {attempt + 1} attempts", status=status, transient=True)
+            wait = retry_after_seconds(response.headers.get("Retry-After")) if response is not None else None
+            if wait is None:
+                base = settings.KYBERNESIS_CONNECTOR_BACKOFF_SECONDS
+                wait = base * (2 ** attempt) * (1 + random.random() * 0.25)
+            if wait > settings.KYBERNESIS_CONNECTOR_MAX_WAIT_SECONDS:
+                raise RemoteError(f"{failure}; it asked to wait {wait:.0f} s, longer than a sync waits. "
+                                  "The next sync continues from here.", status=status, transient=True)
+            logger.info("%s: %s; retrying in %.2f s", self.name, failure, wait)
+            sleep(wait)
+            attempt += 1
+
+    def json(self, method: str, url: str, **kwargs):
+        response = self.request(method, url, **kwargs)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise MalformedResponse(f"{self.name} sent a response that is not valid JSON") from exc
+
+    def download(self, url: str, *, max_bytes: int, **kwargs) -> bytes:
+        """Fetch a body, refusing (ItemSkipped) anything larger than max_bytes without reading it all."""
+        response = self.request("GET", url, stream=True, **kwargs)
+        with response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > max_bytes:
+                raise ItemSkipped(f"the file is {megabytes(int(declared))}; the limit is {megabytes(max_bytes)}")
+            data = bytearray()
+            try:
+                for chunk in response.iter_content(chunk_size=256 * 1024):
+                    data.extend(chunk)
+                    if len(data) > max_bytes:
+                        raise ItemSkipped(f"the file is over the limit of {megabytes(max_bytes)}")
+            except requests.RequestException as exc:
+                raise RemoteError(f"the download from {self.name} broke off ({type(exc).__name__})",
+                                  transient=True) from exc
+        return bytes(data)
+
+    def paginate(self, fetch: Callable[[str | None], tuple[list, str | None]], start: str | None = None
+                 ) -> Iterator[tuple[list, str | None]]:
+        """Yield (results, next cursor) page by page until the remote has no next cursor."""
+        cursor = start
+        while True:
+            results, cursor = fetch(cursor)
+            yield results, cursor
+            if not cursor:
+                return
+
+
+class ProviderSync:
+    """One provider's sync: first the items whose last attempt failed for a passing reason, then
+    what changed remotely (`sync`), all reported to the sink."""
+
+    client_class: type[ProviderClient] = ProviderClient
+
+    def __init__(self, *, account, client: ProviderClient | None = None):
+        self.account = account
+        self.client = client or self.client_class(account=account)
+
+    def run(self, sink: Sink) -> None:
+        for external_id in sink.retry_ids():
+            self.retry(sink, external_id)
+        self.sync(sink)
+
+    def retry(self, sink: Sink, external_id: str) -> None:
+        try:
+            raw = self.fetch(external_id)
+        except ItemGone:
+            sink.removed(external_id)
+            return
+        except (MalformedResponse, RemoteError) as exc:
+            sink.failed(external_id=external_id, title="", reason=str(exc))
+            return
+        self.handle(sink, raw)
+
+    def sync(self, sink: Sink) -> None:
+        raise NotImplementedError
+
+    def fetch(self, external_id: str) -> dict:
+        """One item's listing entry, fetched on its own."""
+        raise NotImplementedError
+
+    def handle(self, sink: Sink, raw) -> None:
+        """Report one listing entry to the sink."""
+        raise NotImplementedError
