@@ -11,6 +11,7 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer, django_auth
 
 from connectors.api import router as connectors_router
+from sleep.api import router as sleep_router
 from memories.api import router as memories_router
 from memories.search import SearchError
 from memories.services import MemoryInputError, api_token_user
@@ -81,3 +82,4 @@ def memory_input_error(request: HttpRequest, exc: MemoryInputError):
 
 api.add_router("/", memories_router)
 api.add_router("/", connectors_router)
+api.add_router("/", sleep_router)

@@ -252,6 +252,11 @@ def _tier_policy() -> dict:
 
 KYBERNESIS_TIER_POLICY = _tier_policy()
 
+# The sleep agent: the cycle's interval, and how long a running cycle may go without a heartbeat
+# before it counts as interrupted (its worker died) and the next cycle resumes it.
+KYBERNESIS_SLEEP_INTERVAL_MINUTES = env_int("KYBERNESIS_SLEEP_INTERVAL_MINUTES", 60)
+KYBERNESIS_SLEEP_HEARTBEAT_TIMEOUT = env_int("KYBERNESIS_SLEEP_HEARTBEAT_TIMEOUT", 300)
+
 # Request bodies: a JSON memory may carry KYBERNESIS_MAX_MEMORY_CHARS characters (up to 4 bytes each
 # in UTF-8) plus JSON escaping; files are streamed to disk past 2.5 MB and limited per file above.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("KYBERNESIS_MAX_REQUEST_BYTES", 64 * 1024 * 1024)

@@ -55,6 +55,9 @@ class Memory(models.Model):
     title = models.CharField(max_length=500)
     content = models.TextField()
     summary = models.TextField(blank=True, default="")
+    # A one-line preview for lists, and the content hash the summary was written from.
+    preview = models.CharField(max_length=200, blank=True, default="")
+    summarized_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.UPLOAD)
     metadata = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
@@ -89,6 +92,7 @@ class Memory(models.Model):
             models.Index(fields=["owner", "-created_at"], name="memory_owner_created"),
             models.Index(fields=["owner", "tier"], name="memory_owner_tier"),
             models.Index(fields=["owner", "source"], name="memory_owner_source"),
+            models.Index(fields=["updated_at"], name="memory_updated"),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(priority__gte=0, priority__lte=1), name="memory_priority_0_1"),

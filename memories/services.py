@@ -424,6 +424,19 @@ def _reloaded(memory: Memory) -> Memory:
     return memory
 
 
+def memory_summaries_save(*, summaries: dict[int, tuple[str, str, str]]) -> int:
+    """Store sleep-agent summaries: {memory id: (summary, preview, content hash it was made from)}.
+    A memory whose content changed since is left for the next cycle."""
+    if not summaries:
+        return 0
+    memories = list(Memory.objects.filter(pk__in=list(summaries)).only("pk", "content_hash"))
+    for memory in memories:
+        memory.summary, memory.preview, memory.summarized_hash = summaries[memory.pk]
+    fresh = [m for m in memories if m.summarized_hash == m.content_hash]
+    Memory.objects.bulk_update(fresh, ["summary", "preview", "summarized_hash"], batch_size=500)
+    return len(fresh)
+
+
 # --- Tiers ------------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,101 @@
+"""Extractive summaries: the most central sentences of a text (TextRank over TF-IDF), local and fast.
+
+A summary is at most three sentences and 500 characters, in the order they appear; the preview is
+one line of at most 160 characters. Only the first SOURCE_CHARS characters are read, so a huge
+memory costs no more than a long one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+MAX_SUMMARY_CHARS = 500
+MAX_SENTENCES = 3
+MAX_PREVIEW_CHARS = 160
+SOURCE_CHARS = 20_000
+MAX_CANDIDATES = 120
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n|\n(?=\s*[-*•#\d])")
+_WORD = re.compile(r"[^\W_]{2,}")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _stopwords() -> frozenset[str]:
+    from memories.tagging import _stopwords as yake_stopwords
+
+    return yake_stopwords()
+
+
+def split_sentences(text: str) -> list[str]:
+    text = _CONTROL.sub(" ", text[:SOURCE_CHARS])
+    sentences = []
+    for part in _SENTENCE_END.split(text):
+        sentence = " ".join(part.split())
+        if len(sentence) >= 3:
+            sentences.append(sentence)
+    return sentences
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut[limit // 2:]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+def _rank(sentences: list[str]) -> list[float]:
+    stop = _stopwords()
+    bags = [Counter(w for w in _WORD.findall(s.lower()) if w not in stop) for s in sentences]
+    df = Counter(w for bag in bags for w in bag)
+    n = len(sentences)
+    vectors = []
+    for bag in bags:
+        vec = {w: c * math.log(1 + n / df[w]) for w, c in bag.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        vectors.append({w: v / norm for w, v in vec.items()})
+    weights = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = vectors[i], vectors[j]
+            if len(a) > len(b):
+                a, b = b, a
+            sim = sum(v * b.get(w, 0.0) for w, v in a.items())
+            weights[i][j] = weights[j][i] = sim
+    totals = [sum(row) or 1.0 for row in weights]
+    scores = [1.0 / n] * n
+    for _ in range(30):  # PageRank with the usual damping; converges well within 30 rounds here
+        scores = [0.15 / n + 0.85 * sum(weights[j][i] / totals[j] * scores[j] for j in range(n)) for i in range(n)]
+    # A slight lead for early sentences: openings tend to state what a text is about.
+    return [score * (1.0 + 0.3 / (1 + position)) for position, score in enumerate(scores)]
+
+
+def summarize(text: str) -> tuple[str, str]:
+    """(summary, preview) of a text; both empty when it has no sentence."""
+    sentences = split_sentences(text)
+    if not sentences:
+        return "", ""
+    if len(sentences) <= MAX_SENTENCES and sum(len(s) + 1 for s in sentences) <= MAX_SUMMARY_CHARS:
+        chosen = sentences
+    else:
+        candidates = sentences[:MAX_CANDIDATES]
+        scores = _rank(candidates)
+        order = sorted(range(len(candidates)), key=lambda i: -scores[i])
+        picked: list[int] = []
+        used = 0
+        for i in order:
+            length = min(len(candidates[i]), MAX_SUMMARY_CHARS) + (1 if picked else 0)
+            if used + length > MAX_SUMMARY_CHARS:
+                continue
+            picked.append(i)
+            used += length
+            if len(picked) == MAX_SENTENCES:
+                break
+        if not picked:  # even the best sentence is too long: keep its opening
+            picked = [order[0]]
+        chosen = [candidates[i] for i in sorted(picked)]
+    summary = _shorten(" ".join(chosen), MAX_SUMMARY_CHARS)
+    return summary, _shorten(chosen[0], MAX_PREVIEW_CHARS)

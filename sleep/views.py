@@ -1,0 +1,44 @@
+"""Sleep pages: run history with "Run now", and a run's steps with live progress while it runs."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from sleep import selectors
+from sleep.models import SleepRun
+from sleep.pipeline import STEPS, sleep_run_request
+
+PAGE_SIZE = 20
+
+
+def run_list(request):
+    page = Paginator(selectors.sleep_run_list(user=request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    active = any(run.status in SleepRun.ACTIVE for run in page.object_list)
+    context = {"page": page, "active": active}
+    template = "sleep/list.html#runs" if request.htmx else "sleep/list.html"
+    return render(request, template, context)
+
+
+@require_POST
+def run_now(request):
+    run, created = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=request.user)
+    if created:
+        messages.success(request, "Sleep cycle queued: tag → link → tier → summarize over your memories.")
+    else:
+        messages.info(request, "A sleep cycle is already running; here it is.")
+    return redirect("sleep:detail", run_id=run.pk)
+
+
+def run_detail(request, run_id: int):
+    run = selectors.sleep_run_get(user=request.user, run_id=run_id)
+    steps = sorted(run.steps.all(), key=lambda s: s.position)
+    for step in steps:
+        step.metric_items = [(key.replace("_", " "), value) for key, value in step.metrics.items()
+                             if key != "duration_ms"]
+    context = {"run": run, "steps": steps, "detailed": selectors.sleep_run_details_visible(user=request.user, run=run),
+               "step_names": [s.name for s in STEPS], "active": run.status in SleepRun.ACTIVE}
+    template = "sleep/detail.html#progress" if request.htmx else "sleep/detail.html"
+    return render(request, template, context)
