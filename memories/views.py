@@ -67,8 +67,10 @@ def _tier_context(memory) -> dict:
             "max_manual_tags": services.MAX_MANUAL_TAGS}
 
 
-def _back(request, memory_id: int):
+def _back(request, memory_id: int, error: str | None = None):
     """Without JavaScript a small form posts here and the browser goes back where it was."""
+    if error:
+        messages.error(request, error)
     target = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = reverse("memories:detail", args=[memory_id])
@@ -102,9 +104,7 @@ def memory_priority(request, memory_id: int):
         except services.MemoryInputError as exc:
             error = capfirst(str(exc)) + "."
     if not request.htmx:
-        if error:
-            messages.error(request, error)
-        return _back(request, memory_id)
+        return _back(request, memory_id, error)
     context = {"memory": memory, "priority_error": error, **_tier_context(memory)}
     return render(request, "memories/detail.html#tier-card", context, status=422 if error else 200)
 
@@ -122,9 +122,7 @@ def memory_tags(request, memory_id: int):
     except services.MemoryInputError as exc:
         error = capfirst(str(exc)) + "."
     if not request.htmx:
-        if error:
-            messages.error(request, error)
-        return _back(request, memory_id)
+        return _back(request, memory_id, error)
     context = {"memory": memory, "tag_error": error, "tag_input": request.POST.get("tags", "") if error else "",
                **_tier_context(memory)}
     response = render(request, "memories/detail.html#tag-editor", context, status=422 if error else 200)

@@ -7,12 +7,13 @@ from collections import defaultdict
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
-from graph.services import graph_extract_memories, memory_links_expire, memory_links_refresh
 from memories.models import Memory
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
 
 
 def _link(ids: list[int]) -> tuple[int, dict]:
+    from graph.services import graph_extract_memories, memory_links_refresh  # spaCy loads only when needed
+
     extracted = graph_extract_memories(memory_ids=ids)
     metrics = {f"entities_{k}": v for k, v in extracted.items() if isinstance(v, int)}
     by_owner: dict[int, list[int]] = defaultdict(list)
@@ -48,6 +49,8 @@ class LinkStep(Step):
         return BatchOutcome(processed=len(ids), changed=changed, metrics=metrics)
 
     def finish(self, scope: Scope) -> dict:
+        from graph.services import memory_links_expire
+
         owners = (get_user_model().objects.filter(pk=scope.owner_id) if scope.owner_id is not None
                   else get_user_model().objects.filter(memories__isnull=False).distinct())
         return {"links_expired": sum(memory_links_expire(owner=owner) for owner in owners)}
