@@ -119,12 +119,11 @@ def ruler_patterns() -> list[dict]:
     """EntityRuler patterns: technical terms, '<Name> API'-style technology names, '<Name> Team'-style
     organisations. Rules only add what the statistical model misses; it still sees the rest."""
     patterns: list[dict] = []
-    for term in TECH_TERMS:
-        patterns.append({"label": "TECHNOLOGY", "pattern": [{"LOWER": part} for part in term.split()]})
-    for phrase in TECH_PHRASES:
-        phrase = phrase.strip()
-        if phrase:
-            patterns.append({"label": "TECHNOLOGY", "pattern": [{"LOWER": part} for part in phrase.split()]})
+    # Plain strings go to the PhraseMatcher (matched on LOWER), which is far cheaper than token patterns.
+    for term in [*TECH_TERMS, *TECH_PHRASES]:
+        term = term.strip()
+        if term:
+            patterns.append({"label": "TECHNOLOGY", "pattern": term})
     proper = {"POS": "PROPN"}
     upper = {"IS_UPPER": True, "IS_ALPHA": True}
     for lead in (proper, upper):
@@ -154,7 +153,8 @@ def get_nlp():
                 import spacy
 
                 nlp = spacy.load(SPACY_MODEL, disable=["lemmatizer"])
-                ruler = nlp.add_pipe("entity_ruler", before="ner", config={"validate": True})
+                ruler = nlp.add_pipe("entity_ruler", before="ner",
+                                     config={"validate": True, "phrase_matcher_attr": "LOWER"})
                 ruler.add_patterns(ruler_patterns())
                 _nlp = nlp
     return _nlp
@@ -303,10 +303,11 @@ def _entity_spans(doc) -> list[_Found]:
             continue
         covered.update(range(ent.start, ent.end))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
+    text = doc.text
     for chunk in doc.noun_chunks:
         if any(i in covered for i in range(chunk.start, chunk.end)):
             continue
-        concept = _concept(chunk)
+        concept = _concept(chunk, text)
         if concept is not None:
             found.append(concept)
     found.sort(key=lambda f: f.start)
@@ -317,7 +318,7 @@ def _has_digit(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
-def _concept(chunk) -> _Found | None:
+def _concept(chunk, text: str) -> _Found | None:
     """A noun chunk as a concept, or None when it is a pronoun or a generic word ("thing", "time")."""
     tokens = list(chunk)
     while tokens and (tokens[0].pos_ in _DROP_LEADING_POS or tokens[0].lower_ in _GENERIC_MODIFIERS
@@ -336,7 +337,7 @@ def _concept(chunk) -> _Found | None:
     if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
         return None
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
-    name = display_name(chunk.doc.text[start:end])
+    name = display_name(text[start:end])
     key = canonical_key(name, CONCEPT)
     if not is_meaningful(name, key):
         return None

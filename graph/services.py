@@ -238,59 +238,73 @@ def entity_merge(*, source_id: int, target_id: int) -> Entity:
     return target
 
 
+def _type_rank_sql() -> str:
+    cases = " ".join(f"WHEN '{t}' THEN {rank}" for t, rank in extraction.TYPE_PRIORITY.items())
+    return f"(CASE type {cases} ELSE 1 END)"
+
+
 def _entities_recount(*, entity_ids: Iterable[int]) -> int:
-    """Counts, name, type and dates from the mentions; entities left without any are deleted."""
-    ids = set(entity_ids)
+    """Counts, name, type and dates from the mentions, in one statement; entities left without any
+    mention are deleted. The display name is the most frequent surface form (capitalised wins ties)
+    and the type the most frequent one, weighted towards the specific kinds."""
+    ids = sorted(set(entity_ids))
     if not ids:
         return 0
-    stats = {row["entity_id"]: row for row in (
-        EntityMention.objects.filter(entity_id__in=ids).values("entity_id")
-        .annotate(mentions=Count("id"), memories=Count("memory_id", distinct=True),
-                  first=Min("memory__created_at"), last=Max("memory__updated_at")))}
-    names: dict[int, Counter] = defaultdict(Counter)
-    types: dict[int, Counter] = defaultdict(Counter)
-    for row in (EntityMention.objects.filter(entity_id__in=ids).values("entity_id", "surface", "type")
-                .annotate(n=Count("id"))):
-        names[row["entity_id"]][row["surface"]] += row["n"]
-        types[row["entity_id"]][row["type"]] += row["n"]
-    gone = ids - set(stats)
-    removed = Entity.objects.filter(pk__in=gone).delete()[1].get("graph.Entity", 0) if gone else 0
-    entities = list(Entity.objects.filter(pk__in=stats))
-    for entity in entities:
-        row = stats[entity.pk]
-        entity.mention_count, entity.memory_count = row["mentions"], row["memories"]
-        entity.first_seen, entity.last_seen = row["first"], row["last"]
-        # The most frequent surface form is the display name; ties go to the capitalised form.
-        entity.name = max(names[entity.pk].items(), key=lambda item: (item[1], item[0][:1].isupper(), item[0]))[0]
-        entity.type = _best_type(types[entity.pk])
-    Entity.objects.bulk_update(entities, ["mention_count", "memory_count", "first_seen", "last_seen", "name", "type"],
-                               batch_size=1000)
-    return removed
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH stats AS (
+                SELECT m.entity_id, count(*) AS mentions, count(DISTINCT m.memory_id) AS memories,
+                       min(mem.created_at) AS first_seen, max(mem.updated_at) AS last_seen
+                  FROM graph_entitymention m JOIN memories_memory mem ON mem.id = m.memory_id
+                 WHERE m.entity_id = ANY(%(ids)s) GROUP BY m.entity_id
+            ), names AS (
+                SELECT DISTINCT ON (entity_id) entity_id, surface
+                  FROM (SELECT entity_id, surface, count(*) AS n FROM graph_entitymention
+                         WHERE entity_id = ANY(%(ids)s) GROUP BY entity_id, surface) x
+                 ORDER BY entity_id, n DESC, (surface ~ '^[[:upper:]]') DESC, surface
+            ), types AS (
+                SELECT DISTINCT ON (entity_id) entity_id, type
+                  FROM (SELECT entity_id, type, count(*) AS n FROM graph_entitymention
+                         WHERE entity_id = ANY(%(ids)s) GROUP BY entity_id, type) x
+                 ORDER BY entity_id, n * {_type_rank_sql()} DESC, type DESC
+            )
+            UPDATE graph_entity e
+               SET mention_count = s.mentions, memory_count = s.memories, first_seen = s.first_seen,
+                   last_seen = s.last_seen, name = names.surface, type = types.type
+              FROM stats s JOIN names USING (entity_id) JOIN types USING (entity_id)
+             WHERE e.id = s.entity_id
+            """, {"ids": ids})
+    gone = Entity.objects.filter(pk__in=ids).exclude(Exists(EntityMention.objects.filter(entity_id=OuterRef("pk"))))
+    return gone.delete()[1].get("graph.Entity", 0)
 
 
 def _relationships_recount(*, relationship_ids: Iterable[int]) -> int:
-    """Evidence count, confidence, context chunk and sentence from the evidence rows; a relationship
-    left without evidence is deleted."""
-    ids = set(relationship_ids)
+    """Evidence count, confidence, context chunk and sentence from the evidence rows, in one
+    statement; a relationship left without evidence is deleted."""
+    ids = sorted(set(relationship_ids))
     if not ids:
         return 0
-    stats = {row["relationship_id"]: row for row in (
-        RelationshipEvidence.objects.filter(relationship_id__in=ids).values("relationship_id")
-        .annotate(n=Count("id"), confidence=Max("confidence"), last=Max("created_at")))}
-    best = {row["relationship_id"]: row for row in (
-        RelationshipEvidence.objects.filter(relationship_id__in=stats)
-        .order_by("relationship_id", "-confidence", "-id").distinct("relationship_id")
-        .values("relationship_id", "chunk_id", "sentence"))}
-    gone = ids - set(stats)
-    removed = Relationship.objects.filter(pk__in=gone).delete()[1].get("graph.Relationship", 0) if gone else 0
-    edges = list(Relationship.objects.filter(pk__in=stats))
-    for edge in edges:
-        row, top = stats[edge.pk], best[edge.pk]
-        edge.evidence_count, edge.confidence, edge.last_seen = row["n"], row["confidence"], row["last"]
-        edge.context_chunk_id, edge.evidence = top["chunk_id"], top["sentence"]
-    Relationship.objects.bulk_update(edges, ["evidence_count", "confidence", "last_seen", "context_chunk", "evidence"],
-                                     batch_size=1000)
-    return removed
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH stats AS (
+                SELECT relationship_id, count(*) AS n, max(confidence) AS confidence, max(created_at) AS last_seen
+                  FROM graph_relationshipevidence WHERE relationship_id = ANY(%(ids)s) GROUP BY relationship_id
+            ), best AS (
+                SELECT DISTINCT ON (relationship_id) relationship_id, chunk_id, sentence
+                  FROM graph_relationshipevidence WHERE relationship_id = ANY(%(ids)s)
+                 ORDER BY relationship_id, confidence DESC, id DESC
+            )
+            UPDATE graph_relationship r
+               SET evidence_count = s.n, confidence = s.confidence, last_seen = s.last_seen,
+                   context_chunk_id = b.chunk_id, evidence = b.sentence
+              FROM stats s JOIN best b USING (relationship_id)
+             WHERE r.id = s.relationship_id
+            """, {"ids": ids})
+    gone = Relationship.objects.filter(pk__in=ids).exclude(
+        Exists(RelationshipEvidence.objects.filter(relationship_id=OuterRef("pk"))))
+    return gone.delete()[1].get("graph.Relationship", 0)
 
 
 def _owner_graph_normalise(*, owner_id: int) -> None:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("upload/", memory_views.upload, name="upload"),
     path("chat/", memory_views.chat, name="chat"),
     path("search/", memory_views.search_page, name="search"),
+    path("graph/", include("graph.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
