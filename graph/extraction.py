@@ -155,7 +155,8 @@ def get_nlp():
                 nlp = spacy.load(SPACY_MODEL, disable=["lemmatizer"])
                 ruler = nlp.add_pipe("entity_ruler", before="ner",
                                      config={"validate": True, "phrase_matcher_attr": "LOWER"})
-                ruler.add_patterns(ruler_patterns())
+                with nlp.select_pipes(disable=nlp.pipe_names):  # phrase patterns need only the tokenizer
+                    ruler.add_patterns(ruler_patterns())
                 _nlp = nlp
     return _nlp
 
@@ -209,11 +210,14 @@ def canonical_key(name: str, entity_type: str | None = None) -> str:
     """The key that makes surface variants one entity: case, whitespace, possessives, leading articles,
     company suffixes ("Acme Corp." = "ACME CORP" = "Acme") and, for concepts and technologies, simple
     plurals ("APIs" = "API")."""
-    words = re.sub(r"[.,]", " ", display_name(name).casefold()).split()
+    shown = re.sub(r"[.,]", " ", display_name(name)).split()
+    words = [word.casefold() for word in shown]
     while len(words) > 1 and words[-1] in _ORG_SUFFIXES:
         words.pop()
     if entity_type in (CONCEPT, TECHNOLOGY) and words:
-        words[-1] = _singular(words[-1])
+        last = shown[len(words) - 1]
+        # "APIs", "GPUs": an acronym's plural is its letters plus a lowercase s.
+        words[-1] = last[:-1].casefold() if re.fullmatch(r"[A-Z]{2,}s", last) else _singular(words[-1])
     return " ".join(words)[:200]
 
 

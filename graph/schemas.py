@@ -7,15 +7,14 @@ from typing import Literal
 
 from django.conf import settings
 from ninja import Schema
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from graph.models import RelationType
 from graph.selectors import MAX_GRAPH_NODES, GraphQueryError, entity_types_clean
 
 
 class _Query(Schema):
-    # Unknown parameters are refused, so a typo ("minweight") gets a 422 that names it.
-    model_config = ConfigDict(extra="forbid")
+    pass
 
 
 class _TypesQuery(_Query):

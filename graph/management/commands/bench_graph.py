@@ -75,32 +75,39 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(result))
 
     def _load(self, owner, corpus: list[dict], chunks: int) -> list[int]:
-        """The first memories of the corpus that hold `chunks` chunks, ingesting what is missing."""
-        loaded = dict(Memory.objects.filter(owner=owner).values_list("metadata__beirId", "pk"))
-        counts = dict(MemoryChunk.objects.filter(owner=owner).values_list("memory_id").order_by()
-                      .annotate(n=Count("id")))
-        chosen, total, pending = [], 0, []
+        """The first memories of the corpus holding at least `chunks` chunks, ingesting what is missing."""
+        def loaded() -> dict[str, tuple[int, int]]:
+            rows = (Memory.objects.filter(owner=owner).annotate(n=Count("chunks"))
+                    .values_list("metadata__beirId", "pk", "n"))
+            return {beir_id: (pk, n) for beir_id, pk, n in rows}
+
+        known = loaded()
+        chosen: list[int] = []
+        total = 0
+        pending: list[dict] = []
         for doc in corpus:
             if total >= chunks:
                 break
-            if doc["_id"] in loaded:
-                chosen.append(loaded[doc["_id"]])
-                total += counts.get(loaded[doc["_id"]], 0)
+            if doc["_id"] in known:
+                pk, n = known[doc["_id"]]
+                chosen.append(pk)
+                total += n
                 continue
             pending.append(doc)
-            if len(pending) == 64:
-                total += self._ingest(owner, pending, chosen)
+            # Rough guess of chunks per abstract, so ingestion stops near the target.
+            if total + len(pending) * 2 >= chunks or len(pending) == 64:
+                for memory in self._ingest(owner, pending):
+                    if total < chunks:
+                        chosen.append(memory.pk)
+                        total += memory.chunk_count
                 pending = []
-        if pending and total < chunks:
-            total += self._ingest(owner, pending, chosen)
         self.stderr.write("")
         return chosen
 
-    def _ingest(self, owner, docs: list[dict], chosen: list[int]) -> int:
+    def _ingest(self, owner, docs: list[dict]) -> list:
         memories = memory_create_many(owner=owner, items=[
             MemoryInput(title=(doc.get("title") or doc["_id"])[:500],
                         content=f"{doc.get('title', '')}\n\n{doc['text']}".strip(), metadata={"beirId": doc["_id"]})
             for doc in docs])
-        chosen.extend(m.pk for m in memories)
-        self.stderr.write(f"\ringested {len(chosen)} memories", ending="")
-        return sum(m.chunk_count for m in memories)
+        self.stderr.write(f"\ringested {len(memories)} more memories", ending="")
+        return memories
