@@ -36,6 +36,7 @@
         "background-color": "data(colour)", width: "data(size)", height: "data(size)", label: "data(label)",
         "font-size": 10, color: "#1d2330", "text-valign": "bottom", "text-margin-y": 3,
         "text-outline-color": "#fff", "text-outline-width": 2, "min-zoomed-font-size": 7 } },
+      { selector: "node[kind = 'memory']", style: { "text-wrap": "ellipsis", "text-max-width": 130 } },
       { selector: "node[kind = 'tag']", style: {
         "background-color": "#eef2ff", "background-opacity": 0.55, "border-color": "#c7d2fe", "border-width": 1,
         shape: "round-rectangle", "text-valign": "top", "font-size": 11, color: "#3730a3", "font-weight": 600 } },
