@@ -396,6 +396,16 @@ def _pairs_from_postings(postings: dict, focus: set[int] | None, cap: int) -> se
     return pairs
 
 
+def _postings_idf(features: dict[int, dict]) -> tuple[dict, dict]:
+    """Which memories carry each feature, and the feature's smoothed idf ln(1 + N/df)."""
+    postings: dict = defaultdict(set)
+    for memory_id, carried in features.items():
+        for feature in carried:
+            postings[feature].add(memory_id)
+    idf = {feature: math.log(1 + len(features) / len(members)) for feature, members in postings.items()}
+    return postings, idf
+
+
 def _entity_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
     """Weighted Jaccard over the memories' entities, each weighted idf · (1 + ln mentions)."""
     counts: dict[int, dict[int, int]] = defaultdict(dict)
@@ -404,11 +414,7 @@ def _entity_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, i
                                     .values_list("memory_id", "entity_id", "n")):
         counts[memory_id][entity_id] = n
     total = len(counts)
-    postings: dict[int, set[int]] = defaultdict(set)
-    for memory_id, entities in counts.items():
-        for entity_id in entities:
-            postings[entity_id].add(memory_id)
-    idf = {e: math.log(1 + total / len(members)) for e, members in postings.items()}
+    postings, idf = _postings_idf(counts)
     vectors = {m: {e: idf[e] * (1 + math.log(n)) for e, n in entities.items()} for m, entities in counts.items()}
     threshold = settings.KYBERNESIS_LINK_ENTITY_THRESHOLD
     found = {}
@@ -434,11 +440,7 @@ def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int]
         if topical:
             tags[pk] = topical
     total = len(tags)
-    postings: dict[str, set[int]] = defaultdict(set)
-    for pk, topical in tags.items():
-        for tag in topical:
-            postings[tag].add(pk)
-    idf = {t: math.log(1 + total / len(members)) for t, members in postings.items()}
+    postings, idf = _postings_idf(tags)
     threshold = settings.KYBERNESIS_LINK_TAG_THRESHOLD
     found = {}
     for a, b in _pairs_from_postings(postings, focus, cap=max(100, total // 5)):
