@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404
 
 from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship
 from memories.models import Memory
+from memories.tagging import filter_tags
 
 MAX_GRAPH_NODES = 2000
 SNIPPET_CHARS = 240
@@ -162,6 +163,7 @@ def graph_view(*, user, query: GraphQuery) -> dict:
     memories as nodes grouped under their first combined tag, memory links as edges.
     """
     _check(query)
+    query.tag = (filter_tags([query.tag]) or ("",))[0]
     if query.view == "memories":
         return _memory_graph(user=user, query=query)
     return _entity_graph(user=user, query=query)

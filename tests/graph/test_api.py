@@ -104,3 +104,9 @@ def test_another_users_graph_is_invisible_and_their_ids_are_404(other_api, spec_
 
 def test_graph_api_needs_authentication(client):
     assert client.get("/api/v1/graph").status_code == 401
+
+
+def test_tag_filter_is_normalised_like_stored_tags(api, spec_graph):
+    body = api.get("/api/v1/graph", {"view": "memories", "tag": " Team "}).json()
+    assert len([n for n in body["nodes"] if n["kind"] == "memory"]) == 2
+    assert api.get("/api/v1/graph", {"tag": "no-such-tag"}).json()["nodes"] == []
