@@ -1,14 +1,169 @@
-"""The knowledge graph: memory links (entities, mentions and relationships join them here)."""
+"""The knowledge graph: entities, their mentions in chunks, relationships, and memory links."""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from memories.models import OwnedQuerySet
 
 UNIT_INTERVAL = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+
+
+class EntityType(models.TextChoices):
+    PERSON = "person", "Person"
+    ORGANIZATION = "organization", "Organization"
+    LOCATION = "location", "Location"
+    CONCEPT = "concept", "Concept"
+    TECHNOLOGY = "technology", "Technology"
+    PRODUCT = "product", "Product"
+    EVENT = "event", "Event"
+    WORK = "work", "Work (titles, laws)"
+    GROUP = "group", "Group (nationalities, religious or political groups)"
+
+
+class RelationType(models.TextChoices):
+    WORKS_WITH = "works_with", "works with"
+    PART_OF = "part_of", "part of"
+    LOCATED_IN = "located_in", "located in"
+    USES = "uses", "uses"
+    CREATED = "created", "created"
+    MEMBER_OF = "member_of", "member of"
+    LEADS = "leads", "leads"
+    RELATED_TO = "related_to", "related to"
+
+
+class Entity(models.Model):
+    """A person, place, organisation, concept... named in the owner's memories.
+
+    `key` is the canonical form (graph.extraction.canonical_key) that makes surface variants one
+    entity; `aliases` holds further keys merged into it. Counts, type and salience are derived from
+    the mentions and recomputed whenever they change.
+    """
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=200)
+    key = models.CharField(max_length=200)
+    aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    type = models.CharField(max_length=16, choices=EntityType.choices)
+    salience = models.FloatField(default=0.0, validators=UNIT_INTERVAL)
+    mention_count = models.PositiveIntegerField(default=0)
+    memory_count = models.PositiveIntegerField(default=0)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-salience", "name", "id"]
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "key"], name="entity_owner_key_unique"),
+            models.CheckConstraint(condition=models.Q(type__in=EntityType.values), name="entity_type_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["owner", "-salience"], name="entity_owner_salience"),
+            GinIndex(fields=["aliases"], name="entity_aliases_gin"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.type})"
+
+
+class EntityMention(models.Model):
+    """One place a chunk names an entity; start and end are character offsets into the chunk's text."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                              db_index=False)
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions", db_index=False)
+    memory = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="entity_mentions")
+    # SET_NULL, not CASCADE: when an edit replaces a memory's chunks, its old mentions stay (without a
+    # chunk) until the re-extraction task replaces them, so it still knows which entities to recount.
+    chunk = models.ForeignKey("memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="entity_mentions")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    # The type this mention was recognised as; the entity's type is the majority of these.
+    type = models.CharField(max_length=16, choices=EntityType.choices)
+    surface = models.CharField(max_length=200)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["chunk_id", "start"]
+        constraints = [
+            models.UniqueConstraint(fields=["chunk", "start", "entity"], name="entitymention_chunk_start_unique"),
+            models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="entitymention_span"),
+        ]
+        indexes = [models.Index(fields=["entity", "memory"], name="entitymention_entity_memory")]
+
+    def __str__(self) -> str:
+        return f"{self.surface} @ {self.chunk_id}:{self.start}"
+
+
+class Relationship(models.Model):
+    """A typed edge between two entities, kept while at least one chunk still evidences it.
+
+    weight is how often the pair is evidenced, normalised over the owner's edges; confidence is the
+    strongest kind of evidence (named by a verb or preposition > dependency link > co-occurrence);
+    context_chunk and evidence are the strongest, latest piece of that evidence.
+    """
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # source is covered by the unique (source, target, relation_type) index.
+    source = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relationships_out", db_index=False)
+    target = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="relationships_in")
+    relation_type = models.CharField(max_length=24, choices=RelationType.choices)
+    weight = models.FloatField(default=0.0, validators=UNIT_INTERVAL)
+    confidence = models.FloatField(default=0.0, validators=UNIT_INTERVAL)
+    evidence_count = models.PositiveIntegerField(default=0)
+    context_chunk = models.ForeignKey("memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+")
+    evidence = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField()
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-weight", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "relation_type"], name="relationship_edge_unique"),
+            models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="relationship_no_loop"),
+            models.CheckConstraint(condition=models.Q(relation_type__in=RelationType.values),
+                                   name="relationship_type_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["owner", "-weight"], name="relationship_owner_weight"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -[{self.relation_type}]-> {self.target_id}"
+
+
+class RelationshipEvidence(models.Model):
+    """One sentence of one chunk that evidences a relationship. Deleting the chunk deletes it, and a
+    relationship left without evidence is deleted too."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
+                              db_index=False)
+    relationship = models.ForeignKey(Relationship, on_delete=models.CASCADE, related_name="evidence_rows")
+    memory = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="+")
+    chunk = models.ForeignKey("memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    confidence = models.FloatField(validators=UNIT_INTERVAL)
+    sentence = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["relationship", "chunk"], name="relationshipevidence_chunk_unique"),
+        ]
 
 
 class MemoryLink(models.Model):

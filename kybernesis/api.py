@@ -12,6 +12,8 @@ from ninja.security import HttpBearer, django_auth
 
 from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
+from graph.api import router as graph_router
+from graph.selectors import GraphQueryError
 from memories.api import router as memories_router
 from memories.search import SearchError
 from memories.services import MemoryInputError, api_token_user
@@ -70,6 +72,11 @@ def search_error(request: HttpRequest, exc: SearchError):
     return api.create_response(request, {"detail": str(exc)}, status=422)
 
 
+@api.exception_handler(GraphQueryError)
+def graph_query_error(request: HttpRequest, exc: GraphQueryError):
+    return api.create_response(request, {"detail": str(exc)}, status=422)
+
+
 @api.exception_handler(MemoryInputError)
 def memory_input_error(request: HttpRequest, exc: MemoryInputError):
     body = {"detail": str(exc)}
@@ -83,3 +90,4 @@ def memory_input_error(request: HttpRequest, exc: MemoryInputError):
 api.add_router("/", memories_router)
 api.add_router("/", connectors_router)
 api.add_router("/", sleep_router)
+api.add_router("/", graph_router)

@@ -14,6 +14,7 @@ urlpatterns = [
     path("search/", memory_views.search_page, name="search"),
     path("sleep/", include("sleep.urls")),
     path("connectors/", include("connectors.urls")),
+    path("graph/", include("graph.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
+from django_q.tasks import async_task
 
 from memories import embedding, lexical, tiering
 from memories.chunking import Chunk, chunk_text
@@ -246,6 +247,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
+        transaction.on_commit(lambda: async_task("graph.tasks.extract_memories", [m.pk for m in memories]))
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)
     return memories
@@ -288,6 +290,7 @@ def memory_update(
             _autotag(locked, now=timezone.now())
         if rechunk:
             _replace_chunks(locked)
+            transaction.on_commit(lambda: async_task("graph.tasks.extract_memories", [locked.pk]))
         locked.save()
         if {"priority", "manual_tags", "metadata"} & changes.keys():
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)

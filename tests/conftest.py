@@ -17,6 +17,14 @@ def _embedding_model_once():
     embedding.get_model()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _spacy_model_once():
+    """Load the spaCy pipeline once for the whole session; graph extraction shares it."""
+    from graph import extraction
+
+    extraction.get_nlp()
+
+
 @pytest.fixture
 def user(db):
     return UserFactory()

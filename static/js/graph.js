@@ -1,0 +1,109 @@
+// The topology page: draws the server's capped graph with cytoscape.js and opens the side panel
+// (an HTMX fragment) for the node that is clicked.
+(function () {
+  "use strict";
+
+  const TYPE_COLOURS = {
+    person: "#4f46e5", organization: "#0ea5e9", location: "#10b981", concept: "#94a3b8",
+    technology: "#f59e0b", product: "#ec4899", event: "#ef4444", work: "#8b5cf6", group: "#14b8a6",
+  };
+  const TIER_COLOURS = { hot: "#e8590c", warm: "#d4a106", archive: "#64748b" };
+
+  function elements(data) {
+    const nodes = data.nodes.map((n) => ({
+      group: "nodes",
+      data: {
+        id: n.id, label: n.label, kind: n.kind, parent: n.parent || undefined,
+        entityId: n.entityId, memoryId: n.memoryId,
+        colour: n.kind === "entity" ? (TYPE_COLOURS[n.type] || "#94a3b8") : (TIER_COLOURS[n.type] || "#6366f1"),
+        size: n.kind === "entity" ? 16 + 44 * (n.salience || 0) : 22,
+      },
+    }));
+    const edges = data.edges.map((e) => ({
+      group: "edges",
+      data: {
+        id: e.id, source: e.source, target: e.target, weight: e.weight,
+        label: (e.relationType || e.reason || "").replace(/_/g, " "),
+        width: 1 + 5 * e.weight,
+      },
+    }));
+    return nodes.concat(edges);
+  }
+
+  function style() {
+    return [
+      { selector: "node", style: {
+        "background-color": "data(colour)", width: "data(size)", height: "data(size)", label: "data(label)",
+        "font-size": 10, color: "#1d2330", "text-valign": "bottom", "text-margin-y": 3,
+        "text-outline-color": "#fff", "text-outline-width": 2, "min-zoomed-font-size": 7 } },
+      { selector: "node[kind = 'memory']", style: { "text-wrap": "ellipsis", "text-max-width": 130 } },
+      { selector: "node[kind = 'tag']", style: {
+        "background-color": "#eef2ff", "background-opacity": 0.55, "border-color": "#c7d2fe", "border-width": 1,
+        shape: "round-rectangle", "text-valign": "top", "font-size": 11, color: "#3730a3", "font-weight": 600 } },
+      { selector: "edge", style: {
+        width: "data(width)", "line-color": "#cbd5e1", "curve-style": "haystack", opacity: 0.8 } },
+      { selector: "edge.hover", style: {
+        label: "data(label)", "font-size": 10, "line-color": "#6366f1", color: "#3730a3",
+        "text-background-color": "#fff", "text-background-opacity": 1, "text-background-padding": 2,
+        "curve-style": "bezier", "z-index": 10 } },
+      { selector: "node:selected", style: { "border-width": 3, "border-color": "#111827" } },
+    ];
+  }
+
+  function layout(data) {
+    // Force-directed layouts are pleasant for a few hundred nodes; past that a concentric layout by
+    // salience stays smooth, which is what keeps 2,000 nodes usable.
+    const count = data.nodes.length;
+    if (count > 400) {
+      return { name: "concentric", animate: false, minNodeSpacing: 4,
+               concentric: (node) => node.data("size"), levelWidth: () => 8 };
+    }
+    return { name: "cose", animate: false, randomize: false, nodeRepulsion: () => 9000,
+             idealEdgeLength: () => 70, numIter: count > 150 ? 600 : 1000, padding: 20 };
+  }
+
+  function panelUrl(urls, node) {
+    if (node.data("kind") === "entity") return urls.entity.replace(/0\/$/, node.data("entityId") + "/");
+    if (node.data("kind") === "memory") return urls.memory.replace(/0\/panel\/$/, node.data("memoryId") + "/panel/") + "?from=graph";
+    return null;
+  }
+
+  function start() {
+    const container = document.getElementById("cy");
+    const dataTag = document.getElementById("graph-data");
+    if (!container || !dataTag || typeof cytoscape === "undefined") return;
+    const data = JSON.parse(dataTag.textContent);
+    const urls = JSON.parse(document.getElementById("graph-urls").textContent);
+    const cy = cytoscape({
+      container, elements: elements(data), style: style(), layout: layout(data),
+      wheelSensitivity: 0.3, minZoom: 0.05, maxZoom: 4,
+      textureOnViewport: data.nodes.length > 400, hideEdgesOnViewport: data.nodes.length > 400,
+    });
+    window.kybernesisGraph = cy;
+
+    cy.on("mouseover", "edge", (event) => event.target.addClass("hover"));
+    cy.on("mouseout", "edge", (event) => event.target.removeClass("hover"));
+    cy.on("tap", "node", (event) => {
+      const url = panelUrl(urls, event.target);
+      if (!url) return;
+      cy.nodes().unselect();
+      event.target.select();
+      htmx.ajax("GET", url, { target: "#graph-panel", swap: "innerHTML" });
+    });
+
+    if (data.centre) {
+      const node = cy.getElementById(data.centre);
+      if (node.nonempty()) {
+        node.select();
+        cy.center(node);
+        cy.zoom({ level: Math.max(cy.zoom(), 1), position: node.position() });
+        const url = panelUrl(urls, node);
+        if (url) htmx.ajax("GET", url, { target: "#graph-panel", swap: "innerHTML" });
+      }
+    }
+    container.dataset.ready = "true";
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

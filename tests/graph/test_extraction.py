@@ -1,0 +1,118 @@
+"""Extraction (pure): entity types, normalisation, relation rules, and bad input that must not crash."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.extraction import ENTITY_TYPES, canonical_key, display_name, extract_texts
+
+
+def relations(text: str) -> set[tuple[str, str, str]]:
+    graph = extract_texts([text])[0]
+    return {(r.source_key, r.relation_type, r.target_key) for r in graph.relations}
+
+
+def mentions(text: str) -> dict[str, str]:
+    return {m.name: m.type for m in extract_texts([text])[0].mentions}
+
+
+@pytest.mark.parametrize("text", [
+    "Alice works with the Product Team, which is based in San Francisco.",
+    "Alice works with the Product Team in San Francisco.",
+    "The Product Team is located in San Francisco. Alice works closely with the Product Team.",
+])
+def test_spec_example_and_its_rephrasings_give_the_spec_graph(text):
+    found = mentions(text)
+    assert found["Alice"] == "person"
+    assert found["Product Team"] == "organization"
+    assert found["San Francisco"] == "location"
+    edges = relations(text)
+    assert ("alice", "works_with", "product team") in edges
+    assert ("product team", "located_in", "san francisco") in edges
+
+
+@pytest.mark.parametrize("variant", ["Acme Corp", "Acme Corp.", "ACME CORP", "the Acme Corp", "Acme Corp's",
+                                     "  acme   corp  "])
+def test_company_name_variants_share_one_key(variant):
+    assert canonical_key(variant, "organization") == canonical_key("Acme Corp", "organization") == "acme"
+
+
+def test_normalisation_handles_articles_possessives_plurals_and_whitespace():
+    assert display_name("the  Product Team's") == "Product Team"
+    assert canonical_key("APIs", "technology") == canonical_key("API", "technology") == "api"
+    assert canonical_key("neural networks", "concept") == "neural network"
+    assert canonical_key("United States", "location") == "united states"  # names keep their plural
+
+
+@pytest.mark.parametrize(("text", "edge"), [
+    ("Guido van Rossum created Python.", ("guido van rossum", "created", "python")),
+    ("Python was created by Guido van Rossum.", ("guido van rossum", "created", "python")),
+    ("The Search Team is part of Acme Corp.", ("search team", "part_of", "acme")),
+    ("Bob joined the Design Team.", ("bob", "member_of", "design team")),
+    ("The Data Team uses PostgreSQL for analytics.", ("data team", "uses", "postgresql")),
+])
+def test_verbs_and_dependency_paths_name_the_relation(text, edge):
+    assert edge in relations(text)
+
+
+def test_technical_terms_are_technology_entities():
+    found = mentions("The service uses Django, PostgreSQL and the Stripe API.")
+    assert found["Django"] == found["PostgreSQL"] == "technology"
+    assert found["Stripe API"] == "technology"
+
+
+def test_generic_words_do_not_become_entities():
+    assert extract_texts(["This is a thing that happened some time ago, in a way."])[0].mentions == []
+
+
+def test_dependency_evidence_is_more_confident_than_co_occurrence():
+    graph = extract_texts(["Alice works with the Product Team. Meanwhile, Bob and Carol visited Berlin and Paris "
+                           "on a long trip that the Product Team funded while Alice stayed in London."])[0]
+    by_pair = {(r.source_key, r.target_key): r.confidence for r in graph.relations}
+    assert by_pair[("alice", "product team")] > min(by_pair.values())
+
+
+def test_every_type_produced_is_a_documented_type():
+    graph = extract_texts(["Alice from the Product Team flew to Berlin for PyCon with Django developers and "
+                           "American engineers to discuss the iPhone and machine learning."])[0]
+    assert {m.type for m in graph.mentions} <= set(ENTITY_TYPES)
+
+
+# --- Bad input: none of these crash or stall ---------------------------------------------------------
+
+
+def test_text_without_entities_gives_an_empty_graph():
+    graph = extract_texts(["   ", "1 2 3 4 5 ... !!!", "and then it was so."])
+    assert all(not g.mentions and not g.relations for g in graph)
+
+
+def test_a_one_megabyte_chunk_is_read_in_bounded_pieces():
+    text = ("Alice works with the Product Team in San Francisco. " * 20_000)[:1_000_000]
+    graph = extract_texts([text], max_chars=20_000)[0]
+    assert graph.mentions
+    assert max(m.end for m in graph.mentions) <= 20_000
+    assert all(text[m.start:m.end].strip() for m in graph.mentions)
+
+
+def test_offsets_point_at_the_names_in_the_original_text():
+    text = "Intro.\n\nAlice works with the Product Team, which is based in San Francisco."
+    for m in extract_texts([text])[0].mentions:
+        assert display_name(text[m.start:m.end]) == m.name
+
+
+def test_non_english_text_emoji_and_control_characters_do_not_crash():
+    texts = ["Der schnelle braune Fuchs springt über den faulen Hund in Berlin.",
+             "東京は日本の首都です。", "Alice 😀🚀 works\x00 with\x07 the \x1bProduct Team\u200b in San Francisco.",
+             "\x01\x02\x03"]
+    graphs = extract_texts(texts)
+    assert len(graphs) == 4
+    for graph in graphs:
+        for m in graph.mentions:
+            assert "\x00" not in m.name and "😀" not in m.name and m.name.strip()
+
+
+def test_ten_thousand_copies_of_one_name_stay_one_entity_and_bounded():
+    graph = extract_texts(["Alice. " * 10_000], max_chars=100_000)[0]
+    assert {m.key for m in graph.mentions} == {"alice"}
+    assert 0 < len(graph.mentions) <= 400
+    assert graph.relations == []
