@@ -17,7 +17,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, TextField, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from sleep.models import SleepRun, SleepStepRun
@@ -36,6 +37,10 @@ REQUEST_LOCK = 0x6B79_6201
 EXECUTE_LOCK = 0x6B79_6202
 
 
+def _append(line: str):
+    return Concat(F("error_log"), Value(line.rstrip("\n") + "\n"), output_field=TextField())
+
+
 def _stale_before():
     return timezone.now() - timedelta(seconds=settings.KYBERNESIS_SLEEP_HEARTBEAT_TIMEOUT)
 
@@ -45,8 +50,8 @@ def sleep_runs_interrupt_stale() -> int:
     stale = _stale_before()
     return SleepRun.objects.filter(
         Q(status=SleepRun.Status.RUNNING) & (Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True))
-    ).update(status=SleepRun.Status.INTERRUPTED, error_log=F("error_log") + "Interrupted: the worker stopped "
-             "reporting progress; the next cycle resumes from the last checkpoint.\n")
+    ).update(status=SleepRun.Status.INTERRUPTED, error_log=_append("Interrupted: the worker stopped reporting "
+                                                                   "progress; the next cycle resumes from the last checkpoint."))
 
 
 def sleep_run_request(*, trigger: str, owner=None) -> tuple[SleepRun, bool]:
@@ -111,7 +116,7 @@ def _execute(run_id: int) -> SleepRun | None:
         logger.exception("sleep run %s failed", run.pk)
         SleepRun.objects.filter(pk=run.pk).update(
             status=SleepRun.Status.FAILED, completed_at=timezone.now(),
-            error_log=F("error_log") + f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")
+            error_log=_append(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
     else:
         SleepRun.objects.filter(pk=run.pk).update(status=SleepRun.Status.COMPLETED, completed_at=timezone.now(),
                                                   current_step="")
