@@ -426,16 +426,21 @@ def _entity_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, i
     return found
 
 
+MANUAL_TAG_WEIGHT = 2.0
+
+
 def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
-    """Weighted Jaccard over the combined tags; where a memory came from (source, file type,
-    provider) says nothing about what it is about, so structural tags are left out."""
+    """Weighted Jaccard over the combined tags, each weighted idf · confidence (manual tags 2); where a
+    memory came from (source, file type, provider) says nothing about what it is about, so structural
+    tags are left out."""
     tags: dict[int, dict[str, float]] = {}
     for pk, combined, manual, auto, source, metadata in (
             Memory.objects.filter(owner_id=owner_id)
             .values_list("pk", "tags", "manual_tags", "auto_tags", "source", "metadata")):
         structural = {item["tag"] for item in structural_auto_tags(source=source, metadata=metadata or {})}
         confidence = {item["tag"]: float(item.get("confidence", 1.0)) for item in auto or []}
-        confidence.update(dict.fromkeys(manual, 1.0))
+        # A manual tag is a person's deliberate filing, so it weighs twice a keyword the tagger is sure of.
+        confidence.update(dict.fromkeys(manual, MANUAL_TAG_WEIGHT))
         topical = {t: confidence.get(t, 1.0) for t in combined if t not in structural or t in manual}
         if topical:
             tags[pk] = topical
@@ -444,12 +449,12 @@ def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int]
     threshold = settings.KYBERNESIS_LINK_TAG_THRESHOLD
     found = {}
     for a, b in _pairs_from_postings(postings, focus, cap=max(100, total // 5)):
-        va = {t: idf[t] for t in tags[a]}
-        vb = {t: idf[t] for t in tags[b]}
+        va = {t: idf[t] * weight for t, weight in tags[a].items()}
+        vb = {t: idf[t] * weight for t, weight in tags[b].items()}
         score = _weighted_jaccard(va, vb)
         if score >= threshold:
             shared = tags[a].keys() & tags[b].keys()
-            confidence = sum(min(tags[a][t], tags[b][t]) for t in shared) / len(shared)
+            confidence = min(1.0, sum(min(tags[a][t], tags[b][t]) for t in shared) / len(shared))
             found[(a, b)] = (min(1.0, score), confidence)
     return found
 

@@ -152,9 +152,14 @@ def content_keywords(text: str, *, limit: int) -> list[dict]:
     seen: set[str] = set()
     for phrase, score in scored:
         tag = keyword_tag(phrase)
-        if tag is None or _singular(tag) in seen:
+        if tag is None:
             continue
-        seen.add(_singular(tag))
+        # A keyword sharing a word with a better one ("budget" or "budget-shows" after
+        # "budget-analysis") repeats it, so each word counts once across a memory's keywords.
+        words = {_singular(word) for word in tag.split("-")}
+        if words & seen:
+            continue
+        seen |= words
         picked.append((tag, max(float(score), 1e-9)))
         if len(picked) == limit:
             break
