@@ -12,6 +12,7 @@ from sleep.models import SleepRun
 from sleep.pipeline import STEPS, sleep_run_request
 
 PAGE_SIZE = 20
+COMMON_METRICS = ("processed", "changed", "failed", "batches")
 
 
 def run_list(request):
@@ -36,8 +37,10 @@ def run_detail(request, run_id: int):
     run = selectors.sleep_run_get(user=request.user, run_id=run_id)
     steps = sorted(run.steps.all(), key=lambda s: s.position)
     for step in steps:
-        step.metric_items = [(key.replace("_", " "), value) for key, value in step.metrics.items()
-                             if key != "duration_ms"]
+        # The common counts first, in a fixed order, then what the step adds, alphabetically.
+        keys = [k for k in COMMON_METRICS if k in step.metrics] + sorted(
+            k for k in step.metrics if k not in COMMON_METRICS and k != "duration_ms")
+        step.metric_items = [(key.replace("_", " "), step.metrics[key]) for key in keys]
     context = {"run": run, "steps": steps, "detailed": selectors.sleep_run_details_visible(user=request.user, run=run),
                "step_names": [s.name for s in STEPS], "active": run.status in SleepRun.ACTIVE}
     template = "sleep/detail.html#progress" if request.htmx else "sleep/detail.html"

@@ -11,11 +11,16 @@ from memories.models import Memory
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
 
 
+EXTRACTION_METRICS = {"chunks", "mentions", "relationships", "entities_created", "entities_removed",
+                      "relationships_removed", "aliases_merged"}
+
+
 def _link(ids: list[int]) -> tuple[int, dict]:
     from graph.services import graph_extract_memories, memory_links_refresh  # spaCy loads only when needed
 
     extracted = graph_extract_memories(memory_ids=ids)
-    metrics = {f"entities_{k}": v for k, v in extracted.items() if isinstance(v, int)}
+    metrics = {("chunks_read" if key == "chunks" else key): value for key, value in extracted.items()
+               if key in EXTRACTION_METRICS}
     by_owner: dict[int, list[int]] = defaultdict(list)
     for memory_id, owner_id in Memory.objects.filter(pk__in=ids).values_list("pk", "owner_id"):
         by_owner[owner_id].append(memory_id)
