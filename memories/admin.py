@@ -3,7 +3,8 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, UploadJob
+from memories.services import memories_retier
+from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, TierMove, UploadJob
 
 
 class MemoryChunkInline(admin.TabularInline):
@@ -23,13 +24,19 @@ class MemoryAdmin(admin.ModelAdmin):
     list_display = ("title", "owner", "source", "tier", "priority", "pinned", "chunk_total", "created_at")
     list_filter = ("tier", "source", "pinned", "created_at")
     search_fields = ("title", "content", "owner__email", "owner__username", "tags")
-    readonly_fields = ("content_hash", "tags", "created_at", "updated_at", "auto_tags", "auto_tagged_at")
+    readonly_fields = ("content_hash", "tags", "created_at", "updated_at", "auto_tags", "auto_tagged_at",
+                       "tier", "tier_reason", "tier_changed_at", "decay_score", "summarized_hash")
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"
     inlines = [MemoryChunkInline]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
+
+    def save_model(self, request, obj, form, change):
+        # The tier follows from priority, pinning and manual tags by the rules, and chunks follow it.
+        super().save_model(request, obj, form, change)
+        memories_retier(memory_ids=[obj.pk], cause=TierMove.Cause.EDIT)
 
     @admin.display(description="chunks", ordering="chunk_total")
     def chunk_total(self, obj):
@@ -72,3 +79,14 @@ class UploadJobAdmin(admin.ModelAdmin):
     raw_id_fields = ("owner", "memory")
     exclude = ("text",)
     readonly_fields = ("error",)
+
+
+@admin.register(TierMove)
+class TierMoveAdmin(admin.ModelAdmin):
+    list_display = ("memory", "from_tier", "to_tier", "reason", "cause", "moved_at", "owner")
+    list_filter = ("to_tier", "cause", "moved_at")
+    raw_id_fields = ("memory", "owner")
+    date_hierarchy = "moved_at"
+
+    def has_add_permission(self, request):
+        return False  # moves are recorded by the tier rules, never written by hand
