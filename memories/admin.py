@@ -3,8 +3,8 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from memories.services import memories_retier
 from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, TierMove, UploadJob
+from memories.services import memories_retier
 
 
 class MemoryChunkInline(admin.TabularInline):
