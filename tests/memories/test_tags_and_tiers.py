@@ -387,3 +387,24 @@ def test_memory_list_filters_by_tier_tag_and_source(logged_in_client, user):
     assert "Old note" in html and "Hot note" not in html
     html = logged_in_client.get("/memories/", {"tag": "alpha", "source": "upload"}).content.decode()
     assert f'id="memory-{keep.pk}"' in html and "Old note" not in html
+
+
+def test_a_memory_edited_in_admin_is_retiered_with_its_chunks(client, user):
+    from django.contrib.auth import get_user_model
+
+    admin_user = get_user_model().objects.create_superuser("root", "root@example.com", "pw-for-admin-123")
+    client.force_login(admin_user)
+    memory = age(make_memory(user), days=90, priority=0.0)
+    services.memories_retier(memory_ids=[memory.pk])
+    url = f"/admin/memories/memory/{memory.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {name: form.initial.get(name, "") for name in form.fields}
+    data.update({"owner": user.pk, "priority": "0.9", "pinned": "", "manual_tags": "", "metadata": "{}",
+                 "last_accessed_at_0": "", "last_accessed_at_1": "",
+                 "chunks-TOTAL_FORMS": "0", "chunks-INITIAL_FORMS": "0"})
+    data = {k: v for k, v in data.items() if v is not None}
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    memory.refresh_from_db()
+    assert (memory.priority, memory.tier) == (0.9, "hot")
+    assert set(memory.chunks.values_list("tier", flat=True)) == {"hot"}
