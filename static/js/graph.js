@@ -90,6 +90,10 @@
                                     h: Math.ceil(alone.length / columns) * step } }).run();
     }
     cy.fit(undefined, 20);
+    if (cy.zoom() > 1.4) {  // a handful of nodes should not fill the canvas
+      cy.zoom(1.4);
+      cy.center();
+    }
   }
 
   function panelUrl(urls, node) {
