@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 
 from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship
 from memories.models import Memory
-from memories.tagging import filter_tags
+from memories.tagging import filter_tags, structural_auto_tags
 
 MAX_GRAPH_NODES = 2000
 SNIPPET_CHARS = 240
@@ -160,7 +160,7 @@ def graph_view(*, user, query: GraphQuery) -> dict:
     """Nodes and edges ready for cytoscape.js, capped at query.limit nodes (total says how many match).
 
     Entities view: entities as nodes (most salient first), relationships as edges. Memories view:
-    memories as nodes grouped under their first combined tag, memory links as edges.
+    memories as nodes grouped under their first topical tag, memory links as edges.
     """
     _check(query)
     query.tag = (filter_tags([query.tag]) or ("",))[0]
@@ -209,7 +209,7 @@ def _entity_graph(*, user, query: GraphQuery) -> dict:
 
 
 def _memory_graph(*, user, query: GraphQuery) -> dict:
-    qs = Memory.objects.for_user(user).only("pk", "title", "tags", "tier")
+    qs = Memory.objects.for_user(user).only("pk", "title", "tags", "manual_tags", "tier", "source", "metadata")
     if query.tag:
         qs = qs.filter(tags__contains=[query.tag])
     centre = None
@@ -229,13 +229,14 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
     ids = [m.pk for m in memories]
     links = (MemoryLink.objects.filter(owner=user, source_id__in=ids, target_id__in=ids, score__gte=query.min_weight)
              .order_by("-score", "id")[:query.limit * 4])
-    clusters = Counter(m.tags[0] for m in memories if m.tags)
+    cluster_of = {m.pk: topical_tags(m)[:1] for m in memories}
+    clusters = Counter(tag for tags in cluster_of.values() for tag in tags)
     nodes = [{"id": f"t:{tag}", "kind": "tag", "label": f"#{tag}", "type": None, "salience": None,
               "mentionCount": None, "entityId": None, "memoryId": None, "tags": None, "parent": None}
              for tag, n in clusters.items() if n > 1]
     grouped = {node["id"] for node in nodes}
     for m in memories:
-        parent = f"t:{m.tags[0]}" if m.tags and f"t:{m.tags[0]}" in grouped else None
+        parent = next((f"t:{tag}" for tag in cluster_of[m.pk] if f"t:{tag}" in grouped), None)
         nodes.append({"id": f"m{m.pk}", "kind": "memory", "label": m.title[:80], "type": m.tier, "salience": None,
                       "mentionCount": None, "entityId": None, "memoryId": m.pk, "tags": list(m.tags),
                       "parent": parent})
@@ -247,6 +248,13 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
                    "kind": "link", "relationType": None, "reason": link.reason,
                    "weight": round(link.score, 4), "confidence": round(link.confidence, 4)} for link in links],
     }
+
+
+def topical_tags(memory: Memory) -> list[str]:
+    """The combined tags that say what a memory is about: where it came from (its source, file
+    type or provider, the structural auto tags) is left out unless the user tagged it so."""
+    structural = {item["tag"] for item in structural_auto_tags(source=memory.source, metadata=memory.metadata or {})}
+    return [tag for tag in memory.tags if tag not in structural or tag in memory.manual_tags]
 
 
 def graph_tags(*, user, limit: int = 200) -> list[str]:

@@ -14,15 +14,15 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Aggregate, Count, Exists, Max, Min, OuterRef, Q
+from django.db.models import Aggregate, Count, Exists, OuterRef, Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
 from graph import extraction
 from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship, RelationshipEvidence
+from graph.selectors import topical_tags
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, MemoryChunk
-from memories.tagging import structural_auto_tags
 
 # Serialises graph writes per owner, so two workers extracting memories of one person cannot
 # race on creating the same entity or recounting it.
@@ -434,16 +434,14 @@ def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int]
     memory came from (source, file type, provider) says nothing about what it is about, so structural
     tags are left out."""
     tags: dict[int, dict[str, float]] = {}
-    for pk, combined, manual, auto, source, metadata in (
-            Memory.objects.filter(owner_id=owner_id)
-            .values_list("pk", "tags", "manual_tags", "auto_tags", "source", "metadata")):
-        structural = {item["tag"] for item in structural_auto_tags(source=source, metadata=metadata or {})}
-        confidence = {item["tag"]: float(item.get("confidence", 1.0)) for item in auto or []}
+    for memory in Memory.objects.filter(owner_id=owner_id).only("pk", "tags", "manual_tags", "auto_tags", "source",
+                                                                "metadata"):
+        confidence = {item["tag"]: float(item.get("confidence", 1.0)) for item in memory.auto_tags or []}
         # A manual tag is a person's deliberate filing, so it weighs twice a keyword the tagger is sure of.
-        confidence.update(dict.fromkeys(manual, MANUAL_TAG_WEIGHT))
-        topical = {t: confidence.get(t, 1.0) for t in combined if t not in structural or t in manual}
+        confidence.update(dict.fromkeys(memory.manual_tags, MANUAL_TAG_WEIGHT))
+        topical = {t: confidence.get(t, 1.0) for t in topical_tags(memory)}
         if topical:
-            tags[pk] = topical
+            tags[memory.pk] = topical
     total = len(tags)
     postings, idf = _postings_idf(tags)
     threshold = settings.KYBERNESIS_LINK_TAG_THRESHOLD

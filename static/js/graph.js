@@ -13,7 +13,8 @@
     const nodes = data.nodes.map((n) => ({
       group: "nodes",
       data: {
-        id: n.id, label: n.label, kind: n.kind, parent: n.parent || undefined,
+        id: n.id, kind: n.kind,
+        label: n.kind === "memory" && n.label.length > 28 ? n.label.slice(0, 27) + "…" : n.label, parent: n.parent || undefined,
         entityId: n.entityId, memoryId: n.memoryId,
         colour: n.kind === "entity" ? (TYPE_COLOURS[n.type] || "#94a3b8") : (TIER_COLOURS[n.type] || "#6366f1"),
         size: n.kind === "entity" ? 16 + 44 * (n.salience || 0) : 22,
@@ -36,7 +37,6 @@
         "background-color": "data(colour)", width: "data(size)", height: "data(size)", label: "data(label)",
         "font-size": 10, color: "#1d2330", "text-valign": "bottom", "text-margin-y": 3,
         "text-outline-color": "#fff", "text-outline-width": 2, "min-zoomed-font-size": 7 } },
-      { selector: "node[kind = 'memory']", style: { "text-wrap": "ellipsis", "text-max-width": 130 } },
       { selector: "node[kind = 'tag']", style: {
         "background-color": "#eef2ff", "background-opacity": 0.55, "border-color": "#c7d2fe", "border-width": 1,
         shape: "round-rectangle", "text-valign": "top", "font-size": 11, color: "#3730a3", "font-weight": 600 } },
@@ -50,16 +50,50 @@
     ];
   }
 
-  function layout(data) {
-    // Force-directed layouts are pleasant for a few hundred nodes; past that a concentric layout by
-    // salience stays smooth, which is what keeps 2,000 nodes usable.
-    const count = data.nodes.length;
-    if (count > 400) {
-      return { name: "concentric", animate: false, minNodeSpacing: 4,
-               concentric: (node) => node.data("size"), levelWidth: () => 8 };
+  const FORCE_NODES = 300;
+
+  function layout(cy) {
+    // A force-directed layout reads well but costs O(n²) per step, so it places only the most
+    // salient connected nodes; the rest settle next to a placed neighbour, and nodes without any
+    // edge are set out in a grid below. That keeps 2,000 nodes to a second or two.
+    const connected = cy.nodes().filter((n) => n.degree() > 0 || n.isParent() || n.isChild());
+    const ranked = connected.sort((a, b) => b.data("size") + b.degree() - a.data("size") - a.degree());
+    const core = ranked.slice(0, FORCE_NODES);
+    const coreWithParents = core.union(core.parents()).union(core.children());
+    coreWithParents.layout({ name: "cose", animate: false, randomize: true, fit: false, padding: 20,
+                             nodeRepulsion: () => 9000, idealEdgeLength: () => 70,
+                             numIter: core.length > 150 ? 600 : 1000 }).run();
+    const placed = new Set(coreWithParents.map((n) => n.id()));
+    let pending = connected.filter((n) => !placed.has(n.id()));
+    let angle = 0;
+    while (pending.nonempty()) {
+      const before = pending.length;
+      pending.forEach((node) => {
+        const anchor = node.neighborhood("node").filter((n) => placed.has(n.id()))[0];
+        if (!anchor) return;
+        angle += 2.39996;  // the golden angle spreads the newcomers around their anchor
+        const radius = 45 + (angle % 30);
+        const at = anchor.position();
+        node.position({ x: at.x + radius * Math.cos(angle), y: at.y + radius * Math.sin(angle) });
+        placed.add(node.id());
+      });
+      pending = pending.filter((n) => !placed.has(n.id()));
+      if (pending.length === before) break;
     }
-    return { name: "cose", animate: false, randomize: false, nodeRepulsion: () => 9000,
-             idealEdgeLength: () => 70, numIter: count > 150 ? 600 : 1000, padding: 20 };
+    const alone = cy.nodes().filter((n) => !placed.has(n.id()) && !n.isParent());
+    if (alone.nonempty()) {
+      const box = placed.size ? cy.nodes().filter((n) => placed.has(n.id())).boundingBox() : { x1: 0, y2: 0, w: 600 };
+      const columns = Math.max(8, Math.ceil(Math.sqrt(alone.length * 3)));
+      const step = 28;
+      alone.layout({ name: "grid", fit: false, avoidOverlap: false, cols: columns,
+                     boundingBox: { x1: box.x1, y1: box.y2 + 40, w: Math.max(box.w, columns * step),
+                                    h: Math.ceil(alone.length / columns) * step } }).run();
+    }
+    cy.fit(undefined, 20);
+    if (cy.zoom() > 1.4) {  // a handful of nodes should not fill the canvas
+      cy.zoom(1.4);
+      cy.center();
+    }
   }
 
   function panelUrl(urls, node) {
@@ -75,10 +109,11 @@
     const data = JSON.parse(dataTag.textContent);
     const urls = JSON.parse(document.getElementById("graph-urls").textContent);
     const cy = cytoscape({
-      container, elements: elements(data), style: style(), layout: layout(data),
-      wheelSensitivity: 0.3, minZoom: 0.05, maxZoom: 4,
+      container, elements: elements(data), style: style(), layout: { name: "preset" },
+      minZoom: 0.02, maxZoom: 4,
       textureOnViewport: data.nodes.length > 400, hideEdgesOnViewport: data.nodes.length > 400,
     });
+    layout(cy);
     window.kybernesisGraph = cy;
 
     cy.on("mouseover", "edge", (event) => event.target.addClass("hover"));
