@@ -14,7 +14,7 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Aggregate, Count, Exists, OuterRef, Q
+from django.db.models import Aggregate, Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
@@ -50,6 +50,7 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     no longer exist are skipped. Returns counts.
     """
     ids = sorted({int(i) for i in memory_ids})
+    hashes = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash"))
     rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
                 .values_list("id", "memory_id", "owner_id", "text"))
     graphs = extraction.extract_texts([row[3] for row in rows], processes=_processes(),
@@ -65,10 +66,28 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     for owner_id, items in per_owner.items():
         owner_memory_ids = [m for m, o in live if o == owner_id]
         totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items))
+    _mark_extracted(hashes)
     return {"memories": len(live), "chunks": len(rows), "mentions": totals["mentions"],
             "entities": totals["entities"], "entities_created": totals["entities_created"],
             "entities_removed": totals["entities_removed"], "relationships": totals["relationships"],
             "relationships_removed": totals["relationships_removed"], "aliases_merged": totals["aliases_merged"]}
+
+
+def _mark_extracted(hashes: dict[int, str]) -> None:
+    """Note which content each memory's graph now reflects; a memory edited meanwhile stays due."""
+    if not hashes:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memories_memory m SET graph_extracted_hash = v.hash "
+            "FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) WHERE m.id = v.id AND m.content_hash = v.hash",
+            [list(hashes), list(hashes.values())])
+
+
+def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
+    """Those of these memories whose graph does not reflect their current content."""
+    return list(Memory.objects.filter(pk__in=list(memory_ids)).exclude(graph_extracted_hash=F("content_hash"))
+                .order_by("pk").values_list("pk", flat=True))
 
 
 def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list) -> Counter:

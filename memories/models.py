@@ -58,6 +58,9 @@ class Memory(models.Model):
     # A one-line preview for lists, and the content hash the summary was written from.
     preview = models.CharField(max_length=200, blank=True, default="")
     summarized_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The content hash the knowledge graph was last extracted from (graph.services), so a sleep
+    # cycle does not extract again what the ingest task already did.
+    graph_extracted_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.UPLOAD)
     metadata = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])

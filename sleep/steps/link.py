@@ -16,11 +16,14 @@ EXTRACTION_METRICS = {"chunks", "mentions", "relationships", "entities_created",
 
 
 def _link(ids: list[int]) -> tuple[int, dict]:
-    from graph.services import graph_extract_memories, memory_links_refresh  # spaCy loads only when needed
+    from graph.services import graph_extract_memories, graph_extraction_due, memory_links_refresh
 
-    extracted = graph_extract_memories(memory_ids=ids)
+    # The ingest task usually extracted a new memory's graph already; only stale ones are read again.
+    stale = graph_extraction_due(memory_ids=ids)
+    extracted = graph_extract_memories(memory_ids=stale) if stale else {}
     metrics = {("chunks_read" if key == "chunks" else key): value for key, value in extracted.items()
                if key in EXTRACTION_METRICS}
+    metrics["extracted"] = len(stale)
     by_owner: dict[int, list[int]] = defaultdict(list)
     for memory_id, owner_id in Memory.objects.filter(pk__in=ids).values_list("pk", "owner_id"):
         by_owner[owner_id].append(memory_id)

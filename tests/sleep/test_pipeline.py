@@ -262,3 +262,20 @@ def test_the_scheduled_task_runs_a_global_cycle(user, memories, django_capture_o
     run = SleepRun.objects.get()
     assert (run.owner_id, run.trigger, run.status) == (None, "scheduled", "completed")
     assert run.steps.get(step="summarize").metrics["processed"] == 3
+
+
+def test_the_link_step_does_not_extract_again_what_the_ingest_task_did(user, no_queue,
+                                                                          django_capture_on_commit_callbacks):
+    from graph.models import EntityMention
+
+    with django_capture_on_commit_callbacks(execute=True):
+        done = make_memory(user, content=TEXTS[0])
+    from django.db.models import F
+
+    assert Memory.objects.filter(pk=done.pk, graph_extracted_hash=F("content_hash")).exists()
+    fresh = make_memory(user, content=TEXTS[1])  # its ingest task has not run
+    run = cycle(user)
+    link = run.steps.get(step="link").metrics
+    assert (link["processed"], link["extracted"]) == (2, 1)
+    assert EntityMention.objects.filter(memory=fresh).exists()
+    assert Memory.objects.filter(pk=fresh.pk, graph_extracted_hash=F("content_hash")).exists()

@@ -73,7 +73,7 @@ class Command(BaseCommand):
         from graph.models import Entity, MemoryLink
 
         Memory.objects.filter(owner=owner).update(auto_tagged_at=timezone.now() - timedelta(days=8), summary="",
-                                                  preview="", summarized_hash="")
+                                                  preview="", summarized_hash="", graph_extracted_hash="")
         MemoryLink.objects.filter(owner=owner).delete()
         Entity.objects.filter(owner=owner).delete()
         SleepRun.objects.filter(owner=owner).delete()
