@@ -40,7 +40,9 @@ class LinkStep(Step):
         if scope.changed_since is None:
             return memories
         since = scope.changed_since
-        return memories.filter(Q(updated_at__gte=since) | Q(created_at__gte=since) | Q(auto_tagged_at__gte=since))
+        # Re-tagging by that cycle's own Tag step is stamped with its start, and that cycle linked
+        # those memories after tagging them: only later re-tags count.
+        return memories.filter(Q(updated_at__gte=since) | Q(created_at__gte=since) | Q(auto_tagged_at__gt=since))
 
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
         try:

@@ -110,7 +110,9 @@ def test_tier_moves_are_recorded_by_the_tier_step(user, no_queue):
 
 
 def test_an_idle_cycle_only_reevaluates_tiers(user, memories, no_queue):
-    cycle(user)
+    Memory.objects.filter(owner=user).update(auto_tagged_at=timezone.now() - timedelta(days=8))
+    first = cycle(user)
+    assert first.steps.get(step="tag").metrics["processed"] == 3  # re-tagged, then linked, in one cycle
     run = cycle(user)
     metrics = {s.step: s.metrics for s in run.steps.all()}
     assert metrics["tag"]["processed"] == metrics["link"]["processed"] == metrics["summarize"]["processed"] == 0
