@@ -168,7 +168,7 @@ class TagListQuery(Schema):
 @router.get("/tags", response={200: TagListOut, **ERRORS}, summary="Tags with their counts")
 def list_tags(request: HttpRequest, query: Query[TagListQuery]):
     """Every combined tag (manual and auto) on the user's memories, most used first."""
-    return {"items": selectors.tag_counts(user=request.auth, prefix=query.prefix.strip().lower(), limit=query.limit)}
+    return {"items": selectors.tag_counts(user=request.auth, prefix=query.prefix, limit=query.limit)}
 
 
 

@@ -46,7 +46,9 @@ def tag_counts(*, user, prefix: str = "", limit: int = 500) -> list[dict]:
     """The user's tags (combined: manual and auto) with how many memories carry each, most used first.
 
     Each item is {"tag", "count", "manual"}; `manual` counts the memories where the tag is manual.
+    The prefix is normalised like a stored tag.
     """
+    prefix = (filter_tags([prefix]) or ("",))[0][:64]
     with connection.cursor() as cursor:
         cursor.execute(
             """

@@ -226,14 +226,11 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
             priority=p.priority,
             metadata=p.metadata,
             manual_tags=p.manual_tags,
-            auto_tags=auto_tags_for(source=p.source, metadata=p.metadata, content=p.content),
-            auto_tagged_at=now,
             created_at=now,
             updated_at=now,
             tier_changed_at=now,
         )
-        memory.sync_derived_fields()
-        memory.auto_tagged_hash = memory.content_hash
+        _autotag(memory, now=now)
         decision = tiering.evaluate_tier(_tier_facts(memory), now=now, policy=policy)
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         memories.append(memory)

@@ -93,7 +93,7 @@ def structural_auto_tags(*, source: str, metadata: dict) -> list[dict]:
 
 
 @lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
+def stopwords() -> frozenset[str]:
     from importlib.resources import files
 
     words = files("yake.core").joinpath("StopwordsList/stopwords_en.txt").read_text(encoding="utf-8", errors="ignore")
@@ -116,7 +116,7 @@ def keyword_tag(phrase: str) -> str | None:
     """A keyword phrase as a tag: lowercase words joined by hyphens, or None when it is not worth a tag
     (stop-words at either end, numbers, single letters, or longer than a tag may be)."""
     words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
-    stop = _stopwords()
+    stop = stopwords()
     while words and words[0] in stop:
         words.pop(0)
     while words and words[-1] in stop:

@@ -138,7 +138,7 @@ def memory_tier_card(request, memory_id: int):
 
 def tag_list(request):
     """Every tag with how many memories carry it; each links to the memories with that tag."""
-    prefix = request.GET.get("q", "").strip().lower()[:64]
+    prefix = request.GET.get("q", "")[:64]
     tags = selectors.tag_counts(user=request.user, prefix=prefix)
     biggest = max((t["count"] for t in tags), default=1)
     for item in tags:  # font size grows with the square root of use, between 0.8 and 1.6 rem

@@ -11,6 +11,8 @@ import math
 import re
 from collections import Counter
 
+from memories.tagging import stopwords
+
 MAX_SUMMARY_CHARS = 500
 MAX_SENTENCES = 3
 MAX_PREVIEW_CHARS = 160
@@ -20,12 +22,6 @@ MAX_CANDIDATES = 120
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n\s*\n|\n(?=\s*[-*•#\d])")
 _WORD = re.compile(r"[^\W_]{2,}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _stopwords() -> frozenset[str]:
-    from memories.tagging import _stopwords as yake_stopwords
-
-    return yake_stopwords()
 
 
 def split_sentences(text: str) -> list[str]:
@@ -48,7 +44,7 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _rank(sentences: list[str]) -> list[float]:
-    stop = _stopwords()
+    stop = stopwords()
     bags = [Counter(w for w in _WORD.findall(s.lower()) if w not in stop) for s in sentences]
     df = Counter(w for bag in bags for w in bag)
     n = len(sentences)
