@@ -23,15 +23,14 @@ from connectors.providers.base import (
     RemoteError,
     Sink,
 )
-from connectors.providers.google_drive import GoogleDriveClient, GoogleDriveSync
-from connectors.providers.notion import NotionClient, NotionSync
+from connectors.providers.google_drive import GoogleDriveSync
+from connectors.providers.notion import NotionSync
 from memories.models import Memory, Source, content_hash
-from memories.services import MAX_TITLE_CHARS, MemoryInputError, memory_archive, memory_create, memory_update
+from memories.services import ARCHIVED_REASON, MAX_TITLE_CHARS, MemoryInputError, memory_archive, memory_create, memory_update
 
 logger = logging.getLogger(__name__)
 
 SYNCS = {Provider.GOOGLE_DRIVE: GoogleDriveSync, Provider.NOTION: NotionSync}
-CLIENTS = {Provider.GOOGLE_DRIVE: GoogleDriveClient, Provider.NOTION: NotionClient}
 # Items whose last attempt failed for a passing reason are fetched again at the start of each sync.
 MAX_RETRIES_PER_SYNC = 200
 SCHEDULE_NAME = "connectors: sync every connected account"
@@ -118,7 +117,7 @@ class ItemSink(Sink):
 
     def _adoptable_memory(self, external_id: str) -> Memory | None:
         """A memory this owner kept from an earlier connection to the same remote item."""
-        linked = ConnectorItem.objects.filter(memory__isnull=False).values("memory")
+        linked = ConnectorItem.objects.filter(account__owner=self.account.owner, memory__isnull=False).values("memory")
         return (Memory.objects.for_user(self.account.owner)
                 .filter(source=Source.CONNECTOR, metadata__provider=self.account.provider,
                         metadata__externalId=external_id)
@@ -172,7 +171,7 @@ class ItemSink(Sink):
                                            source=Source.CONNECTOR, metadata=metadata)
                 else:
                     merged = {key: value for key, value in {**memory.metadata, **metadata}.items()
-                              if key != "archivedReason"}
+                              if key != ARCHIVED_REASON}
                     changes = {}
                     if common["title"] and memory.title != common["title"]:
                         changes["title"] = common["title"]
@@ -322,7 +321,7 @@ def connector_disconnect(*, account: ConnectorAccount, delete_memories: bool) ->
     from allauth.socialaccount.models import SocialToken
 
     if account.social_account_id is not None:
-        client = CLIENTS[account.provider](account=account)
+        client = SYNCS[account.provider].client_class(account=account)
         client.max_retries = 0  # a person is waiting; a revoke that fails is only logged
         try:
             client.revoke()

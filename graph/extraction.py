@@ -30,7 +30,6 @@ TYPE_PRIORITY = {PERSON: 9, ORGANIZATION: 8, LOCATION: 8, TECHNOLOGY: 7, PRODUCT
 
 WORKS_WITH, PART_OF, LOCATED_IN, USES = "works_with", "part_of", "located_in", "uses"
 CREATED, MEMBER_OF, LEADS, RELATED_TO = "created", "member_of", "leads", "related_to"
-RELATION_TYPES = (WORKS_WITH, PART_OF, LOCATED_IN, USES, CREATED, MEMBER_OF, LEADS, RELATED_TO)
 SYMMETRIC_RELATIONS = {WORKS_WITH, RELATED_TO}
 
 # Confidence follows the kind of evidence: a verb or preposition that names the relation beats a

@@ -256,14 +256,3 @@ def topical_tags(memory: Memory) -> list[str]:
     structural = {item["tag"] for item in structural_auto_tags(source=memory.source, metadata=memory.metadata or {})}
     return [tag for tag in memory.tags if tag not in structural or tag in memory.manual_tags]
 
-
-def graph_tags(*, user, limit: int = 200) -> list[str]:
-    """The user's most used combined tags, for the tag filter."""
-    from django.db import connection
-
-    if not getattr(user, "is_authenticated", False):
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tag FROM memories_memory, unnest(tags) AS tag WHERE owner_id = %s "
-                       "GROUP BY tag ORDER BY count(*) DESC, tag LIMIT %s", [user.pk, limit])
-        return [row[0] for row in cursor.fetchall()]

@@ -494,6 +494,10 @@ def _semantic_evidence(owner_id: int, focus: set[int] | None,
     rows_of = [position[m] for m in ids if focus is None or m in focus]
     threshold = settings.KYBERNESIS_LINK_SEMANTIC_THRESHOLD
     neighbours = settings.KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS
+    partners: dict[int, set[int]] = defaultdict(set)
+    for x, y in existing:
+        partners[x].add(y)
+        partners[y].add(x)
     found = {}
     for start in range(0, len(rows_of), 512):
         block = rows_of[start:start + 512]
@@ -503,8 +507,7 @@ def _semantic_evidence(owner_id: int, focus: set[int] | None,
             best = np.argpartition(-row, min(neighbours, len(row) - 1))[:neighbours]
             candidates = {int(j) for j in best if row[j] >= threshold}
             a = ids[i]
-            candidates |= {position[b if a == x else x] for x, b in existing
-                           if a in (x, b) and row[position[b if a == x else x]] >= threshold}
+            candidates |= {position[o] for o in partners[a] if o in position and row[position[o]] >= threshold}
             for j in candidates:
                 pair = (min(a, ids[j]), max(a, ids[j]))
                 score = float(min(1.0, row[j]))
@@ -526,26 +529,30 @@ def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, in
     return found
 
 
-def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None) -> dict:
+def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None, expire_all: bool = False) -> dict:
     """Create, reinforce and expire the links of these memories (or of all the owner's memories).
 
     A link exists while its evidence does: shared entities or shared topical tags (weighted Jaccard
     above a threshold) or close chunk centroids. "Reinforced" means the link was found again for a
     memory named in memory_ids (it was just created, changed or revisited), or its score rose; a
     refresh of everything (memory_ids=None) does not by itself make every link recent.
+
+    With `expire_all`, the owner's whole evidence is read once and every link without evidence goes,
+    not only those of these memories: the sleep cycle's one pass per owner instead of a refresh and
+    then a memory_links_expire, which would read the same evidence twice.
     """
     owner_id = owner.pk if hasattr(owner, "pk") else int(owner)
     focus = None
     if memory_ids is not None:
         focus = set(Memory.objects.filter(owner_id=owner_id, pk__in=list(memory_ids)).values_list("pk", flat=True))
-        if not focus:
+        if not focus and not expire_all:
             return {"created": 0, "reinforced": 0, "unchanged": 0, "expired": 0}
     now = timezone.now()
     with transaction.atomic():
         _lock_owner_graph(owner_id)
-        found = _links_evidence(owner_id, focus)
+        found = _links_evidence(owner_id, None if expire_all else focus)
         links = MemoryLink.objects.filter(owner_id=owner_id)
-        if focus is not None:
+        if focus is not None and not expire_all:
             links = links.filter(Q(source_id__in=focus) | Q(target_id__in=focus))
         existing = {(link.source_id, link.target_id, link.reason): link for link in links}
         expired = [link.pk for key, link in existing.items() if key not in found]
@@ -558,7 +565,7 @@ def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None) -> d
                 to_create.append(MemoryLink(owner_id=owner_id, source_id=a, target_id=b, reason=reason, score=score,
                                             confidence=confidence, last_reinforced_at=now))
                 continue
-            if focus is not None or score > link.score + 0.01:
+            if (focus is not None and (a in focus or b in focus)) or score > link.score + 0.01:
                 link.last_reinforced_at = now
                 reinforced += 1
             elif abs(score - link.score) < 1e-6 and abs(confidence - link.confidence) < 1e-6:

@@ -9,6 +9,7 @@ from graph import selectors
 from graph.forms import GraphFilterForm
 from graph.selectors import MAX_GRAPH_NODES
 from memories.models import Memory
+from memories.selectors import tag_counts
 
 
 def topology(request):
@@ -35,7 +36,7 @@ def topology(request):
         params["limit"] = min(MAX_GRAPH_NODES, data["limit"] + settings.KYBERNESIS_GRAPH_NODE_LIMIT)
         more_url = f"?{params.urlencode()}"
     context = {"form": form, "data": data, "error": error, "focus": focus, "not_found": not_found,
-               "more_url": more_url, "tags": selectors.graph_tags(user=request.user)}
+               "more_url": more_url, "tags": [t["tag"] for t in tag_counts(user=request.user, limit=200)]}
     return render(request, "graph/topology.html", context, status=422 if error else 200)
 
 

@@ -313,9 +313,9 @@ class ProviderSync:
 
     client_class: type[ProviderClient] = ProviderClient
 
-    def __init__(self, *, account, client: ProviderClient | None = None):
+    def __init__(self, *, account):
         self.account = account
-        self.client = client or self.client_class(account=account)
+        self.client = self.client_class(account=account)
 
     def run(self, sink: Sink) -> None:
         for external_id in sink.retry_ids():

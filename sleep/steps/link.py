@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.contrib.auth import get_user_model
 from django.db.models import Q
 
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
@@ -53,16 +52,15 @@ class LinkStep(Step):
         return BatchOutcome(processed=len(ids), changed=changed, metrics=metrics)
 
     def finish(self, scope: Scope) -> dict:
-        from graph.services import memory_links_expire, memory_links_refresh
+        from graph.services import memory_links_refresh
 
         by_owner: dict[int, list[int]] = defaultdict(list)
         for memory_id, owner_id in self.due(scope).values_list("pk", "owner_id"):
             by_owner[owner_id].append(memory_id)
         metrics = {"links_created": 0, "links_reinforced": 0, "links_expired": 0}
         # Nothing changed: no evidence can have appeared or gone, so the idle cycle skips this.
-        for owner in get_user_model().objects.filter(pk__in=list(by_owner)):
-            links = memory_links_refresh(owner=owner, memory_ids=by_owner[owner.pk])
-            metrics["links_created"] += links["created"]
-            metrics["links_reinforced"] += links["reinforced"]
-            metrics["links_expired"] += links["expired"] + memory_links_expire(owner=owner)
+        for owner_id, memory_ids in by_owner.items():
+            links = memory_links_refresh(owner=owner_id, memory_ids=memory_ids, expire_all=True)
+            for key in ("created", "reinforced", "expired"):
+                metrics[f"links_{key}"] += links[key]
         return metrics
