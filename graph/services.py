@@ -19,7 +19,8 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from graph import extraction
-from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship, RelationshipEvidence
+from graph.models import (ALIASED_SQL, Entity, EntityMention, EntityType, MemoryLink, Relationship,
+                          RelationshipEvidence)
 from graph.selectors import topical_tags
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, MemoryChunk
@@ -42,33 +43,54 @@ def _processes() -> int:
 # --- Extraction -------------------------------------------------------------------------------------
 
 
+# Chunks per unit of extraction work. Units are stored one by one as they arrive, while the
+# extraction workers go on with the next ones; a memory's chunks are never split between units.
+EXTRACT_UNIT_CHUNKS = 96
+
+
 def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     """Extract (or refresh) the entities, mentions and relationships of these memories.
 
     A memory's previous mentions and evidence are replaced, never added to, so re-processing is
     idempotent; entities and relationships that lose their last evidence are deleted. Memories that
-    no longer exist are skipped. Returns counts.
+    no longer exist are skipped. Each unit of about EXTRACT_UNIT_CHUNKS chunks is written in its own
+    transaction as soon as it is extracted. Returns counts.
     """
     ids = sorted({int(i) for i in memory_ids})
     hashes = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash"))
     rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
                 .values_list("id", "memory_id", "owner_id", "text"))
-    graphs = extraction.extract_texts([row[3] for row in rows], processes=_processes(),
-                                      max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
-    per_owner: dict[int, list] = defaultdict(list)
-    for (chunk_id, memory_id, owner_id, _), graph in zip(rows, graphs, strict=True):
-        per_owner[owner_id].append((chunk_id, memory_id, graph))
+    units: list[list[tuple]] = []
+    for row in rows:
+        if not units or (len(units[-1]) >= EXTRACT_UNIT_CHUNKS and units[-1][-1][1] != row[1]):
+            units.append([])
+        units[-1].append(row)
     # Memories without chunks (gone since the task was queued) still drop their old graph rows.
-    live = set(Memory.objects.filter(pk__in=ids).values_list("pk", "owner_id"))
-    for memory_id, owner_id in live:
-        per_owner.setdefault(owner_id, [])
+    chunked = {row[1] for row in rows}
+    chunkless = [(None, memory_id, None, None) for memory_id in hashes if memory_id not in chunked]
+    if chunkless:
+        units.append(chunkless)
+    graphs = extraction.extract_batches(([row[3] for row in unit if row[0] is not None] for unit in units),
+                                        processes=_processes(), max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
     totals: Counter = Counter()
-    for owner_id, items in per_owner.items():
-        owner_memory_ids = [m for m, o in live if o == owner_id]
-        totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items))
-    _mark_extracted(hashes)
-    return {"memories": len(live), "chunks": len(rows), "mentions": totals["mentions"],
-            "entities": totals["entities"], "entities_created": totals["entities_created"],
+    entities: set[int] = set()
+    stored: set[int] = set()
+    for unit, unit_graphs in zip(units, graphs, strict=True):
+        unit_ids = sorted({row[1] for row in unit})
+        live = dict(Memory.objects.filter(pk__in=unit_ids).values_list("pk", "owner_id"))
+        per_owner: dict[int, list] = {owner_id: [] for owner_id in live.values()}
+        for (chunk_id, memory_id, _, _), graph in zip((row for row in unit if row[0] is not None), unit_graphs,
+                                                      strict=True):
+            if memory_id in live:
+                per_owner[live[memory_id]].append((chunk_id, memory_id, graph))
+        for owner_id, items in per_owner.items():
+            owner_memory_ids = [m for m, o in live.items() if o == owner_id]
+            totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items,
+                                             entities_seen=entities))
+        _mark_extracted({memory_id: hashes[memory_id] for memory_id in live})
+        stored.update(live)
+    return {"memories": len(stored), "chunks": len(rows), "mentions": totals["mentions"],
+            "entities": len(entities), "entities_created": totals["entities_created"],
             "entities_removed": totals["entities_removed"], "relationships": totals["relationships"],
             "relationships_removed": totals["relationships_removed"], "aliases_merged": totals["aliases_merged"]}
 
@@ -90,7 +112,7 @@ def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
                 .order_by("pk").values_list("pk", flat=True))
 
 
-def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list) -> Counter:
+def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, entities_seen: set[int]) -> Counter:
     now = timezone.now()
     counts: Counter = Counter()
     with transaction.atomic():
@@ -119,10 +141,9 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list) -> 
                 if (m.start, entity_id) in seen:
                     continue
                 seen.add((m.start, entity_id))
-                mentions.append(EntityMention(owner_id=owner_id, entity_id=entity_id, memory_id=memory_id,
-                                              chunk_id=chunk_id, start=m.start, end=m.end, type=m.type,
-                                              surface=m.name[:200]))
-        EntityMention.objects.bulk_create(mentions, batch_size=2000)
+                mentions.append((owner_id, entity_id, memory_id, chunk_id, m.start, m.end, m.type, m.name[:200]))
+        _copy_rows("graph_entitymention", ("owner_id", "entity_id", "memory_id", "chunk_id", "start", "end", "type",
+                                           "surface"), mentions)
         counts["mentions"] = len(mentions)
 
         new_relationships = _relationships_store(owner_id=owner_id, items=items, entity_ids=entity_ids, now=now)
@@ -133,8 +154,8 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list) -> 
         touched_relationships = set(Relationship.objects.filter(pk__in=touched_relationships)
                                     .values_list("pk", flat=True))
         removed_relationships = _relationships_recount(relationship_ids=touched_relationships)
-        _owner_graph_normalise(owner_id=owner_id)
-    counts["entities"] = len(set(entity_ids.values()))
+        _owner_graph_normalise(owner_id=owner_id, entity_ids=touched_entities, relationship_ids=touched_relationships)
+    entities_seen.update(entity_ids.values())
     counts["entities_removed"] = removed_entities
     counts["relationships"] = len(new_relationships)
     counts["relationships_removed"] = removed_relationships
@@ -145,6 +166,17 @@ def _best_type(votes: Counter) -> str:
     return max(votes.items(), key=lambda item: (item[1] * extraction.TYPE_PRIORITY.get(item[0], 1), item[0]))[0]
 
 
+def _copy_rows(table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+    """Bulk insert with COPY: no model objects and no per-row placeholders, for the thousands of
+    mentions and evidence rows one batch writes. Callers have removed the rows they replace."""
+    if not rows:
+        return
+    names = ", ".join(f'"{column}"' for column in columns)
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
 def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[str, Counter],
                       now: datetime) -> tuple[dict[str, int], int]:
     """Map each key to the owner's entity for it (by key or alias), creating the missing ones."""
@@ -152,17 +184,26 @@ def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[s
     if not keys:
         return {}, 0
     resolved: dict[str, int] = {}
-    for entity_id, key, aliases in (Entity.objects.filter(owner_id=owner_id)
-                                    .filter(Q(key__in=keys) | Q(aliases__overlap=keys))
-                                    .values_list("id", "key", "aliases")):
-        for name in (key, *aliases):
-            resolved.setdefault(name, entity_id)
-    missing = [key for key in keys if key not in resolved]
-    Entity.objects.bulk_create(
-        [Entity(owner_id=owner_id, key=key, name=names[key].most_common(1)[0][0][:200],
-                type=_best_type(types[key]), first_seen=now, last_seen=now) for key in missing],
-        batch_size=2000, ignore_conflicts=True)
-    resolved.update(Entity.objects.filter(owner_id=owner_id, key__in=missing).values_list("key", "id"))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, key FROM graph_entity WHERE owner_id = %s AND key = ANY(%s)", [owner_id, keys])
+        resolved.update((key, entity_id) for entity_id, key in cursor.fetchall())
+        # The few merged entities (the only ones with aliases) catch the keys folded into them.
+        cursor.execute(f"SELECT id, aliases FROM graph_entity WHERE owner_id = %s AND {ALIASED_SQL}", [owner_id])
+        wanted = set(keys)
+        for entity_id, aliases in cursor.fetchall():
+            for alias in wanted.intersection(aliases):
+                resolved.setdefault(alias, entity_id)
+        missing = [key for key in keys if key not in resolved]
+        if missing:
+            cursor.execute(
+                "INSERT INTO graph_entity (owner_id, key, name, type, aliases, salience, mention_count, memory_count, "
+                "first_seen, last_seen) SELECT %(owner)s, v.key, v.name, v.type, '{}', 0, 0, 0, %(now)s, %(now)s "
+                "FROM unnest(%(keys)s::varchar[], %(names)s::varchar[], %(types)s::varchar[]) AS v(key, name, type) "
+                "ON CONFLICT (owner_id, key) DO NOTHING RETURNING key, id",
+                {"owner": owner_id, "now": now, "keys": missing,
+                 "names": [names[key].most_common(1)[0][0][:200] for key in missing],
+                 "types": [_best_type(types[key]) for key in missing]})
+            resolved.update(cursor.fetchall())
     return {key: resolved[key] for key in keys}, len(missing)
 
 
@@ -179,21 +220,24 @@ def _relationships_store(*, owner_id: int, items: list, entity_ids: dict[str, in
                 evidence[edge][chunk_id] = (r.confidence, r.sentence, memory_id)
     if not evidence:
         return set()
-    Relationship.objects.bulk_create(
-        [Relationship(owner_id=owner_id, source_id=s, target_id=t, relation_type=kind, last_seen=now)
-         for s, t, kind in evidence], batch_size=2000, ignore_conflicts=True)
-    ids: dict[tuple[int, int, str], int] = {}
-    sources = {s for s, _, _ in evidence}
-    for pk, s, t, kind in (Relationship.objects.filter(owner_id=owner_id, source_id__in=sources)
-                           .values_list("id", "source_id", "target_id", "relation_type")):
-        if (s, t, kind) in evidence:
-            ids[(s, t, kind)] = pk
-    RelationshipEvidence.objects.bulk_create(
-        [RelationshipEvidence(owner_id=owner_id, relationship_id=ids[edge], memory_id=memory_id, chunk_id=chunk_id,
-                              confidence=confidence, sentence=sentence)
-         for edge, per_chunk in evidence.items()
-         for chunk_id, (confidence, sentence, memory_id) in per_chunk.items()],
-        batch_size=2000, ignore_conflicts=True)
+    edges = list(evidence)
+    with connection.cursor() as cursor:
+        # New edges are inserted and known ones only touched, so one statement returns every id.
+        cursor.execute(
+            "INSERT INTO graph_relationship (owner_id, source_id, target_id, relation_type, weight, confidence, "
+            "evidence_count, evidence, created_at, last_seen) "
+            "SELECT %(owner)s, v.source, v.target, v.kind, 0, 0, 0, '', %(now)s, %(now)s "
+            "FROM unnest(%(sources)s::bigint[], %(targets)s::bigint[], %(kinds)s::varchar[]) AS v(source, target, kind) "
+            "ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET last_seen = EXCLUDED.last_seen "
+            "RETURNING source_id, target_id, relation_type, id",
+            {"owner": owner_id, "now": now, "sources": [e[0] for e in edges], "targets": [e[1] for e in edges],
+             "kinds": [e[2] for e in edges]})
+        ids = {(s, t, kind): pk for s, t, kind, pk in cursor.fetchall()}
+    _copy_rows("graph_relationshipevidence",
+               ("owner_id", "relationship_id", "memory_id", "chunk_id", "confidence", "sentence", "created_at"),
+               [(owner_id, ids[edge], memory_id, chunk_id, confidence, sentence, now)
+                for edge, per_chunk in evidence.items()
+                for chunk_id, (confidence, sentence, memory_id) in per_chunk.items()])
     return set(ids.values())
 
 
@@ -326,34 +370,45 @@ def _relationships_recount(*, relationship_ids: Iterable[int]) -> int:
     return gone.delete()[1].get("graph.Relationship", 0)
 
 
-def _owner_graph_normalise(*, owner_id: int) -> None:
+# Renormalising rewrites only the rows whose value moves by more than this (and always the rows
+# just recounted): when the owner's maximum grows, the thousands of rarely-mentioned entities shift
+# by less than a rounding error, and rewriting every row of a large graph per batch is the cost.
+NORMALISE_TOLERANCE = 0.005
+
+
+def _owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (),
+                           relationship_ids: Iterable[int] = ()) -> None:
     """Salience and weight are relative to the owner's whole graph, so both are renormalised in SQL.
 
     salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions)/ln(1+max mentions)
     weight   = ln(1+evidence)/ln(1+max evidence)
+
+    A stored value is within NORMALISE_TOLERANCE of these; the entities and relationships named
+    (the ones whose counts just changed) get the exact value.
     """
+    salience = ("LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)"
+                " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))")
+    weight = "LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))"
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            UPDATE graph_entity e
-               SET salience = LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)
-                                       + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))
+            f"""
+            UPDATE graph_entity e SET salience = {salience}
               FROM (SELECT GREATEST(max(memory_count), 1) AS max_memories,
                            GREATEST(max(mention_count), 1) AS max_mentions
-                      FROM graph_entity WHERE owner_id = %s) m
-             WHERE e.owner_id = %s
-               AND e.salience IS DISTINCT FROM LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)
-                                                   + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))
-            """, [owner_id, owner_id])
+                      FROM graph_entity WHERE owner_id = %(owner)s) m
+             WHERE e.owner_id = %(owner)s
+               AND (abs(e.salience - {salience}) > %(tolerance)s
+                    OR (e.id = ANY(%(ids)s) AND e.salience IS DISTINCT FROM {salience}))
+            """, {"owner": owner_id, "ids": sorted(set(entity_ids)), "tolerance": NORMALISE_TOLERANCE})
         cursor.execute(
-            """
-            UPDATE graph_relationship r
-               SET weight = LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))
+            f"""
+            UPDATE graph_relationship r SET weight = {weight}
               FROM (SELECT GREATEST(max(evidence_count), 1) AS max_evidence
-                      FROM graph_relationship WHERE owner_id = %s) m
-             WHERE r.owner_id = %s
-               AND r.weight IS DISTINCT FROM LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))
-            """, [owner_id, owner_id])
+                      FROM graph_relationship WHERE owner_id = %(owner)s) m
+             WHERE r.owner_id = %(owner)s
+               AND (abs(r.weight - {weight}) > %(tolerance)s
+                    OR (r.id = ANY(%(ids)s) AND r.weight IS DISTINCT FROM {weight}))
+            """, {"owner": owner_id, "ids": sorted(set(relationship_ids)), "tolerance": NORMALISE_TOLERANCE})
 
 
 def graph_forget_memory(*, memory: Memory) -> tuple[set[int], set[int]]:
@@ -370,10 +425,11 @@ def graph_recount(*, owner_id: int, entity_ids: set[int], relationship_ids: set[
         return
     with transaction.atomic():
         _lock_owner_graph(owner_id)
-        _entities_recount(entity_ids=set(Entity.objects.filter(pk__in=entity_ids).values_list("pk", flat=True)))
-        _relationships_recount(relationship_ids=set(
-            Relationship.objects.filter(pk__in=relationship_ids).values_list("pk", flat=True)))
-        _owner_graph_normalise(owner_id=owner_id)
+        entity_ids = set(Entity.objects.filter(pk__in=entity_ids).values_list("pk", flat=True))
+        relationship_ids = set(Relationship.objects.filter(pk__in=relationship_ids).values_list("pk", flat=True))
+        _entities_recount(entity_ids=entity_ids)
+        _relationships_recount(relationship_ids=relationship_ids)
+        _owner_graph_normalise(owner_id=owner_id, entity_ids=entity_ids, relationship_ids=relationship_ids)
 
 
 def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
