@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing
-import os
 import re
-import threading
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from functools import partial
+
+from kybernesis import workers
 
 from graph import nlp as spacy_pipeline
 from graph.nlp import get_nlp
@@ -471,7 +469,7 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
     return graphs
 
 
-def _extract_child(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
+def _extract_child(texts: Sequence[str], *, max_chars: int, batch_size: int) -> list[ChunkGraph]:
     """_extract_serial in a forked worker: one BLAS thread each, as the workers already fill the cores."""
     from threadpoolctl import threadpool_limits
 
@@ -479,63 +477,13 @@ def _extract_child(texts: Sequence[str], max_chars: int, batch_size: int) -> lis
         return _extract_serial(texts, max_chars, batch_size)
 
 
-def _can_fork() -> bool:
-    # A daemonic process (a django-q2 worker) may not start children; fork is what shares the
-    # loaded model with them for free.
-    return (not multiprocessing.current_process().daemon
-            and "fork" in multiprocessing.get_all_start_methods())
-
-
-_pool: ProcessPoolExecutor | None = None
-_pool_size = 0
-_pool_lock = threading.Lock()
-
-
-def _workers(processes: int) -> ProcessPoolExecutor:
-    """The process's pool of forked extraction workers, started once and kept: forking a process that
-    holds the models costs about a second, too much to pay on every call."""
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size != processes:
-            if _pool is not None:
-                _pool.shutdown(wait=False, cancel_futures=True)
-            get_nlp()  # loaded before the fork, so the children share it
-            _pool = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("fork"))
-            _pool_size = processes
-        return _pool
-
-
-def _forget_workers() -> None:
-    global _pool
-    with _pool_lock:
-        if _pool is not None:
-            _pool.shutdown(wait=False, cancel_futures=True)
-        _pool = None
-
-
 def extract_batches(batches: Iterable[Sequence[str]], *, processes: int = 1, max_chars: int = 100_000,
                     batch_size: int = 256) -> Iterator[list[ChunkGraph]]:
-    """The graphs of each batch of texts, batch by batch in order.
-
-    With processes > 1 (and a process allowed to fork), every batch goes to the pool of forked
-    workers at once, so while the caller stores one batch's graphs the next ones are being
-    extracted. Workers return small tuples rather than spaCy Docs, so little is copied back.
-    """
-    batches = [list(batch) for batch in batches]
-    if processes <= 1 or not _can_fork() or sum(map(len, batches)) < processes * 16:
-        for batch in batches:
-            yield _extract_serial(batch, max_chars, batch_size)
-        return
-    futures = [_workers(processes).submit(_extract_child, batch, max_chars, batch_size) for batch in batches]
-    try:
-        for future in futures:
-            yield future.result()
-    except BrokenProcessPool:
-        _forget_workers()  # a worker died (killed, out of memory): the next call starts afresh
-        raise
-    finally:
-        for future in futures:
-            future.cancel()
+    """The graphs of each batch of texts, batch by batch in order. With processes > 1 the batches go
+    to the forked workers, so while the caller stores one batch's graphs the next are extracted;
+    workers return small tuples rather than spaCy Docs, so little is copied back."""
+    return workers.map_batches(partial(_extract_child, max_chars=max_chars, batch_size=batch_size), batches,
+                               workers=processes, min_items=processes * 16, prepare=get_nlp)
 
 
 def extract_texts(texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000,
@@ -546,7 +494,3 @@ def extract_texts(texts: Sequence[str], *, processes: int = 1, max_chars: int = 
     return [graph for part in extract_batches((texts[i:i + size] for i in range(0, len(texts), size)),
                                               processes=processes, max_chars=max_chars, batch_size=batch_size)
             for graph in part]
-
-
-def default_processes() -> int:
-    return max(1, min(os.cpu_count() or 1, 4))

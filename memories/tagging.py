@@ -7,10 +7,13 @@ content (see `bench_tags` for how YAKE was chosen over embedding-ranked n-grams)
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from datetime import datetime, timedelta
 from functools import lru_cache
+
+logger = logging.getLogger(__name__)
 
 MAX_AUTO_TAGS = 6
 MAX_TAG_CHARS = 64
@@ -181,6 +184,33 @@ def auto_tags_for(*, source: str, metadata: dict, content: str, summary: str = "
             tags.append(item)
             taken.add(item["tag"])
     return tags
+
+
+def auto_tags_many(items: list[tuple[str, dict, str, str]]) -> list[list[dict] | str]:
+    """auto_tags_for each (source, metadata, content, summary), in order. A large batch is spread
+    over the worker processes (YAKE costs some 8 ms a memory); a memory whose tagging fails gets its
+    error message instead of tags, and the others are still tagged."""
+    from kybernesis import workers
+
+    # Only the start of a text is read, so only that crosses to a worker.
+    items = [(source, metadata, content[:KEYWORD_SOURCE_CHARS], summary) for source, metadata, content, summary in items]
+    count = workers.processes()
+    size = max(64, -(-len(items) // (count * 4)))  # a few batches per worker, so they finish together
+    batches = [items[i:i + size] for i in range(0, len(items), size)]
+    return [tags for part in workers.map_batches(_auto_tags_batch, batches, workers=count, min_items=200,
+                                                 prepare=_extractor)
+            for tags in part]
+
+
+def _auto_tags_batch(items: list[tuple[str, dict, str, str]]) -> list[list[dict] | str]:
+    out: list[list[dict] | str] = []
+    for source, metadata, content, summary in items:
+        try:
+            out.append(auto_tags_for(source=source, metadata=metadata, content=content, summary=summary))
+        except Exception as exc:  # one bad memory must not stop the batch
+            logger.exception("auto-tagging failed")
+            out.append(f"{type(exc).__name__}: {exc}")
+    return out
 
 
 def needs_retag(*, auto_tagged_at: datetime | None, auto_tagged_hash: str, content_hash: str, now: datetime) -> bool:

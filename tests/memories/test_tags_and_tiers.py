@@ -82,6 +82,28 @@ def test_retagging_skips_memories_tagged_within_seven_days(user):
     assert Memory.objects.get(pk=stale.pk).auto_tags
 
 
+def test_a_memory_whose_tagging_fails_is_reported_and_the_rest_are_tagged(user, monkeypatch):
+    from memories import tagging
+
+    good = make_memory(user, content="Sailing boats need their rigging checked every spring.")
+    bad = make_memory(user, content="This text breaks the keyword extractor.")
+    Memory.objects.filter(pk__in=[good.pk, bad.pk]).update(auto_tagged_at=None, auto_tags=[])
+    real = tagging.auto_tags_for
+
+    def fragile(**kwargs):
+        if "breaks" in kwargs["content"]:
+            raise ValueError("extractor gave up")
+        return real(**kwargs)
+
+    monkeypatch.setattr(tagging, "auto_tags_for", fragile)
+    result = services.memories_autotag(memory_ids=[good.pk, bad.pk])
+    assert result.processed == 2 and result.failed == [(bad.pk, "ValueError: extractor gave up")]
+    good.refresh_from_db()
+    bad.refresh_from_db()
+    assert any("sailing" in t or "rigging" in t for t in good.tags) and good.auto_tagged_hash == good.content_hash
+    assert bad.auto_tags == [] and bad.auto_tagged_at is None  # left as it was, due again next cycle
+
+
 def test_a_content_change_retags_at_once(user):
     memory = make_memory(user, content="Sourdough starter feeding schedule and hydration.")
     memory = services.memory_update(memory=memory, content="Kubernetes cluster upgrade runbook for the platform.")

@@ -19,7 +19,8 @@ from django.db.models import Count
 
 from graph import extraction
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
-from graph.services import _processes, graph_extract_memories
+from graph.services import graph_extract_memories
+from kybernesis import workers
 from memories.management.commands.bench_retrieval import read_jsonl
 from memories.models import Memory, MemoryChunk
 from memories.services import MemoryInput, memory_create_many
@@ -63,11 +64,11 @@ class Command(BaseCommand):
             "mentions": EntityMention.objects.filter(owner=owner).count(),
             "memories": len(memory_ids),
             "seconds": round(seconds, 2),
-            "processes": _processes(),
+            "processes": workers.processes(),
         }
         if compare:
             started = time.perf_counter()
-            extraction.extract_texts(texts, processes=_processes(),
+            extraction.extract_texts(texts, processes=workers.processes(),
                                      max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
             alone = time.perf_counter() - started
             result["extract_only_chunks_per_s"] = round(len(texts) / alone, 2)
