@@ -19,6 +19,7 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from graph import extraction
+from kybernesis import workers
 from graph.models import (ALIASED_SQL, Entity, EntityMention, EntityType, MemoryLink, Relationship,
                           RelationshipEvidence)
 from graph.selectors import topical_tags
@@ -35,17 +36,13 @@ def _lock_owner_graph(owner_id: int) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_GRAPH_LOCK_NAMESPACE, owner_id])
 
 
-def _processes() -> int:
-    configured = settings.KYBERNESIS_GRAPH_PROCESSES
-    return configured if configured > 0 else extraction.default_processes()
-
-
 # --- Extraction -------------------------------------------------------------------------------------
 
 
-# Chunks per unit of extraction work. Units are stored one by one as they arrive, while the
-# extraction workers go on with the next ones; a memory's chunks are never split between units.
-EXTRACT_UNIT_CHUNKS = 96
+# Characters of text per unit of extraction work (about 80 full chunks, or 300 short notes).
+# Units are stored one by one as they arrive while the workers go on with the next ones, and each
+# store has a fixed cost (recounts, renormalisation); a memory's chunks are never split.
+EXTRACT_UNIT_CHARS = 100_000
 
 
 def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
@@ -53,28 +50,36 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
 
     A memory's previous mentions and evidence are replaced, never added to, so re-processing is
     idempotent; entities and relationships that lose their last evidence are deleted. Memories that
-    no longer exist are skipped. Each unit of about EXTRACT_UNIT_CHUNKS chunks is written in its own
+    no longer exist are skipped. Each unit of about EXTRACT_UNIT_CHARS characters is written in its own
     transaction as soon as it is extracted. Returns counts.
     """
     ids = sorted({int(i) for i in memory_ids})
     hashes = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash"))
     rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
                 .values_list("id", "memory_id", "owner_id", "text"))
+    limit = settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS
+    # Small calls still give every worker a share: at least two units per worker when the text allows.
+    unit_chars = max(4_000, min(EXTRACT_UNIT_CHARS,
+                                sum(min(len(row[3]), limit) for row in rows) // (2 * workers.processes()) + 1))
     units: list[list[tuple]] = []
+    size = 0
     for row in rows:
-        if not units or (len(units[-1]) >= EXTRACT_UNIT_CHUNKS and units[-1][-1][1] != row[1]):
+        if not units or (size >= unit_chars and units[-1][-1][1] != row[1]):
             units.append([])
+            size = 0
         units[-1].append(row)
+        size += min(len(row[3]), limit)
     # Memories without chunks (gone since the task was queued) still drop their old graph rows.
     chunked = {row[1] for row in rows}
     chunkless = [(None, memory_id, None, None) for memory_id in hashes if memory_id not in chunked]
     if chunkless:
         units.append(chunkless)
     graphs = extraction.extract_batches(([row[3] for row in unit if row[0] is not None] for unit in units),
-                                        processes=_processes(), max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
+                                        processes=workers.processes(), max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
     totals: Counter = Counter()
     entities: set[int] = set()
     stored: set[int] = set()
+    owners: set[int] = set()
     for unit, unit_graphs in zip(units, graphs, strict=True):
         unit_ids = sorted({row[1] for row in unit})
         live = dict(Memory.objects.filter(pk__in=unit_ids).values_list("pk", "owner_id"))
@@ -86,9 +91,14 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
         for owner_id, items in per_owner.items():
             owner_memory_ids = [m for m, o in live.items() if o == owner_id]
             totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items,
-                                             entities_seen=entities))
+                                             entities_seen=entities, only_named=len(units) > 1))
+            owners.add(owner_id)
         _mark_extracted({memory_id: hashes[memory_id] for memory_id in live})
         stored.update(live)
+    if len(units) > 1:
+        # Each unit set exact values on what it changed; the rest of each graph follows once here.
+        for owner_id in owners:
+            graph_normalise(owner_id=owner_id)
     return {"memories": len(stored), "chunks": len(rows), "mentions": totals["mentions"],
             "entities": len(entities), "entities_created": totals["entities_created"],
             "entities_removed": totals["entities_removed"], "relationships": totals["relationships"],
@@ -112,7 +122,8 @@ def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
                 .order_by("pk").values_list("pk", flat=True))
 
 
-def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, entities_seen: set[int]) -> Counter:
+def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, entities_seen: set[int],
+                       only_named: bool = False) -> Counter:
     now = timezone.now()
     counts: Counter = Counter()
     with transaction.atomic():
@@ -154,7 +165,8 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, ent
         touched_relationships = set(Relationship.objects.filter(pk__in=touched_relationships)
                                     .values_list("pk", flat=True))
         removed_relationships = _relationships_recount(relationship_ids=touched_relationships)
-        _owner_graph_normalise(owner_id=owner_id, entity_ids=touched_entities, relationship_ids=touched_relationships)
+        _owner_graph_normalise(owner_id=owner_id, entity_ids=touched_entities, relationship_ids=touched_relationships,
+                               only_named=only_named)
     entities_seen.update(entity_ids.values())
     counts["entities_removed"] = removed_entities
     counts["relationships"] = len(new_relationships)
@@ -376,19 +388,23 @@ def _relationships_recount(*, relationship_ids: Iterable[int]) -> int:
 NORMALISE_TOLERANCE = 0.005
 
 
-def _owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (),
-                           relationship_ids: Iterable[int] = ()) -> None:
+def _owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (), relationship_ids: Iterable[int] = (),
+                           only_named: bool = False) -> None:
     """Salience and weight are relative to the owner's whole graph, so both are renormalised in SQL.
 
     salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions)/ln(1+max mentions)
     weight   = ln(1+evidence)/ln(1+max evidence)
 
-    A stored value is within NORMALISE_TOLERANCE of these; the entities and relationships named
-    (the ones whose counts just changed) get the exact value.
+    The entities and relationships named (the ones whose counts just changed) get the exact value;
+    every other row is rewritten only when it is off by more than NORMALISE_TOLERANCE, and not at all
+    with `only_named` (a caller writing several units renormalises the rest once, at the end).
     """
     salience = ("LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)"
                 " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))")
     weight = "LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))"
+    params = {"owner": owner_id, "entities": sorted(set(entity_ids)), "relationships": sorted(set(relationship_ids)),
+              "tolerance": NORMALISE_TOLERANCE}
+    others = "AND false" if only_named else ""
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -397,18 +413,25 @@ def _owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (),
                            GREATEST(max(mention_count), 1) AS max_mentions
                       FROM graph_entity WHERE owner_id = %(owner)s) m
              WHERE e.owner_id = %(owner)s
-               AND (abs(e.salience - {salience}) > %(tolerance)s
-                    OR (e.id = ANY(%(ids)s) AND e.salience IS DISTINCT FROM {salience}))
-            """, {"owner": owner_id, "ids": sorted(set(entity_ids)), "tolerance": NORMALISE_TOLERANCE})
+               AND ((abs(e.salience - {salience}) > %(tolerance)s {others})
+                    OR (e.id = ANY(%(entities)s) AND e.salience IS DISTINCT FROM {salience}))
+            """, params)
         cursor.execute(
             f"""
             UPDATE graph_relationship r SET weight = {weight}
               FROM (SELECT GREATEST(max(evidence_count), 1) AS max_evidence
                       FROM graph_relationship WHERE owner_id = %(owner)s) m
              WHERE r.owner_id = %(owner)s
-               AND (abs(r.weight - {weight}) > %(tolerance)s
-                    OR (r.id = ANY(%(ids)s) AND r.weight IS DISTINCT FROM {weight}))
-            """, {"owner": owner_id, "ids": sorted(set(relationship_ids)), "tolerance": NORMALISE_TOLERANCE})
+               AND ((abs(r.weight - {weight}) > %(tolerance)s {others})
+                    OR (r.id = ANY(%(relationships)s) AND r.weight IS DISTINCT FROM {weight}))
+            """, params)
+
+
+def graph_normalise(*, owner_id: int) -> None:
+    """Renormalise the owner's salience and weights (within NORMALISE_TOLERANCE)."""
+    with transaction.atomic():
+        _lock_owner_graph(owner_id)
+        _owner_graph_normalise(owner_id=owner_id)
 
 
 def graph_forget_memory(*, memory: Memory) -> tuple[set[int], set[int]]:
@@ -450,55 +473,70 @@ class _VectorAvg(Aggregate):
     output_field = VectorField(dimensions=EMBEDDING_DIMENSIONS)
 
 
-def _weighted_jaccard(a: dict, b: dict) -> float:
-    keys = a.keys() | b.keys()
-    high = sum(max(a.get(k, 0.0), b.get(k, 0.0)) for k in keys)
-    return sum(min(a.get(k, 0.0), b.get(k, 0.0)) for k in a.keys() & b.keys()) / high if high else 0.0
+def _shared_weights(vectors: dict[int, dict], focus: set[int] | None, cap: int) -> dict[tuple[int, int], list]:
+    """Every pair of memories that share a distinctive feature, with [Σ min(weight) over the features
+    they share, Σ min(raw weight), number shared]; `vectors` maps memory -> feature -> (weight, raw).
 
-
-def _pairs_from_postings(postings: dict, focus: set[int] | None, cap: int) -> set[tuple[int, int]]:
-    """Candidate pairs of memories sharing a feature; features shared by more than `cap` memories
-    are too common to say two memories are related and would make the pair count quadratic."""
-    pairs: set[tuple[int, int]] = set()
-    for members in postings.values():
-        if len(members) < 2 or len(members) > cap:
+    A feature carried by more than `cap` memories is too common to relate two memories by itself and
+    would make the pair count quadratic, so it makes no pair; it still counts for the pairs the
+    distinctive features make. Sums are built from the postings, touching only shared features.
+    """
+    postings: dict = defaultdict(list)
+    for memory_id, carried in vectors.items():
+        for feature, weight in carried.items():
+            postings[feature].append((memory_id, weight))
+    shared: dict[tuple[int, int], list] = {}
+    common: dict[int, dict] = defaultdict(dict)
+    for feature, members in postings.items():
+        if len(members) > cap:
+            for memory_id, weight in members:
+                common[memory_id][feature] = weight
             continue
-        members = sorted(members)
-        for i, a in enumerate(members):
-            for b in members[i + 1:]:
+        members.sort()
+        for i, (a, (weight_a, raw_a)) in enumerate(members):
+            for b, (weight_b, raw_b) in members[i + 1:]:
                 if focus is None or a in focus or b in focus:
-                    pairs.add((a, b))
-    return pairs
+                    sums = shared.setdefault((a, b), [0.0, 0.0, 0])
+                    # The idf is the feature's, so the smaller weight is also the smaller raw weight.
+                    sums[0] += min(weight_a, weight_b)
+                    sums[1] += min(raw_a, raw_b)
+                    sums[2] += 1
+    for (a, b), sums in shared.items():
+        mine, theirs = common.get(a), common.get(b)
+        if mine and theirs:
+            for feature, (weight, raw) in mine.items():
+                if feature in theirs:
+                    sums[0] += min(weight, theirs[feature][0])
+                    sums[1] += min(raw, theirs[feature][1])
+                    sums[2] += 1
+    return shared
 
 
-def _postings_idf(features: dict[int, dict]) -> tuple[dict, dict]:
-    """Which memories carry each feature, and the feature's smoothed idf ln(1 + N/df)."""
-    postings: dict = defaultdict(set)
-    for memory_id, carried in features.items():
-        for feature in carried:
-            postings[feature].add(memory_id)
-    idf = {feature: math.log(1 + len(features) / len(members)) for feature, members in postings.items()}
-    return postings, idf
+def _weighted_jaccard_pairs(features: dict[int, dict], focus: set[int] | None, cap: int, threshold: float):
+    """(a, b, score, Σ min raw weight, number shared) for the pairs whose weighted Jaccard over
+    idf-weighted features reaches the threshold. features: memory -> feature -> raw weight; a
+    feature's idf is ln(1 + N/df). Σmax = Σa + Σb − Σmin, so only shared features are visited."""
+    df = Counter(feature for carried in features.values() for feature in carried)
+    idf = {feature: math.log(1 + len(features) / n) for feature, n in df.items()}
+    vectors = {m: {f: (idf[f] * raw, raw) for f, raw in carried.items()} for m, carried in features.items()}
+    totals = {m: sum(weight for weight, _ in vector.values()) for m, vector in vectors.items()}
+    for (a, b), (low, raw_low, n) in _shared_weights(vectors, focus, cap).items():
+        high = totals[a] + totals[b] - low
+        score = low / high if high > 0 else 0.0
+        if score >= threshold:
+            yield a, b, min(1.0, score), raw_low, n
 
 
 def _entity_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
     """Weighted Jaccard over the memories' entities, each weighted idf · (1 + ln mentions)."""
-    counts: dict[int, dict[int, int]] = defaultdict(dict)
+    features: dict[int, dict[int, float]] = defaultdict(dict)
     for memory_id, entity_id, n in (EntityMention.objects.filter(owner_id=owner_id)
                                     .values_list("memory_id", "entity_id").annotate(n=Count("id"))
                                     .values_list("memory_id", "entity_id", "n")):
-        counts[memory_id][entity_id] = n
-    total = len(counts)
-    postings, idf = _postings_idf(counts)
-    vectors = {m: {e: idf[e] * (1 + math.log(n)) for e, n in entities.items()} for m, entities in counts.items()}
-    threshold = settings.KYBERNESIS_LINK_ENTITY_THRESHOLD
-    found = {}
-    for a, b in _pairs_from_postings(postings, focus, cap=max(50, total // 10)):
-        score = _weighted_jaccard(vectors[a], vectors[b])
-        if score >= threshold:
-            shared = len(counts[a].keys() & counts[b].keys())
-            found[(a, b)] = (min(1.0, score), 1.0 - 0.5 ** shared)
-    return found
+        features[memory_id][entity_id] = 1 + math.log(n)
+    cap = max(50, len(features) // 10)
+    return {(a, b): (score, 1.0 - 0.5 ** shared) for a, b, score, _, shared
+            in _weighted_jaccard_pairs(features, focus, cap, settings.KYBERNESIS_LINK_ENTITY_THRESHOLD)}
 
 
 MANUAL_TAG_WEIGHT = 2.0
@@ -507,7 +545,7 @@ MANUAL_TAG_WEIGHT = 2.0
 def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
     """Weighted Jaccard over the combined tags, each weighted idf · confidence (manual tags 2); where a
     memory came from (source, file type, provider) says nothing about what it is about, so structural
-    tags are left out."""
+    tags are left out. Confidence is the mean of the shared tags' smaller weights, at most 1."""
     tags: dict[int, dict[str, float]] = {}
     for memory in Memory.objects.filter(owner_id=owner_id).only("pk", "tags", "manual_tags", "auto_tags", "source",
                                                                 "metadata"):
@@ -517,19 +555,9 @@ def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int]
         topical = {t: confidence.get(t, 1.0) for t in topical_tags(memory)}
         if topical:
             tags[memory.pk] = topical
-    total = len(tags)
-    postings, idf = _postings_idf(tags)
-    threshold = settings.KYBERNESIS_LINK_TAG_THRESHOLD
-    found = {}
-    for a, b in _pairs_from_postings(postings, focus, cap=max(100, total // 5)):
-        va = {t: idf[t] * weight for t, weight in tags[a].items()}
-        vb = {t: idf[t] * weight for t, weight in tags[b].items()}
-        score = _weighted_jaccard(va, vb)
-        if score >= threshold:
-            shared = tags[a].keys() & tags[b].keys()
-            confidence = min(1.0, sum(min(tags[a][t], tags[b][t]) for t in shared) / len(shared))
-            found[(a, b)] = (min(1.0, score), confidence)
-    return found
+    cap = max(100, len(tags) // 5)
+    return {(a, b): (score, min(1.0, raw_low / shared)) for a, b, score, raw_low, shared
+            in _weighted_jaccard_pairs(tags, focus, cap, settings.KYBERNESIS_LINK_TAG_THRESHOLD)}
 
 
 def _semantic_evidence(owner_id: int, focus: set[int] | None,
@@ -618,8 +646,7 @@ def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None, expi
         for (a, b, reason), (score, confidence) in found.items():
             link = existing.get((a, b, reason))
             if link is None:
-                to_create.append(MemoryLink(owner_id=owner_id, source_id=a, target_id=b, reason=reason, score=score,
-                                            confidence=confidence, last_reinforced_at=now))
+                to_create.append((a, b, reason, score, confidence))
                 continue
             if (focus is not None and (a in focus or b in focus)) or score > link.score + 0.01:
                 link.last_reinforced_at = now
@@ -629,11 +656,29 @@ def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None, expi
                 continue
             else:
                 unchanged += 1
-            link.score, link.confidence = score, confidence
-            to_update.append(link)
-        MemoryLink.objects.bulk_create(to_create, batch_size=1000, ignore_conflicts=True)
-        MemoryLink.objects.bulk_update(to_update, ["score", "confidence", "last_reinforced_at"], batch_size=1000)
+            to_update.append((link.pk, score, confidence, link.last_reinforced_at))
+        _links_write(owner_id=owner_id, now=now, create=to_create, update=to_update)
     return {"created": len(to_create), "reinforced": reinforced, "unchanged": unchanged, "expired": len(expired)}
+
+
+def _links_write(*, owner_id: int, now: datetime, create: list[tuple], update: list[tuple]) -> None:
+    """New links (a, b, reason, score, confidence) and changed ones (id, score, confidence,
+    reinforced at), each in one set-based statement; a whole-graph refresh touches tens of thousands."""
+    with connection.cursor() as cursor:
+        if create:
+            a, b, reasons, scores, confidences = zip(*create, strict=True)
+            cursor.execute(
+                "INSERT INTO graph_memorylink (owner_id, source_id, target_id, reason, score, confidence, created_at, "
+                "last_reinforced_at) SELECT %s, v.a, v.b, v.reason, v.score, v.confidence, %s, %s FROM "
+                "unnest(%s::bigint[], %s::bigint[], %s::varchar[], %s::float8[], %s::float8[]) "
+                "AS v(a, b, reason, score, confidence) ON CONFLICT (source_id, target_id, reason) DO NOTHING",
+                [owner_id, now, now, list(a), list(b), list(reasons), list(scores), list(confidences)])
+        if update:
+            ids, scores, confidences, reinforced = zip(*update, strict=True)
+            cursor.execute(
+                "UPDATE graph_memorylink l SET score = v.score, confidence = v.confidence, last_reinforced_at = v.at "
+                "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::timestamptz[]) AS v(id, score, confidence, at) "
+                "WHERE l.id = v.id", [list(ids), list(scores), list(confidences), list(reinforced)])
 
 
 def memory_links_expire(*, owner) -> int:

@@ -31,7 +31,7 @@ def _extract(ids: list[int]) -> tuple[int, dict]:
 
 class LinkStep(Step):
     name = "link"
-    batch_size = 200
+    batch_size = 500
 
     def due(self, scope: Scope):
         """Memories created, edited or re-tagged since the last completed cycle began (all, the first time)."""
