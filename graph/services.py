@@ -75,7 +75,7 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     if chunkless:
         units.append(chunkless)
     graphs = extraction.extract_batches(([row[3] for row in unit if row[0] is not None] for unit in units),
-                                        processes=workers.processes(), max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
+                                        processes=workers.processes(), max_chars=limit)
     totals: Counter = Counter()
     entities: set[int] = set()
     stored: set[int] = set()
@@ -239,7 +239,8 @@ def _relationships_store(*, owner_id: int, items: list, entity_ids: dict[str, in
             "INSERT INTO graph_relationship (owner_id, source_id, target_id, relation_type, weight, confidence, "
             "evidence_count, evidence, created_at, last_seen) "
             "SELECT %(owner)s, v.source, v.target, v.kind, 0, 0, 0, '', %(now)s, %(now)s "
-            "FROM unnest(%(sources)s::bigint[], %(targets)s::bigint[], %(kinds)s::varchar[]) AS v(source, target, kind) "
+            "FROM unnest(%(sources)s::bigint[], %(targets)s::bigint[], %(kinds)s::varchar[]) "
+            "AS v(source, target, kind) "
             "ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET last_seen = EXCLUDED.last_seen "
             "RETURNING source_id, target_id, relation_type, id",
             {"owner": owner_id, "now": now, "sources": [e[0] for e in edges], "targets": [e[1] for e in edges],
@@ -677,7 +678,8 @@ def _links_write(*, owner_id: int, now: datetime, create: list[tuple], update: l
             ids, scores, confidences, reinforced = zip(*update, strict=True)
             cursor.execute(
                 "UPDATE graph_memorylink l SET score = v.score, confidence = v.confidence, last_reinforced_at = v.at "
-                "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::timestamptz[]) AS v(id, score, confidence, at) "
+                "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::timestamptz[]) "
+                "AS v(id, score, confidence, at) "
                 "WHERE l.id = v.id", [list(ids), list(scores), list(confidences), list(reinforced)])
 
 

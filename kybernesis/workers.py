@@ -49,11 +49,16 @@ def _workers(size: int, prepare: Callable[[], object] | None) -> ProcessPoolExec
         return _pool
 
 
-def _forget_workers() -> None:
+def shutdown(*, wait: bool = False) -> None:
+    """Stop the worker pool (the next map_batches forks a new one).
+
+    Forked workers hold copies of every file descriptor the parent had when they were forked; a
+    parent that must see a pipe close (a test harness talking to a browser driver, say) stops them
+    first."""
     global _pool
     with _pool_lock:
         if _pool is not None:
-            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool.shutdown(wait=wait, cancel_futures=True)
         _pool = None
         _pool_prepared.clear()
 
@@ -79,7 +84,7 @@ def map_batches(function: Callable, batches: Iterable[list], *, workers: int, mi
         for future in futures:
             yield future.result()
     except BrokenProcessPool:
-        _forget_workers()  # a worker died (killed, out of memory): the next call starts afresh
+        shutdown()  # a worker died (killed, out of memory): the next call starts afresh
         raise
     finally:
         for future in futures:

@@ -193,7 +193,8 @@ def auto_tags_many(items: list[tuple[str, dict, str, str]]) -> list[list[dict] |
     from kybernesis import workers
 
     # Only the start of a text is read, so only that crosses to a worker.
-    items = [(source, metadata, content[:KEYWORD_SOURCE_CHARS], summary) for source, metadata, content, summary in items]
+    items = [(source, metadata, content[:KEYWORD_SOURCE_CHARS], summary)
+             for source, metadata, content, summary in items]
     count = workers.processes()
     size = max(64, -(-len(items) // (count * 4)))  # a few batches per worker, so they finish together
     batches = [items[i:i + size] for i in range(0, len(items), size)]

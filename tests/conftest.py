@@ -25,6 +25,16 @@ def _spacy_model_once():
     extraction.get_nlp()
 
 
+@pytest.fixture(autouse=True)
+def _no_workers_left():
+    """Stop any worker pool a test forked: its children would hold, among the descriptors they
+    inherit, the pipe to the Playwright driver, and the session could not shut the driver down."""
+    yield
+    from kybernesis import workers
+
+    workers.shutdown(wait=True)
+
+
 @pytest.fixture
 def user(db):
     return UserFactory()
