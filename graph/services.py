@@ -58,9 +58,10 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
                 .values_list("id", "memory_id", "owner_id", "text"))
     limit = settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS
+    processes = workers.processes()
     # Small calls still give every worker a share: at least two units per worker when the text allows.
     unit_chars = max(4_000, min(EXTRACT_UNIT_CHARS,
-                                sum(min(len(row[3]), limit) for row in rows) // (2 * workers.processes()) + 1))
+                                sum(min(len(row[3]), limit) for row in rows) // (2 * processes) + 1))
     units: list[list[tuple]] = []
     size = 0
     for row in rows:
@@ -75,7 +76,7 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     if chunkless:
         units.append(chunkless)
     graphs = extraction.extract_batches(([row[3] for row in unit if row[0] is not None] for unit in units),
-                                        processes=workers.processes(), max_chars=limit)
+                                        processes=processes, max_chars=limit)
     totals: Counter = Counter()
     entities: set[int] = set()
     stored: set[int] = set()
@@ -684,12 +685,5 @@ def _links_write(*, owner_id: int, now: datetime, create: list[tuple], update: l
 
 
 def memory_links_expire(*, owner) -> int:
-    """Delete the owner's links whose evidence is gone; returns how many went."""
-    owner_id = owner.pk if hasattr(owner, "pk") else int(owner)
-    with transaction.atomic():
-        _lock_owner_graph(owner_id)
-        found = _links_evidence(owner_id, None)
-        stale = [pk for pk, a, b, reason in MemoryLink.objects.filter(owner_id=owner_id)
-                 .values_list("pk", "source_id", "target_id", "reason") if (a, b, reason) not in found]
-        MemoryLink.objects.filter(pk__in=stale).delete()
-    return len(stale)
+    """Delete the owner's links whose evidence is gone (a whole-graph refresh); returns how many went."""
+    return memory_links_refresh(owner=owner, memory_ids=[], expire_all=True)["expired"]

@@ -1,7 +1,5 @@
 """django-q2 entry points for the graph: ids in, call a service."""
 
-from django.contrib.auth import get_user_model
-
 from graph import services
 from memories.models import Memory
 
@@ -12,7 +10,6 @@ def extract_memories(memory_ids: list[int]) -> dict:
     owners: dict[int, list[int]] = {}
     for memory_id, owner_id in Memory.objects.filter(pk__in=memory_ids).values_list("pk", "owner_id"):
         owners.setdefault(owner_id, []).append(memory_id)
-    users = get_user_model().objects.in_bulk(list(owners))
-    result["links"] = {owner_id: services.memory_links_refresh(owner=users[owner_id], memory_ids=ids)
+    result["links"] = {owner_id: services.memory_links_refresh(owner=owner_id, memory_ids=ids)
                        for owner_id, ids in owners.items()}
     return result
