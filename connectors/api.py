@@ -16,7 +16,7 @@ from connectors.schemas import (
     DisconnectOut,
     DisconnectQuery,
 )
-from memories.schemas import ErrorOut
+from core.schemas import ErrorOut
 
 router = Router(tags=["connectors"])
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from memories.models import Memory, OwnedQuerySet
+from core.querysets import OwnedQuerySet
+from memories.models import Memory
 
 
 class Provider(models.TextChoices):

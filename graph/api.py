@@ -16,7 +16,7 @@ from graph.schemas import (
     RelationshipListQueryIn,
     RelationshipPageOut,
 )
-from memories.schemas import ErrorOut
+from core.schemas import ErrorOut
 
 router = Router(tags=["graph"])
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from kybernesis import workers
+from core import workers
 
 from graph import nlp as spacy_pipeline
 from graph.nlp import get_nlp

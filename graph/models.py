@@ -7,7 +7,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from memories.models import OwnedQuerySet
+from core.querysets import OwnedQuerySet
 
 UNIT_INTERVAL = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
@@ -208,3 +208,16 @@ class MemoryLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} ↔ {self.target_id} ({self.reason})"
+
+
+class MemoryExtraction(models.Model):
+    """Which content a memory's graph reflects: the content hash its entities were extracted from.
+    A memory whose hash differs (or that has no row) is due for extraction."""
+
+    memory = models.OneToOneField("memories.Memory", on_delete=models.CASCADE, primary_key=True,
+                                  related_name="graph_extraction")
+    content_hash = models.CharField(max_length=64)
+    extracted_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.memory_id}: {self.content_hash[:12]}"

@@ -256,3 +256,29 @@ def topical_tags(memory: Memory) -> list[str]:
     structural = {item["tag"] for item in structural_auto_tags(source=memory.source, metadata=memory.metadata or {})}
     return [tag for tag in memory.tags if tag not in structural or tag in memory.manual_tags]
 
+
+
+def memory_link_counts(memory_ids: Sequence[int], recent_since) -> dict[int, tuple[int, int]]:
+    """For each memory: how many distinct memories it is linked to, and how many of those links were
+    made or reinforced since recent_since. The tier rules read these (registered in GraphConfig)."""
+    from django.db import connection
+
+    if not memory_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH links AS (
+                SELECT l.source_id AS memory_id, l.target_id AS other_id,
+                       GREATEST(l.created_at, l.last_reinforced_at) AS seen
+                FROM graph_memorylink l WHERE l.source_id = ANY(%(ids)s)
+                UNION ALL
+                SELECT l.target_id, l.source_id, GREATEST(l.created_at, l.last_reinforced_at)
+                FROM graph_memorylink l WHERE l.target_id = ANY(%(ids)s)
+            )
+            SELECT memory_id, count(DISTINCT other_id), count(DISTINCT other_id) FILTER (WHERE seen >= %(since)s)
+            FROM links GROUP BY memory_id
+            """,
+            {"ids": list(memory_ids), "since": recent_since},
+        )
+        return {memory_id: (total, recent) for memory_id, total, recent in cursor.fetchall()}

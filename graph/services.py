@@ -14,13 +14,13 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Aggregate, Count, Exists, F, OuterRef, Q
+from django.db.models import Aggregate, Count, Exists, OuterRef, Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
 from graph import extraction
-from kybernesis import workers
-from graph.models import (ALIASED_SQL, Entity, EntityMention, EntityType, MemoryLink, Relationship,
+from core import workers
+from graph.models import (ALIASED_SQL, Entity, EntityMention, EntityType, MemoryExtraction, MemoryLink, Relationship,
                           RelationshipEvidence)
 from graph.selectors import topical_tags
 from memories.embedding import EMBEDDING_DIMENSIONS
@@ -112,14 +112,18 @@ def _mark_extracted(hashes: dict[int, str]) -> None:
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE memories_memory m SET graph_extracted_hash = v.hash "
-            "FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) WHERE m.id = v.id AND m.content_hash = v.hash",
+            "INSERT INTO graph_memoryextraction (memory_id, content_hash, extracted_at) "
+            "SELECT m.id, v.hash, now() FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) "
+            "JOIN memories_memory m ON m.id = v.id AND m.content_hash = v.hash "
+            "ON CONFLICT (memory_id) DO UPDATE SET content_hash = EXCLUDED.content_hash, "
+            "extracted_at = EXCLUDED.extracted_at",
             [list(hashes), list(hashes.values())])
 
 
 def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
     """Those of these memories whose graph does not reflect their current content."""
-    return list(Memory.objects.filter(pk__in=list(memory_ids)).exclude(graph_extracted_hash=F("content_hash"))
+    current = MemoryExtraction.objects.filter(memory_id=OuterRef("pk"), content_hash=OuterRef("content_hash"))
+    return list(Memory.objects.filter(pk__in=list(memory_ids)).exclude(Exists(current))
                 .order_by("pk").values_list("pk", flat=True))
 
 

@@ -1,10 +1,13 @@
-"""Signal receivers that keep the graph right however a memory is deleted."""
+"""Signal receivers that keep the graph right: extraction when memory content changes, and cleanup
+however a memory is deleted."""
 
 from django.db.models.signals import post_delete, pre_delete
 from django.dispatch import receiver
+from django_q.tasks import async_task
 
 from graph import services
 from memories.models import Memory
+from memories.signals import content_changed
 
 
 @receiver(pre_delete, sender=Memory, dispatch_uid="graph.note_deleted_memory")
@@ -18,3 +21,9 @@ def note_deleted_memory(sender, instance: Memory, **kwargs) -> None:
 def recount_after_deleted_memory(sender, instance: Memory, **kwargs) -> None:
     entities, edges = getattr(instance, "_graph_touched", (set(), set()))
     services.graph_recount(owner_id=instance.owner_id, entity_ids=entities, relationship_ids=edges)
+
+
+@receiver(content_changed, dispatch_uid="graph.extract_changed_memories")
+def extract_changed_memories(sender, memory_ids, **kwargs) -> None:
+    # Runs after the memory's transaction committed: the worker sees the new chunks.
+    async_task("graph.tasks.extract_memories", list(memory_ids))

@@ -8,7 +8,9 @@ from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 from ninja.parser import Parser
-from ninja.security import HttpBearer, django_auth
+from ninja.security import django_auth
+
+from core.auth import BearerTokenAuth
 
 from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
@@ -16,7 +18,7 @@ from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
 from memories.api import router as memories_router
 from memories.search import SearchError
-from memories.services import MemoryInputError, api_token_user
+from memories.services import MemoryInputError
 
 
 class BodyNotJSON(ValueError):
@@ -35,14 +37,6 @@ class StrictJSONParser(Parser):
             raise BodyTooLarge(str(exc)) from exc
         except ValueError as exc:
             raise BodyNotJSON(str(exc)) from exc
-
-
-class BearerTokenAuth(HttpBearer):
-    def authenticate(self, request: HttpRequest, token: str):
-        user = api_token_user(token)
-        if user is not None:
-            request.user = user
-        return user
 
 
 api = NinjaAPI(

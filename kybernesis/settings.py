@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 from pathlib import Path
 
+from core.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
 from kybernesis.db import database_settings, embedded_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    return raw.strip().lower() in ("1", "true", "yes", "on")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    return int(raw) if raw else default
-
-
-def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    return float(raw) if raw else default
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 # pytest is imported before Django reads settings when the suite runs; tests run tasks synchronously.
@@ -78,6 +53,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "allauth.socialaccount.providers.google",
     "allauth.socialaccount.providers.notion",
+    "core",
     "memories",
     "graph",
     "connectors",
@@ -240,17 +216,9 @@ KYBERNESIS_NOTION_MAX_BLOCKS = env_int("KYBERNESIS_NOTION_MAX_BLOCKS", 5000)
 
 
 # Tier rules and decay (memories/tiering.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.
-# KYBERNESIS_TIER_HOT_PRIORITY=0.65; the defaults are the spec's values.
-def _tier_policy() -> dict:
-    from dataclasses import fields
-
-    from memories.tiering import TierPolicy
-
-    cast = {"int": env_int, "float": env_float}
-    return {f.name: cast[f.type](f"KYBERNESIS_TIER_{f.name.upper()}", f.default) for f in fields(TierPolicy)}
-
-
-KYBERNESIS_TIER_POLICY = _tier_policy()
+# KYBERNESIS_TIER_HOT_PRIORITY=0.65; the defaults are the spec's values. The raw strings are kept
+# here and typed by TierPolicy.from_settings, which names a variable it cannot read.
+KYBERNESIS_TIER_POLICY = env_prefixed("KYBERNESIS_TIER_")
 
 # The sleep agent: the cycle's interval, and how long a running cycle may go without a heartbeat
 # before it counts as interrupted (its worker died) and the next cycle resumes it.

@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.db.models import Count
 
-from memories.models import ApiToken, ChatSession, Memory, MemoryChunk, TierMove, UploadJob
+from memories.models import ChatSession, Memory, MemoryChunk, TierMove, UploadJob
 from memories.services import memories_retier
 
 
@@ -51,17 +51,6 @@ class MemoryChunkAdmin(admin.ModelAdmin):
     raw_id_fields = ("memory", "owner")
     readonly_fields = ("text_hash",)
     exclude = ("embedding",)
-
-
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "name", "user", "created_at", "last_used_at")
-    search_fields = ("prefix", "name", "user__email", "user__username")
-    readonly_fields = ("prefix", "key_hash", "created_at", "last_used_at")
-    raw_id_fields = ("user",)
-
-    def has_add_permission(self, request):
-        return False  # tokens are shown once at creation: use `manage.py create_api_token`
 
 
 @admin.register(ChatSession)

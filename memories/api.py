@@ -10,12 +10,12 @@ from pydantic import Field
 from memories import search, selectors, services
 from memories.models import Memory
 from memories.tagging import split_tags
+from core.schemas import ErrorOut
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
     ChatSessionDetailOut,
     ChatSessionListOut,
-    ErrorOut,
     SearchFiltersIn,
     SearchIn,
     SearchOut,

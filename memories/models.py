@@ -1,4 +1,4 @@
-"""Memories, their chunks, and API tokens."""
+"""Memories, their chunks, chat sessions, upload jobs and tier moves."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from core.querysets import OwnedQuerySet
 from memories.embedding import EMBEDDING_DIMENSIONS
 
 
@@ -43,13 +44,6 @@ def combine_tags(manual_tags: list[str], auto_tags: list[dict]) -> list[str]:
     return combined
 
 
-class OwnedQuerySet(models.QuerySet):
-    def for_user(self, user):
-        if not getattr(user, "is_authenticated", False):
-            return self.none()
-        return self.filter(owner=user)
-
-
 class Memory(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
     title = models.CharField(max_length=500)
@@ -58,9 +52,6 @@ class Memory(models.Model):
     # A one-line preview for lists, and the content hash the summary was written from.
     preview = models.CharField(max_length=200, blank=True, default="")
     summarized_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
-    # The content hash the knowledge graph was last extracted from (graph.services), so a sleep
-    # cycle does not extract again what the ingest task already did.
-    graph_extracted_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.UPLOAD)
     metadata = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
@@ -195,30 +186,6 @@ class TierMove(models.Model):
 
     def __str__(self) -> str:
         return f"{self.memory_id}: {self.from_tier} → {self.to_tier}"
-
-
-class ApiToken(models.Model):
-    """A bearer token for the JSON API. Only its SHA-256 is stored; the token itself is shown once."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, blank=True, default="")
-    prefix = models.CharField(max_length=12, editable=False)
-    key_hash = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-
-    objects = models.Manager()
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"
-
-    @staticmethod
-    def hash_key(key: str) -> str:
-        # Tokens carry 256 bits of randomness, so a fast hash is enough: nothing to brute-force.
-        return hashlib.sha256(key.encode()).hexdigest()
 
 
 class ChatSession(models.Model):

@@ -104,12 +104,6 @@ class MemoryPageOut(Schema):
     offset: int
 
 
-class ErrorOut(Schema):
-    detail: Any
-    field: str | None = None
-    index: int | None = None
-
-
 class UploadResultOut(Schema):
     filename: str
     status: Literal["created", "duplicate", "queued", "rejected"]

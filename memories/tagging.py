@@ -190,7 +190,7 @@ def auto_tags_many(items: list[tuple[str, dict, str, str]]) -> list[list[dict] |
     """auto_tags_for each (source, metadata, content, summary), in order. A large batch is spread
     over the worker processes (YAKE costs some 8 ms a memory); a memory whose tagging fails gets its
     error message instead of tags, and the others are still tagged."""
-    from kybernesis import workers
+    from core import workers
 
     # Only the start of a text is read, so only that crosses to a worker.
     items = [(source, metadata, content[:KEYWORD_SOURCE_CHARS], summary)

@@ -30,7 +30,7 @@ about 7 days and 0.7 after about 29 days.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 
 HOT, WARM, ARCHIVE = "hot", "warm", "archive"
@@ -60,9 +60,21 @@ class TierPolicy:
 
     @classmethod
     def from_settings(cls) -> TierPolicy:
+        """The policy with each field overridden by KYBERNESIS_TIER_<FIELD> where that is set
+        (settings.KYBERNESIS_TIER_POLICY holds those values, as strings or numbers)."""
         from django.conf import settings
+        from django.core.exceptions import ImproperlyConfigured
 
-        return cls(**settings.KYBERNESIS_TIER_POLICY)
+        values = {}
+        for f in fields(cls):
+            raw = settings.KYBERNESIS_TIER_POLICY.get(f.name)
+            if raw is None:
+                continue
+            try:
+                values[f.name] = (int if f.type == "int" else float)(raw)
+            except (TypeError, ValueError):
+                raise ImproperlyConfigured(f"KYBERNESIS_TIER_{f.name.upper()} must be a number, got {raw!r}") from None
+        return cls(**values)
 
 
 @dataclass(frozen=True)

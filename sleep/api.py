@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from memories.schemas import ErrorOut
+from core.schemas import ErrorOut
 from sleep import selectors
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_request

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memories.services import api_token_create
+from core.auth import api_token_create
 from tests.factories import UserFactory
 
 
@@ -30,7 +30,7 @@ def _no_workers_left():
     """Stop any worker pool a test forked: its children would hold, among the descriptors they
     inherit, the pipe to the Playwright driver, and the session could not shut the driver down."""
     yield
-    from kybernesis import workers
+    from core import workers
 
     workers.shutdown(wait=True)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memories.models import ApiToken, Memory
+from core.models import ApiToken
+from memories.models import Memory
 from tests.factories import make_memory
 
 pytestmark = pytest.mark.django_db

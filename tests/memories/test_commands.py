@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from memories.models import ApiToken, Memory
+from core.models import ApiToken
+from memories.models import Memory
 
 pytestmark = pytest.mark.django_db
 

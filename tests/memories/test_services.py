@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from memories import embedding, services
-from memories.models import Memory, MemoryChunk
+from memories.models import Memory, MemoryChunk, content_hash
+from memories.services.memory import _chunks_for
 from memories.services import MemoryInput, MemoryInputError, MemoryTooLargeError, memory_create
 from tests.factories import make_memory
 
@@ -31,7 +32,7 @@ def test_memory_create_stores_the_memory_and_every_chunk_with_an_embedding(user)
     assert memory.manual_tags == ["q1-planning"]
     assert memory.tags[0] == "q1-planning" and "upload" in memory.tags
     assert memory.auto_tags[0] == {"tag": "upload", "confidence": 1.0}
-    assert memory.content_hash == services.content_hash(LONG_TEXT)
+    assert memory.content_hash == content_hash(LONG_TEXT)
 
 
 def test_chunk_embeddings_match_the_model_on_the_same_text(user):
@@ -140,10 +141,10 @@ def test_update_with_new_content_embeds_only_the_changed_chunks(user, monkeypatc
     monkeypatch.setattr(embedding, "embed_texts", lambda texts, **kw: embedded.extend(texts) or real(texts, **kw))
     new_content = LONG_TEXT + "\n\nA brand new closing paragraph about hiring."
     updated = services.memory_update(memory=memory, content=new_content)
-    assert updated.content_hash == services.content_hash(new_content)
+    assert updated.content_hash == content_hash(new_content)
     assert updated.chunks.last().text.endswith("hiring.")
     assert 0 < len(embedded) < updated.chunk_count
-    assert updated.chunk_count == len(services._chunks_for(new_content))
+    assert updated.chunk_count == len(_chunks_for(new_content))
 
 
 def test_update_keeps_the_combined_tags_in_step(user):

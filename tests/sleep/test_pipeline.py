@@ -274,10 +274,10 @@ def test_the_link_step_does_not_extract_again_what_the_ingest_task_did(user, no_
         done = make_memory(user, content=TEXTS[0])
     from django.db.models import F
 
-    assert Memory.objects.filter(pk=done.pk, graph_extracted_hash=F("content_hash")).exists()
+    assert Memory.objects.filter(pk=done.pk, graph_extraction__content_hash=F("content_hash")).exists()
     fresh = make_memory(user, content=TEXTS[1])  # its ingest task has not run
     run = cycle(user)
     link = run.steps.get(step="link").metrics
     assert (link["processed"], link["extracted"]) == (2, 1)
     assert EntityMention.objects.filter(memory=fresh).exists()
-    assert Memory.objects.filter(pk=fresh.pk, graph_extracted_hash=F("content_hash")).exists()
+    assert Memory.objects.filter(pk=fresh.pk, graph_extraction__content_hash=F("content_hash")).exists()

@@ -20,7 +20,7 @@ from django.db.models import Count
 from graph import extraction
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
 from graph.services import graph_extract_memories
-from kybernesis import workers
+from core import workers
 from memories.management.commands.bench_retrieval import read_jsonl
 from memories.models import Memory, MemoryChunk
 from memories.services import MemoryInput, memory_create_many

@@ -70,10 +70,11 @@ class Command(BaseCommand):
                                       "idle_steps": idle_steps, "failed": full.tasks_failed}))
 
     def _make_everything_due(self, owner) -> None:
-        from graph.models import Entity, MemoryLink
+        from graph.models import Entity, MemoryExtraction, MemoryLink
 
         Memory.objects.filter(owner=owner).update(auto_tagged_at=timezone.now() - timedelta(days=8), summary="",
-                                                  preview="", summarized_hash="", graph_extracted_hash="")
+                                                  preview="", summarized_hash="")
+        MemoryExtraction.objects.filter(memory__owner=owner).delete()
         MemoryLink.objects.filter(owner=owner).delete()
         Entity.objects.filter(owner=owner).delete()
         SleepRun.objects.filter(owner=owner).delete()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kybernesis import workers
+from core import workers
 
 
 def _squares_and_pid(batch: list[int]) -> list[tuple[int, int]]:

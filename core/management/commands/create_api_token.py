@@ -4,7 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from memories.services import api_token_create
+from core.auth import api_token_create
 
 
 class Command(BaseCommand):

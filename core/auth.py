@@ -1,0 +1,43 @@
+"""API tokens: creating them, and bearer authentication for the JSON API."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja.security import HttpBearer
+
+from core.models import ApiToken
+
+TOKEN_PREFIX = "kyb_"
+_TOKEN_LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+    """Create a token for user. Returns the row and the plain token, which is not stored anywhere."""
+    key = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(user=user, name=name[:100], prefix=key[:12], key_hash=ApiToken.hash_key(key))
+    return token, key
+
+
+def api_token_user(key: str):
+    """The active user a token belongs to, or None."""
+    if not key or len(key) > 200:
+        return None
+    token = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash_key(key)).first()
+    if token is None or not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > _TOKEN_LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token.user
+
+
+class BearerTokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str):
+        user = api_token_user(token)
+        if user is not None:
+            request.user = user
+        return user

@@ -1,0 +1,41 @@
+"""Writes to memories, by concern: memory (create, update, delete), tags, tiers, uploads and chat.
+
+Every public name is importable from here; front doors and other apps import from this package.
+"""
+
+from memories.services.chat import chat_message_send
+from memories.services.memory import (
+    MemoryInput,
+    memory_archive,
+    memory_create,
+    memory_create_many,
+    memory_delete,
+    memory_summaries_save,
+    memory_update,
+)
+from memories.services.tags import BatchResult, memories_autotag, memory_tag_remove, memory_tags_add
+from memories.services.tiers import (
+    ARCHIVED_REASON,
+    RetierResult,
+    memories_retier,
+    memory_pin,
+    memory_retier,
+    reloaded,
+)
+from memories.services.uploads import UploadResult, upload_files, upload_job_run
+from memories.services.validation import (
+    MAX_MANUAL_TAGS,
+    MAX_METADATA_BYTES,
+    MAX_TITLE_CHARS,
+    MemoryInputError,
+    MemoryTooLargeError,
+    TagNotFoundError,
+)
+
+__all__ = [
+    "ARCHIVED_REASON", "MAX_MANUAL_TAGS", "MAX_METADATA_BYTES", "MAX_TITLE_CHARS", "BatchResult", "MemoryInput",
+    "MemoryInputError", "MemoryTooLargeError", "RetierResult", "TagNotFoundError", "UploadResult",
+    "chat_message_send", "memories_autotag", "memories_retier", "memory_archive", "memory_create",
+    "memory_create_many", "memory_delete", "memory_pin", "memory_retier", "memory_summaries_save",
+    "memory_tag_remove", "memory_tags_add", "memory_update", "reloaded", "upload_files", "upload_job_run",
+]

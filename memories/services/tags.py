@@ -1,0 +1,100 @@
+"""Tag writes: auto tags (at ingest and by the sleep agent) and manual tags."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connection, transaction
+from django.utils import timezone
+from psycopg.types.json import Jsonb
+
+from memories.models import Memory, TierMove
+from memories.services.tiers import BatchResult, memories_retier, reloaded
+from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
+from memories.tagging import TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags
+
+
+def autotag(memory: Memory, *, now) -> None:
+    _apply_auto_tags(memory, auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
+                                           summary=memory.summary), now=now)
+
+
+def _apply_auto_tags(memory: Memory, tags: list[dict], *, now) -> None:
+    memory.auto_tags = tags
+    memory.auto_tagged_at = now
+    memory.sync_derived_fields()
+    memory.auto_tagged_hash = memory.content_hash
+
+
+def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False) -> BatchResult:
+    """Regenerate auto tags for the memories that are due (tagged over 7 days ago, or whose content
+    changed since), or for all of them with `force`. Manual tags are never touched. A memory that
+    fails is reported and the others are still tagged."""
+    now = now or timezone.now()
+    result = BatchResult()
+    fields = ("id", "source", "metadata", "content", "summary", "manual_tags", "auto_tags", "auto_tagged_at",
+              "auto_tagged_hash", "content_hash")
+    memories = list(Memory.objects.filter(pk__in=list(memory_ids)).only(*fields).order_by("pk"))
+    result.processed = len(memories)
+    due = [memory for memory in memories
+           if force or needs_retag(auto_tagged_at=memory.auto_tagged_at, auto_tagged_hash=memory.auto_tagged_hash,
+                                   content_hash=memory.content_hash, now=now)]
+    outcomes = auto_tags_many([(m.source, m.metadata, m.content, m.summary) for m in due])
+    tagged: list[Memory] = []
+    for memory, outcome in zip(due, outcomes, strict=True):
+        if isinstance(outcome, str):
+            result.failed.append((memory.pk, outcome))
+            continue
+        before = memory.auto_tags
+        _apply_auto_tags(memory, outcome, now=now)
+        result.changed += memory.auto_tags != before
+        tagged.append(memory)
+    if tagged:
+        # One statement for the batch (bulk_update's CASE per row is slow at hundreds of rows).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memories_memory m SET auto_tags = v.auto_tags, auto_tagged_at = %s, auto_tagged_hash = v.hash, "
+                "tags = ARRAY(SELECT jsonb_array_elements_text(v.tags)) "
+                "FROM unnest(%s::bigint[], %s::jsonb[], %s::jsonb[], %s::text[]) AS v(id, auto_tags, tags, hash) "
+                "WHERE m.id = v.id",
+                [now, [m.pk for m in tagged], [Jsonb(m.auto_tags) for m in tagged], [Jsonb(m.tags) for m in tagged],
+                 [m.auto_tagged_hash for m in tagged]])
+    return result
+
+
+def memory_tags_add(*, memory: Memory, tags) -> Memory:
+    """Add manual tags (normalised; ones it already has are ignored), up to 50 in all."""
+    try:
+        new = normalize_tags(tags, limit=MAX_MANUAL_TAGS)
+    except TagError as exc:
+        raise MemoryInputError(str(exc), field="tags") from None
+    if not new:
+        raise MemoryInputError("give at least one tag", field="tags")
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        combined = [*locked.manual_tags, *(t for t in new if t not in locked.manual_tags)]
+        if len(combined) > MAX_MANUAL_TAGS:
+            raise MemoryInputError(f"a memory can have at most {MAX_MANUAL_TAGS} manual tags; it has "
+                                   f"{len(locked.manual_tags)} and {len(combined) - len(locked.manual_tags)} "
+                                   "more were given", field="tags")
+        if combined != locked.manual_tags:
+            locked.manual_tags = combined
+            locked.save(update_fields=["manual_tags", "updated_at"])
+            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+    return reloaded(locked)
+
+
+def memory_tag_remove(*, memory: Memory, tag: str) -> Memory:
+    """Remove one manual tag. Auto tags cannot be removed this way: the system owns them."""
+    try:
+        tag = normalize_tag(tag)
+    except TagError as exc:
+        raise MemoryInputError(str(exc), field="tag") from None
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        if tag not in locked.manual_tags:
+            raise TagNotFoundError(f"this memory has no manual tag '{tag}'", field="tag")
+        locked.manual_tags = [t for t in locked.manual_tags if t != tag]
+        locked.save(update_fields=["manual_tags", "updated_at"])
+        memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+    return reloaded(locked)

@@ -1,0 +1,141 @@
+"""Uploads: files into memories, with duplicate detection and a queue for large texts."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django_q.tasks import async_task
+
+from memories.extraction import ExtractionError, clean_filename, extract
+from memories.models import Memory, Source, UploadJob, content_hash
+from memories.services.memory import MemoryInput, memory_create, memory_create_many
+from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_tags,
+                                          clean_title, megabytes)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class UploadResult:
+    filename: str
+    status: str  # created | duplicate | queued | rejected
+    memory: Memory | None = None
+    job: UploadJob | None = None
+    error: str | None = None
+    http_status: int = 200
+
+
+def _existing_memory(owner, digest: str) -> Memory | None:
+    return Memory.objects.for_user(owner).filter(content_hash=digest).order_by("pk").first()
+
+
+def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> list[UploadResult]:
+    """Turn uploaded files into memories: one result per file, in input order.
+
+    A bad file is rejected with its reason and stores nothing, while the good files beside it are
+    stored; identical content becomes a pointer to the memory that already holds it; text over
+    KYBERNESIS_ASYNC_UPLOAD_CHARS is queued for a background worker. `files` are objects with
+    `.name`, `.size` and `.read()` (Django's UploadedFile).
+    """
+    limit = settings.KYBERNESIS_MAX_FILES_PER_UPLOAD
+    if len(files) > limit:
+        raise MemoryTooLargeError(f"at most {limit} files can be uploaded at once; got {len(files)}", field="files")
+    if not files:
+        raise MemoryInputError("no files were sent", field="files")
+    tags = clean_tags(list(manual_tags), index=None)
+
+    results: list[UploadResult] = []
+    to_create: list[tuple[UploadResult, MemoryInput]] = []
+    first_with: dict[str, UploadResult] = {}  # content hash -> the first file of this request with it
+    copies: list[tuple[UploadResult, UploadResult]] = []
+    for upload in files:
+        result = UploadResult(filename=_client_name(upload), status="rejected")
+        results.append(result)
+        try:
+            item = _upload_item(upload, tags)
+        except (ExtractionError, MemoryInputError) as exc:
+            result.error = str(exc)
+            result.http_status = getattr(exc, "status", 422)
+            continue
+        digest = content_hash(item.content)
+        if digest in first_with:
+            result.status = "duplicate"
+            copies.append((result, first_with[digest]))
+            continue
+        existing = _existing_memory(owner, digest)
+        if existing is not None:
+            result.status, result.memory = "duplicate", existing
+            continue
+        first_with[digest] = result
+        if len(item.content) > settings.KYBERNESIS_ASYNC_UPLOAD_CHARS:
+            result.status = "queued"
+            result.job = _upload_job_queue(owner=owner, item=item)
+        else:
+            result.status = "created"
+            to_create.append((result, item))
+
+    if to_create:
+        memories = memory_create_many(owner=owner, items=[item for _, item in to_create])
+        for (result, _), memory in zip(to_create, memories, strict=True):
+            result.memory = memory
+    # A second copy of a file in the same request points at what the first copy became.
+    for copy, first in copies:
+        copy.memory, copy.job = first.memory, first.job
+    return results
+
+
+def _client_name(upload) -> str:
+    """The file name as the client sent it (see kybernesis.middleware), else Django's safe one."""
+    return str(getattr(upload, "client_name", None) or upload.name or "")
+
+
+def _upload_item(upload, tags: list[str]) -> MemoryInput:
+    name = clean_filename(_client_name(upload))
+    max_bytes = settings.KYBERNESIS_MAX_UPLOAD_BYTES
+    if upload.size is not None and upload.size > max_bytes:
+        raise MemoryTooLargeError(f"the file is {megabytes(upload.size)}; the limit is {megabytes(max_bytes)}")
+    data = upload.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise MemoryTooLargeError(f"the file is over the limit of {megabytes(max_bytes)}")
+    extracted = extract(name, data)
+    content = clean_content(extracted.text, index=None)
+    title = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+    return MemoryInput(title=clean_title(title, content, index=None), content=content, source=Source.UPLOAD,
+                       metadata=extracted.metadata, manual_tags=tags)
+
+
+def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
+    job = UploadJob.objects.create(owner=owner, filename=item.metadata.get("filename", item.title),
+                                   title=item.title, text=item.content, metadata=item.metadata,
+                                   manual_tags=list(item.manual_tags))
+    transaction.on_commit(lambda: async_task("memories.tasks.ingest_upload", job.pk,
+                                             task_name=f"ingest upload {job.pk}"))
+    return job
+
+
+def upload_job_run(*, job_id: int) -> UploadJob | None:
+    """Ingest one queued upload. Safe to run twice: a job that is no longer pending is left alone."""
+    with transaction.atomic():
+        job = UploadJob.objects.select_for_update(skip_locked=True).filter(
+            pk=job_id, status=UploadJob.Status.PENDING).first()
+        if job is None:
+            return None
+        job.status = UploadJob.Status.PROCESSING
+        job.save(update_fields=["status", "updated_at"])
+    try:
+        existing = _existing_memory(job.owner, content_hash(job.text))
+        memory = existing or memory_create(owner=job.owner, title=job.title, content=job.text,
+                                           source=Source.UPLOAD, metadata=job.metadata,
+                                           manual_tags=job.manual_tags)
+    except Exception as exc:  # noqa: BLE001 - the job records any failure for the person to see
+        logger.exception("upload job %s failed", job.pk)
+        job.status, job.error = UploadJob.Status.FAILED, str(exc) or type(exc).__name__
+        job.save(update_fields=["status", "error", "updated_at"])
+        return job
+    job.status, job.memory, job.text = UploadJob.Status.DONE, memory, ""
+    job.save(update_fields=["status", "memory", "text", "updated_at"])
+    return job

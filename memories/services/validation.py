@@ -1,0 +1,110 @@
+"""Validation of memory input: each rule raises MemoryInputError naming the field it refused."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+
+from memories.models import Source
+from memories.tagging import TagError, normalize_tags
+
+MAX_TITLE_CHARS = 500
+MAX_METADATA_BYTES = 64 * 1024
+MAX_MANUAL_TAGS = 50
+
+
+class MemoryInputError(ValueError):
+    """Input that cannot become a memory. `status` is the HTTP status a front door should answer with."""
+
+    status = 422
+
+    def __init__(self, message: str, *, field: str | None = None, index: int | None = None):
+        self.field = field
+        self.index = index
+        prefix = f"item {index}: " if index is not None else ""
+        super().__init__(prefix + message)
+
+
+class MemoryTooLargeError(MemoryInputError):
+    status = 413
+
+
+class TagNotFoundError(MemoryInputError):
+    status = 404
+
+
+def clean_title(title, content: str, *, index: int | None) -> str:
+    if title is None:
+        title = ""
+    if not isinstance(title, str):
+        raise MemoryInputError("title must be a string", field="title", index=index)
+    title = " ".join(title.split())
+    if not title:
+        # No title given: the first line of the content, shortened at a word.
+        first_line = content.strip().splitlines()[0].strip()
+        title = first_line if len(first_line) <= 80 else first_line[:80].rsplit(" ", 1)[0] + "…"
+    if len(title) > MAX_TITLE_CHARS:
+        raise MemoryInputError(f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}",
+                               field="title", index=index)
+    return title
+
+
+def clean_content(content, *, index: int | None) -> str:
+    if not isinstance(content, str):
+        raise MemoryInputError("content must be a string", field="content", index=index)
+    if "\x00" in content:
+        raise MemoryInputError("content contains NUL bytes; is it a binary file?", field="content", index=index)
+    if not content.strip():
+        raise MemoryInputError("content is empty", field="content", index=index)
+    limit = settings.KYBERNESIS_MAX_MEMORY_CHARS
+    if len(content) > limit:
+        raise MemoryTooLargeError(f"content is {len(content):,} characters; the limit is {limit:,}",
+                                  field="content", index=index)
+    return content
+
+
+def clean_priority(priority, *, index: int | None) -> float | None:
+    """A priority the caller gave, or None for the computed default (tiering.default_priority)."""
+    if priority is None:
+        return None
+    if isinstance(priority, bool) or not isinstance(priority, (int, float)):
+        raise MemoryInputError("priority must be a number from 0 to 1", field="priority", index=index)
+    if not 0.0 <= float(priority) <= 1.0:
+        raise MemoryInputError(f"priority must be from 0 to 1, got {priority}", field="priority", index=index)
+    return float(priority)
+
+
+def clean_source(source, *, index: int | None) -> str:
+    if source not in Source.values:
+        raise MemoryInputError(f"source must be one of {', '.join(Source.values)}; got {source!r}",
+                               field="source", index=index)
+    return Source(source).value
+
+
+def clean_metadata(metadata, *, index: int | None) -> dict:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise MemoryInputError("metadata must be a JSON object", field="metadata", index=index)
+    try:
+        size = len(json.dumps(metadata).encode())
+    except (TypeError, ValueError) as exc:
+        raise MemoryInputError(f"metadata is not JSON-serialisable: {exc}", field="metadata", index=index) from exc
+    if size > MAX_METADATA_BYTES:
+        raise MemoryInputError(f"metadata is {size:,} bytes; the limit is {MAX_METADATA_BYTES:,}",
+                               field="metadata", index=index)
+    return metadata
+
+
+def clean_tags(tags, *, index: int | None) -> list[str]:
+    try:
+        return normalize_tags(tags, limit=MAX_MANUAL_TAGS)
+    except TagError as exc:
+        raise MemoryInputError(str(exc), field="tags", index=index) from exc
+
+
+
+
+def megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
