@@ -8,31 +8,14 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from core.querysets import OwnedQuerySet
+from graph.vocabulary import ENTITY_TYPE_LABELS, RELATION_LABELS
 
 UNIT_INTERVAL = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
 
-class EntityType(models.TextChoices):
-    PERSON = "person", "Person"
-    ORGANIZATION = "organization", "Organization"
-    LOCATION = "location", "Location"
-    CONCEPT = "concept", "Concept"
-    TECHNOLOGY = "technology", "Technology"
-    PRODUCT = "product", "Product"
-    EVENT = "event", "Event"
-    WORK = "work", "Work (titles, laws)"
-    GROUP = "group", "Group (nationalities, religious or political groups)"
-
-
-class RelationType(models.TextChoices):
-    WORKS_WITH = "works_with", "works with"
-    PART_OF = "part_of", "part of"
-    LOCATED_IN = "located_in", "located in"
-    USES = "uses", "uses"
-    CREATED = "created", "created"
-    MEMBER_OF = "member_of", "member of"
-    LEADS = "leads", "leads"
-    RELATED_TO = "related_to", "related to"
+# The enums are built from the vocabulary the extractor uses, so the two cannot drift apart.
+EntityType = models.TextChoices("EntityType", [(value.upper(), (value, label)) for value, label in ENTITY_TYPE_LABELS.items()])
+RelationType = models.TextChoices("RelationType", [(value.upper(), (value, label)) for value, label in RELATION_LABELS.items()])
 
 
 # The partial alias index's condition, as Django writes it; raw queries repeat it to use the index.
@@ -42,7 +25,7 @@ ALIASED_SQL = """NOT ("aliases" = '{}'::varchar(200)[])"""
 class Entity(models.Model):
     """A person, place, organisation, concept... named in the owner's memories.
 
-    `key` is the canonical form (graph.extraction.canonical_key) that makes surface variants one
+    `key` is the canonical form (graph.entities.canonical_key) that makes surface variants one
     entity; `aliases` holds further keys merged into it. Counts, type and salience are derived from
     the mentions and recomputed whenever they change.
     """

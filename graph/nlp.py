@@ -242,7 +242,7 @@ def load_pipeline(*, fast: bool = True):
     import spacy
     from thinc.api import get_current_ops, set_current_ops
 
-    from graph.extraction import ruler_patterns
+    from graph.vocabulary import ruler_patterns
 
     _register_factory()
     previous = get_current_ops()

@@ -20,9 +20,9 @@ def _embedding_model_once():
 @pytest.fixture(scope="session", autouse=True)
 def _spacy_model_once():
     """Load the spaCy pipeline once for the whole session; graph extraction shares it."""
-    from graph import extraction
+    from graph import entities
 
-    extraction.get_nlp()
+    entities.get_nlp()
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,7 @@ from connectors.providers.base import (
     megabytes,
     parse,
 )
-from memories.extraction import SUPPORTED_EXTENSIONS, ExtractionError, extract, file_extension
+from memories.parsers import SUPPORTED_EXTENSIONS, ExtractionError, extract, file_extension
 
 FOLDER = "application/vnd.google-apps.folder"
 # Google's own formats have no bytes of their own; they are exported to text.

@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-from graph import extraction
+from graph import entities
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
 from graph.services import graph_extract_memories
 from core import workers
@@ -49,7 +49,7 @@ class Command(BaseCommand):
         memory_ids = self._load(owner, read_jsonl(corpus_path), chunks)
         Entity.objects.filter(owner=owner).delete()
         MemoryLink.objects.filter(owner=owner).delete()
-        extraction.extract_texts(["Warm-up: Alice works with the Product Team in San Francisco."])
+        entities.extract_texts(["Warm-up: Alice works with the Product Team in San Francisco."])
 
         texts = list(MemoryChunk.objects.filter(memory_id__in=memory_ids).values_list("text", flat=True))
         started = time.perf_counter()
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         }
         if compare:
             started = time.perf_counter()
-            extraction.extract_texts(texts, processes=workers.processes(),
+            entities.extract_texts(texts, processes=workers.processes(),
                                      max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
             alone = time.perf_counter() - started
             result["extract_only_chunks_per_s"] = round(len(texts) / alone, 2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.extraction import ExtractionError, antiword_available, extract
+from memories.parsers import ExtractionError, antiword_available, extract
 from tests.files import BAD_FILES, make_docx, make_pdf
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph.extraction import ENTITY_TYPES, canonical_key, display_name, extract_texts
+from graph.entities import canonical_key, display_name, extract_texts
+from graph.vocabulary import ENTITY_TYPES
 
 
 def relations(text: str) -> set[tuple[str, str, str]]:

@@ -11,27 +11,26 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from core import workers
-
 from graph import nlp as spacy_pipeline
+from graph.vocabulary import (
+    _GENERIC_MODIFIERS,
+    CONCEPT,
+    CREATED,
+    GENERIC_NOUNS,
+    LABEL_TYPES,
+    LEADS,
+    LOCATED_IN,
+    LOCATION,
+    MEMBER_OF,
+    PART_OF,
+    PERSON,
+    RELATED_TO,
+    SYMMETRIC_RELATIONS,
+    TECHNOLOGY,
+    USES,
+    WORKS_WITH,
+)
 from graph.nlp import get_nlp
-
-# The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
-# entities of the graph.
-PERSON, ORGANIZATION, LOCATION, CONCEPT = "person", "organization", "location", "concept"
-TECHNOLOGY, PRODUCT, EVENT, WORK, GROUP = "technology", "product", "event", "work", "group"
-ENTITY_TYPES = (PERSON, ORGANIZATION, LOCATION, CONCEPT, TECHNOLOGY, PRODUCT, EVENT, WORK, GROUP)
-LABEL_TYPES = {
-    "PERSON": PERSON, "ORG": ORGANIZATION, "GPE": LOCATION, "LOC": LOCATION, "FAC": LOCATION,
-    "PRODUCT": PRODUCT, "EVENT": EVENT, "WORK_OF_ART": WORK, "LAW": WORK, "LANGUAGE": CONCEPT,
-    "NORP": GROUP, "TECHNOLOGY": TECHNOLOGY,
-}
-# When one name is typed differently in different sentences, the most specific kind wins ties.
-TYPE_PRIORITY = {PERSON: 9, ORGANIZATION: 8, LOCATION: 8, TECHNOLOGY: 7, PRODUCT: 6, EVENT: 5, WORK: 4,
-                 GROUP: 3, CONCEPT: 1}
-
-WORKS_WITH, PART_OF, LOCATED_IN, USES = "works_with", "part_of", "located_in", "uses"
-CREATED, MEMBER_OF, LEADS, RELATED_TO = "created", "member_of", "leads", "related_to"
-SYMMETRIC_RELATIONS = {WORKS_WITH, RELATED_TO}
 
 # Confidence follows the kind of evidence: a verb or preposition that names the relation beats a
 # plain dependency link, which beats two names merely sharing a sentence.
@@ -66,21 +65,6 @@ _PART_NOUNS = {"part", "division", "subsidiary", "branch", "unit", "department",
 _LOCATION_PREPS = {"in", "at", "near", "inside", "within", "outside", "from"}
 _SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
 
-GENERIC_NOUNS = frozenset("""
-thing things stuff time times way ways lot lots kind kinds sort sorts type types part parts number numbers
-people person persons one ones something anything everything nothing someone anyone everyone year years day
-days week weeks month months today tomorrow yesterday moment point points case cases fact facts place places
-example examples end beginning result results use uses problem problems issue issues idea ideas question
-questions bit bits area areas side sides level levels form forms group groups set sets line lines item items
-order rest use value values amount amounts aspect aspects matter matters reason reasons situation effect
-effects other others self itself role roles term terms course manner means instance instances total
-""".split())
-_GENERIC_MODIFIERS = frozenset("""
-new old good bad big small large little high low great many much more most less least few several various
-different same other such own certain particular specific important significant major minor main key first
-second third last next previous recent current further additional potential possible overall general whole
-entire real true full best better worse worst early late long short similar available common present total
-""".split())
 _DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
 
 _ORG_SUFFIXES = {"corp", "corporation", "inc", "incorporated", "ltd", "limited", "llc", "plc", "co", "gmbh",
@@ -89,50 +73,6 @@ _ARTICLES = ("the ", "a ", "an ")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
 _NAME_SYMBOLS = set("-'&.+#/_,")
 _EDGE_PUNCT = " \t\n.,;:!?\"'`()[]{}<>«»“”‘’*_-–—/\\|#~"
-
-# Technical terms the statistical model does not know as such: languages, frameworks, data stores,
-# protocols and well-known algorithms. Matched case-insensitively, as whole words.
-TECH_TERMS = """
-python javascript typescript java kotlin scala rust golang c++ c# ruby php perl haskell elixir erlang swift
-sql nosql graphql grpc rest http https json yaml xml html css webassembly wasm
-django flask fastapi rails laravel spring react vue angular svelte node.js nodejs deno express next.js
-numpy pandas scipy pytorch tensorflow keras jax scikit-learn sklearn spacy nltk hugging face transformers
-postgresql postgres mysql sqlite mongodb redis elasticsearch cassandra kafka rabbitmq celery pgvector
-docker kubernetes terraform ansible nginx linux git github gitlab aws azure gcp
-oauth jwt websocket websockets tcp udp dns ssh tls
-bert gpt word2vec pagerank quicksort mergesort k-means kmeans backpropagation
-""".split()
-TECH_PHRASES = """
-machine learning|deep learning|neural network|neural networks|natural language processing|computer vision
-gradient descent|stochastic gradient descent|binary search|random forest|logistic regression|linear regression
-support vector machine|decision tree|reinforcement learning|dijkstra's algorithm|a* search|hash table
-large language model|large language models|vector database|knowledge graph|rest api|hnsw|bm25|tf-idf
-""".replace("\n", "|").split("|")
-_TECH_HEADS = ["api", "apis", "sdk", "framework", "library", "protocol", "algorithm", "database", "engine"]
-_ORG_HEADS = ["team", "teams", "group", "department", "division", "committee", "council", "lab", "labs",
-              "laboratory", "institute", "university", "foundation", "association", "agency", "ministry",
-              "corp", "corp.", "corporation", "inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "plc", "company",
-              "society", "board", "office", "bureau", "squad", "guild"]
-
-
-def ruler_patterns() -> list[dict]:
-    """EntityRuler patterns: technical terms, '<Name> API'-style technology names, '<Name> Team'-style
-    organisations. Rules only add what the statistical model misses; it still sees the rest."""
-    patterns: list[dict] = []
-    # Plain strings go to the PhraseMatcher (matched on LOWER), which is far cheaper than token patterns.
-    for term in [*TECH_TERMS, *TECH_PHRASES]:
-        term = term.strip()
-        if term:
-            patterns.append({"label": "TECHNOLOGY", "pattern": term})
-    proper = {"POS": "PROPN"}
-    upper = {"IS_UPPER": True, "IS_ALPHA": True}
-    for lead in (proper, upper):
-        patterns.append({"label": "TECHNOLOGY",
-                         "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _TECH_HEADS}}]})
-        patterns.append({"label": "ORG", "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _ORG_HEADS}},
-                                                     {"ORTH": ".", "OP": "?"}]})
-    return patterns
-
 
 # --- The model ----------------------------------------------------------------------------------
 

@@ -1,0 +1,246 @@
+"""Extraction into the graph: entities, mentions and relationships from memories' chunks, and the
+record of which content each memory's graph reflects."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from graph import entities as extractor
+from core import workers
+from graph.models import (ALIASED_SQL, EntityMention, MemoryExtraction, Relationship,
+                          RelationshipEvidence)
+from memories.models import Memory, MemoryChunk
+from graph.services.links import memory_links_refresh
+from graph.vocabulary import TYPE_PRIORITY
+from graph.services.sql import copy_rows, lock_owner_graph
+from graph.services.upkeep import (entities_recount, graph_normalise, owner_graph_normalise, person_aliases_merge,
+                                   relationships_recount)
+
+# Characters of text per unit of extraction work (about 80 full chunks, or 300 short notes).
+# Units are stored one by one as they arrive while the workers go on with the next ones, and each
+# store has a fixed cost (recounts, renormalisation); a memory's chunks are never split.
+EXTRACT_UNIT_CHARS = 100_000
+
+
+def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
+    """Extract (or refresh) the entities, mentions and relationships of these memories.
+
+    A memory's previous mentions and evidence are replaced, never added to, so re-processing is
+    idempotent; entities and relationships that lose their last evidence are deleted. Memories that
+    no longer exist are skipped. Each unit of about EXTRACT_UNIT_CHARS characters is written in its own
+    transaction as soon as it is extracted. Returns counts.
+    """
+    ids = sorted({int(i) for i in memory_ids})
+    hashes = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash"))
+    rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
+                .values_list("id", "memory_id", "owner_id", "text"))
+    limit = settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS
+    processes = workers.processes()
+    # Small calls still give every worker a share: at least two units per worker when the text allows.
+    unit_chars = max(4_000, min(EXTRACT_UNIT_CHARS,
+                                sum(min(len(row[3]), limit) for row in rows) // (2 * processes) + 1))
+    units: list[list[tuple]] = []
+    size = 0
+    for row in rows:
+        if not units or (size >= unit_chars and units[-1][-1][1] != row[1]):
+            units.append([])
+            size = 0
+        units[-1].append(row)
+        size += min(len(row[3]), limit)
+    # Memories without chunks (gone since the task was queued) still drop their old graph rows.
+    chunked = {row[1] for row in rows}
+    chunkless = [(None, memory_id, None, None) for memory_id in hashes if memory_id not in chunked]
+    if chunkless:
+        units.append(chunkless)
+    graphs = extractor.extract_batches(([row[3] for row in unit if row[0] is not None] for unit in units),
+                                        processes=processes, max_chars=limit)
+    totals: Counter = Counter()
+    entities: set[int] = set()
+    stored: set[int] = set()
+    owners: set[int] = set()
+    for unit, unit_graphs in zip(units, graphs, strict=True):
+        unit_ids = sorted({row[1] for row in unit})
+        live = dict(Memory.objects.filter(pk__in=unit_ids).values_list("pk", "owner_id"))
+        per_owner: dict[int, list] = {owner_id: [] for owner_id in live.values()}
+        for (chunk_id, memory_id, _, _), graph in zip((row for row in unit if row[0] is not None), unit_graphs,
+                                                      strict=True):
+            if memory_id in live:
+                per_owner[live[memory_id]].append((chunk_id, memory_id, graph))
+        for owner_id, items in per_owner.items():
+            owner_memory_ids = [m for m, o in live.items() if o == owner_id]
+            totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items,
+                                             entities_seen=entities, only_named=len(units) > 1))
+            owners.add(owner_id)
+        _mark_extracted({memory_id: hashes[memory_id] for memory_id in live})
+        stored.update(live)
+    if len(units) > 1:
+        # Each unit set exact values on what it changed; the rest of each graph follows once here.
+        for owner_id in owners:
+            graph_normalise(owner_id=owner_id)
+    return {"memories": len(stored), "chunks": len(rows), "mentions": totals["mentions"],
+            "entities": len(entities), "entities_created": totals["entities_created"],
+            "entities_removed": totals["entities_removed"], "relationships": totals["relationships"],
+            "relationships_removed": totals["relationships_removed"], "aliases_merged": totals["aliases_merged"]}
+
+
+def _mark_extracted(hashes: dict[int, str]) -> None:
+    """Note which content each memory's graph now reflects; a memory edited meanwhile stays due."""
+    if not hashes:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO graph_memoryextraction (memory_id, content_hash, extracted_at) "
+            "SELECT m.id, v.hash, now() FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) "
+            "JOIN memories_memory m ON m.id = v.id AND m.content_hash = v.hash "
+            "ON CONFLICT (memory_id) DO UPDATE SET content_hash = EXCLUDED.content_hash, "
+            "extracted_at = EXCLUDED.extracted_at",
+            [list(hashes), list(hashes.values())])
+
+
+def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
+    """Those of these memories whose graph does not reflect their current content."""
+    current = MemoryExtraction.objects.filter(memory_id=OuterRef("pk"), content_hash=OuterRef("content_hash"))
+    return list(Memory.objects.filter(pk__in=list(memory_ids)).exclude(Exists(current))
+                .order_by("pk").values_list("pk", flat=True))
+
+
+def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, entities_seen: set[int],
+                       only_named: bool = False) -> Counter:
+    now = timezone.now()
+    counts: Counter = Counter()
+    with transaction.atomic():
+        lock_owner_graph(owner_id)
+        old_entities = set(EntityMention.objects.filter(memory_id__in=memory_ids)
+                           .values_list("entity_id", flat=True).distinct())
+        old_relationships = set(RelationshipEvidence.objects.filter(memory_id__in=memory_ids)
+                                .values_list("relationship_id", flat=True).distinct())
+        EntityMention.objects.filter(memory_id__in=memory_ids).delete()
+        RelationshipEvidence.objects.filter(memory_id__in=memory_ids).delete()
+
+        names: dict[str, Counter] = defaultdict(Counter)
+        types: dict[str, Counter] = defaultdict(Counter)
+        for _, _, graph in items:
+            for mention in graph.mentions:
+                names[mention.key][mention.name] += 1
+                types[mention.key][mention.type] += 1
+        entity_ids, created = _entities_resolve(owner_id=owner_id, names=names, types=types, now=now)
+        counts["entities_created"] = created
+
+        mentions = []
+        for chunk_id, memory_id, graph in items:
+            seen: set[tuple[int, int]] = set()
+            for m in graph.mentions:
+                entity_id = entity_ids[m.key]
+                if (m.start, entity_id) in seen:
+                    continue
+                seen.add((m.start, entity_id))
+                mentions.append((owner_id, entity_id, memory_id, chunk_id, m.start, m.end, m.type, m.name[:200]))
+        copy_rows("graph_entitymention", ("owner_id", "entity_id", "memory_id", "chunk_id", "start", "end", "type",
+                                           "surface"), mentions)
+        counts["mentions"] = len(mentions)
+
+        new_relationships = _relationships_store(owner_id=owner_id, items=items, entity_ids=entity_ids, now=now)
+        touched_entities = old_entities | set(entity_ids.values())
+        counts["aliases_merged"] = person_aliases_merge(owner_id=owner_id, entity_ids=touched_entities)
+        removed_entities = entities_recount(entity_ids=touched_entities)
+        touched_relationships = old_relationships | new_relationships
+        touched_relationships = set(Relationship.objects.filter(pk__in=touched_relationships)
+                                    .values_list("pk", flat=True))
+        removed_relationships = relationships_recount(relationship_ids=touched_relationships)
+        owner_graph_normalise(owner_id=owner_id, entity_ids=touched_entities, relationship_ids=touched_relationships,
+                               only_named=only_named)
+    entities_seen.update(entity_ids.values())
+    counts["entities_removed"] = removed_entities
+    counts["relationships"] = len(new_relationships)
+    counts["relationships_removed"] = removed_relationships
+    return counts
+
+
+def _best_type(votes: Counter) -> str:
+    return max(votes.items(), key=lambda item: (item[1] * TYPE_PRIORITY.get(item[0], 1), item[0]))[0]
+
+
+def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[str, Counter],
+                      now: datetime) -> tuple[dict[str, int], int]:
+    """Map each key to the owner's entity for it (by key or alias), creating the missing ones."""
+    keys = list(names)
+    if not keys:
+        return {}, 0
+    resolved: dict[str, int] = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, key FROM graph_entity WHERE owner_id = %s AND key = ANY(%s)", [owner_id, keys])
+        resolved.update((key, entity_id) for entity_id, key in cursor.fetchall())
+        # The few merged entities (the only ones with aliases) catch the keys folded into them.
+        cursor.execute(f"SELECT id, aliases FROM graph_entity WHERE owner_id = %s AND {ALIASED_SQL}", [owner_id])
+        wanted = set(keys)
+        for entity_id, aliases in cursor.fetchall():
+            for alias in wanted.intersection(aliases):
+                resolved.setdefault(alias, entity_id)
+        missing = [key for key in keys if key not in resolved]
+        if missing:
+            cursor.execute(
+                "INSERT INTO graph_entity (owner_id, key, name, type, aliases, salience, mention_count, memory_count, "
+                "first_seen, last_seen) SELECT %(owner)s, v.key, v.name, v.type, '{}', 0, 0, 0, %(now)s, %(now)s "
+                "FROM unnest(%(keys)s::varchar[], %(names)s::varchar[], %(types)s::varchar[]) AS v(key, name, type) "
+                "ON CONFLICT (owner_id, key) DO NOTHING RETURNING key, id",
+                {"owner": owner_id, "now": now, "keys": missing,
+                 "names": [names[key].most_common(1)[0][0][:200] for key in missing],
+                 "types": [_best_type(types[key]) for key in missing]})
+            resolved.update(cursor.fetchall())
+    return {key: resolved[key] for key in keys}, len(missing)
+
+
+def _relationships_store(*, owner_id: int, items: list, entity_ids: dict[str, int], now: datetime) -> set[int]:
+    # One evidence row per relationship and chunk: the strongest sentence of that chunk.
+    evidence: dict[tuple[int, int, str], dict[int, tuple[float, str, int]]] = defaultdict(dict)
+    for chunk_id, memory_id, graph in items:
+        for r in graph.relations:
+            source, target = entity_ids[r.source_key], entity_ids[r.target_key]
+            if source == target:
+                continue
+            edge = (source, target, r.relation_type)
+            if r.confidence > evidence[edge].get(chunk_id, (-1.0,))[0]:
+                evidence[edge][chunk_id] = (r.confidence, r.sentence, memory_id)
+    if not evidence:
+        return set()
+    edges = list(evidence)
+    with connection.cursor() as cursor:
+        # New edges are inserted and known ones only touched, so one statement returns every id.
+        cursor.execute(
+            "INSERT INTO graph_relationship (owner_id, source_id, target_id, relation_type, weight, confidence, "
+            "evidence_count, evidence, created_at, last_seen) "
+            "SELECT %(owner)s, v.source, v.target, v.kind, 0, 0, 0, '', %(now)s, %(now)s "
+            "FROM unnest(%(sources)s::bigint[], %(targets)s::bigint[], %(kinds)s::varchar[]) "
+            "AS v(source, target, kind) "
+            "ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET last_seen = EXCLUDED.last_seen "
+            "RETURNING source_id, target_id, relation_type, id",
+            {"owner": owner_id, "now": now, "sources": [e[0] for e in edges], "targets": [e[1] for e in edges],
+             "kinds": [e[2] for e in edges]})
+        ids = {(s, t, kind): pk for s, t, kind, pk in cursor.fetchall()}
+    copy_rows("graph_relationshipevidence",
+               ("owner_id", "relationship_id", "memory_id", "chunk_id", "confidence", "sentence", "created_at"),
+               [(owner_id, ids[edge], memory_id, chunk_id, confidence, sentence, now)
+                for edge, per_chunk in evidence.items()
+                for chunk_id, (confidence, sentence, memory_id) in per_chunk.items()])
+    return set(ids.values())
+
+
+
+
+def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
+    """Re-extract every memory of one owner, in batches; returns summed counts."""
+    ids = list(Memory.objects.filter(owner=owner).order_by("pk").values_list("pk", flat=True))
+    totals: Counter = Counter()
+    for start in range(0, len(ids), batch_size):
+        totals.update(graph_extract_memories(memory_ids=ids[start:start + batch_size]))
+    links = memory_links_refresh(owner=owner)
+    return {**dict(totals), "memories": len(ids), "links": links}
+
+
