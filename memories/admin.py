@@ -1,10 +1,47 @@
-"""Django admin for memories, chunks and API tokens."""
+"""Django admin for memories, chunks, chat sessions, upload jobs and tier moves.
 
+Every write goes through memories.services, as the pages' and the API's do: an edited content is
+re-chunked, changed chunks are re-embedded and re-indexed, and the graph is told to re-extract."""
+
+from django import forms
 from django.contrib import admin
 from django.db.models import Count
 
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove, UploadJob
-from memories.services import memories_retier
+from memories.services import MemoryInputError, memory_create, memory_pin, memory_update
+from memories.services.validation import (clean_content, clean_metadata, clean_priority, clean_source, clean_tags,
+                                          clean_title)
+
+# The fields a person edits; everything else is derived by the services and shown read-only.
+EDITABLE = ("title", "content", "source", "priority", "metadata", "manual_tags")
+
+
+class MemoryAdminForm(forms.ModelForm):
+    """Checks each field by the same rules as the API, so a bad value is shown on its field."""
+
+    class Meta:
+        model = Memory
+        fields = ("owner", *EDITABLE, "pinned")
+
+    def clean(self):
+        data = super().clean()
+        rules = {"content": lambda v: clean_content(v, index=None),
+                 "source": lambda v: clean_source(v, index=None),
+                 "priority": lambda v: clean_priority(v, index=None),
+                 "metadata": lambda v: clean_metadata(v, index=None),
+                 "manual_tags": lambda v: clean_tags(v or [], index=None)}
+        for name, rule in rules.items():
+            if name in data:
+                try:
+                    data[name] = rule(data[name])
+                except MemoryInputError as exc:
+                    self.add_error(name, str(exc))
+        if "title" in data and "content" in data and "content" not in self.errors:
+            try:
+                data["title"] = clean_title(data["title"], data["content"], index=None)
+            except MemoryInputError as exc:
+                self.add_error("title", str(exc))
+        return data
 
 
 class MemoryChunkInline(admin.TabularInline):
@@ -24,8 +61,10 @@ class MemoryAdmin(admin.ModelAdmin):
     list_display = ("title", "owner", "source", "tier", "priority", "pinned", "chunk_total", "created_at")
     list_filter = ("tier", "source", "pinned", "created_at")
     search_fields = ("title", "content", "owner__email", "owner__username", "tags")
+    form = MemoryAdminForm
     readonly_fields = ("content_hash", "tags", "created_at", "updated_at", "auto_tags", "auto_tagged_at",
-                       "tier", "tier_reason", "tier_changed_at", "decay_score", "summarized_hash")
+                       "tier", "tier_reason", "tier_changed_at", "decay_score", "summarized_hash", "summary",
+                       "preview", "access_count", "last_accessed_at")
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"
     inlines = [MemoryChunkInline]
@@ -34,9 +73,23 @@ class MemoryAdmin(admin.ModelAdmin):
         return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
 
     def save_model(self, request, obj, form, change):
-        # The tier follows from priority, pinning and manual tags by the rules, and chunks follow it.
-        super().save_model(request, obj, form, change)
-        memories_retier(memory_ids=[obj.pk], cause=TierMove.Cause.EDIT)
+        data = form.cleaned_data
+        if not change:
+            created = memory_create(owner=data["owner"], **{name: data[name] for name in EDITABLE
+                                                            if name != "manual_tags"},
+                                    manual_tags=data["manual_tags"])
+            obj.pk = created.pk
+        else:
+            changed = {name: data[name] for name in EDITABLE if name in form.changed_data}
+            if changed:
+                memory_update(memory=obj, **changed)
+        if "pinned" in form.changed_data:
+            memory_pin(memory=obj, pinned=bool(data["pinned"]))
+        obj.refresh_from_db()
+
+    def get_readonly_fields(self, request, obj=None):
+        # A memory's chunks, graph and tags belong to its owner: it cannot be handed to someone else.
+        return (*self.readonly_fields, "owner") if obj is not None else self.readonly_fields
 
     @admin.display(description="chunks", ordering="chunk_total")
     def chunk_total(self, obj):
