@@ -5,11 +5,12 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test install install-test system-packages migrate clean help
+.PHONY: run test test-external install install-test system-packages migrate clean help
 
 help:
 	@echo "make run   - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
 	@echo "make test  - install what the tests need and run the whole suite"
+	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +48,10 @@ system-packages:
 
 test: install-test system-packages
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The same suite against an external PostgreSQL + pgvector reached through DATABASE_URL (.ci/test-external).
+test-external: install-test system-packages
+	PY=$(BIN)/python bash .ci/test-external
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
