@@ -81,3 +81,12 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
 
 def embed_query(text: str) -> np.ndarray:
     return embed_texts([text])[0]
+
+
+def backend_id() -> str:
+    """The model and the backend that computes its vectors, e.g. "all-MiniLM-L6-v2/torch"."""
+    from django.conf import settings
+
+    configured = getattr(settings, "KYBERNESIS_EMBEDDING_MODEL", "")
+    name = os.path.basename(configured.rstrip("/")) if configured else "all-MiniLM-L6-v2"
+    return f"{name}/torch"

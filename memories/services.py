@@ -245,10 +245,26 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
-        transaction.on_commit(lambda: async_task("graph.tasks.extract_memories", [m.pk for m in memories]))
+        for ids in _graph_task_groups(memories, [len(p.chunks) for p in prepared]):
+            transaction.on_commit(lambda ids=ids: async_task("graph.tasks.extract_memories", ids))
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)
     return memories
+
+
+def _graph_task_groups(memories: list[Memory], chunk_counts: list[int]) -> list[list[int]]:
+    """Memory ids in groups of at most KYBERNESIS_GRAPH_TASK_CHUNKS chunks: one graph task each, so
+    every task fits the task timeout."""
+    limit = max(1, settings.KYBERNESIS_GRAPH_TASK_CHUNKS)
+    groups: list[list[int]] = []
+    size = 0
+    for memory, count in zip(memories, chunk_counts, strict=True):
+        if not groups or (groups[-1] and size + count > limit):
+            groups.append([])
+            size = 0
+        groups[-1].append(memory.pk)
+        size += count
+    return groups
 
 
 def memory_update(
@@ -700,7 +716,8 @@ def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
                                    title=item.title, text=item.content, metadata=item.metadata,
                                    manual_tags=list(item.manual_tags))
     transaction.on_commit(lambda: async_task("memories.tasks.ingest_upload", job.pk,
-                                             task_name=f"ingest upload {job.pk}"))
+                                             task_name=f"ingest upload {job.pk}",
+                                             timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT))
     return job
 
 
