@@ -34,6 +34,7 @@ migrate: install
 # gunicorn (fixed workers and threads) and the django-q2 worker share one embedded PostgreSQL;
 # a child that dies is restarted; Ctrl-C stops both.
 run: migrate
+	@$(BIN)/python manage.py build_embedding_model
 	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python -m kybernesis.serve
 
 dev: migrate

@@ -231,8 +231,16 @@ KYBERNESIS_MAX_BATCH_ITEMS = env_int("KYBERNESIS_MAX_BATCH_ITEMS", 500)
 KYBERNESIS_CHUNK_SIZE = env_int("KYBERNESIS_CHUNK_SIZE", 1200)
 KYBERNESIS_CHUNK_OVERLAP = env_int("KYBERNESIS_CHUNK_OVERLAP", 120)
 KYBERNESIS_EMBEDDING_MODEL = env_str("KYBERNESIS_EMBEDDING_MODEL", "")  # empty: the bundled all-MiniLM-L6-v2
+# torch | onnx | onnx-int8 (memories/embedding.py); the ONNX models are built once into the cache dir.
+KYBERNESIS_EMBEDDING_BACKEND = env_str("KYBERNESIS_EMBEDDING_BACKEND", "onnx-int8").strip().lower()
+if KYBERNESIS_EMBEDDING_BACKEND not in ("torch", "onnx", "onnx-int8"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("KYBERNESIS_EMBEDDING_BACKEND must be torch, onnx or onnx-int8; "
+                               f"got {KYBERNESIS_EMBEDDING_BACKEND!r}")
+KYBERNESIS_EMBEDDING_CACHE_DIR = env_str("KYBERNESIS_EMBEDDING_CACHE_DIR", str(DATA_DIR / "models"))
 KYBERNESIS_EMBED_BATCH_SIZE = env_int("KYBERNESIS_EMBED_BATCH_SIZE", 32)
-KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: torch's default (one per core)
+KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: one per core
 KYBERNESIS_API_PAGE_SIZE = env_int("KYBERNESIS_API_PAGE_SIZE", 50)
 KYBERNESIS_SEARCH_VECTOR_WEIGHT = env_float("KYBERNESIS_SEARCH_VECTOR_WEIGHT", 0.7)
 KYBERNESIS_SEARCH_METADATA_WEIGHT = env_float("KYBERNESIS_SEARCH_METADATA_WEIGHT", 0.3)

@@ -259,10 +259,15 @@ def bench_load(*, seconds: float, clients: int, memories: int, users: int, data:
     rng = random.Random(seed)
     texts, queries = load_texts(data, memories, rng)
     data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-bench-load-"))
-    server = Server(data_dir=data_dir, port=free_port(), log_path=data_dir / "server.log")
+    from django.conf import settings
+
+    # A fresh database and data directory; the built embedding model is reused from this install.
+    server = Server(data_dir=data_dir, port=free_port(), log_path=data_dir / "server.log",
+                    extra_env={"KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR)})
     try:
         log(f"fresh data directory {data_dir}; migrating")
         server.manage("migrate", "--noinput")
+        server.manage("build_embedding_model")  # as `make run` does (the model cache is shared)
         tokens = json.loads(server.manage("shell", "-c", SEED_SCRIPT.format(users=users)).strip().splitlines()[-1])
         log(f"starting the server on {server.base_url}")
         started = time.monotonic()
