@@ -22,12 +22,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="memorychunk",
             name="embedding_model",
-            field=models.CharField(default="", max_length=100),
+            field=models.CharField(db_default="", default="", max_length=100),
         ),
         migrations.AddField(
             model_name="memorychunk",
             name="embedding_key",
-            field=models.CharField(blank=True, default="", max_length=64),
+            field=models.CharField(blank=True, db_default="", default="", max_length=64),
         ),
         migrations.RunPython(_existing_chunks_are_the_configured_model, migrations.RunPython.noop),
     ]
