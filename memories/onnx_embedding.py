@@ -73,15 +73,15 @@ def max_seq_length(model_path: Path) -> int:
 
 def build_dir(model_path: Path, cache_dir: Path) -> Path:
     """A folder per (model weights, exporter and runtime versions), so an upgrade builds afresh."""
-    import onnxruntime
-    import torch
+    from importlib.metadata import version
 
+    # Versions from the package metadata: importing torch would cost a web worker ~200 MB for nothing.
     weights = sorted(model_path.glob("*.safetensors")) or sorted(model_path.glob("*.bin"))
     fingerprint = hashlib.sha256()
     fingerprint.update((model_path / "config.json").read_bytes())
     for weight in weights:
         fingerprint.update(f"{weight.name}:{weight.stat().st_size}".encode())
-    fingerprint.update(f"{EXPORT_VERSION}:{onnxruntime.__version__}:{torch.__version__}".encode())
+    fingerprint.update(f"{EXPORT_VERSION}:{version('onnxruntime')}:{version('torch')}".encode())
     return cache_dir / f"{model_path.name}-{fingerprint.hexdigest()[:16]}"
 
 
