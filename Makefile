@@ -5,11 +5,12 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test test-external install install-test system-packages migrate clean help
+.PHONY: run dev test test-external install install-test system-packages migrate clean help
 
 help:
 	@echo "make run   - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
 	@echo "make test  - install what the tests need and run the whole suite"
+	@echo "make dev   - like run, but with Django's runserver (development only)"
 	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
 
 $(BIN)/python:
@@ -31,9 +32,14 @@ install-test: $(VENV)/.installed-test
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
-# The web server and the django-q2 worker share one embedded PostgreSQL; Ctrl-C stops both.
+# gunicorn (fixed workers and threads) and the django-q2 worker share one embedded PostgreSQL;
+# a child that dies is restarted; Ctrl-C stops both.
 run: migrate
+	@$(BIN)/python manage.py build_embedding_model
 	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python -m kybernesis.serve
+
+dev: migrate
+	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python -m kybernesis.serve --dev
 
 # Browser tests drive Debian's chromium; legacy .doc extraction uses antiword. Install both when missing.
 system-packages:

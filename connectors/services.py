@@ -286,7 +286,8 @@ def connector_sync_request(*, account: ConnectorAccount) -> ConnectorAccount:
     # Shown (and polled) until a worker claims it; a sync already running keeps its status.
     ConnectorAccount.objects.filter(pk=account.pk).exclude(status=ConnectorAccount.Status.SYNCING).update(
         status=ConnectorAccount.Status.QUEUED, updated_at=timezone.now())
-    async_task("connectors.tasks.sync_account", account.pk, task_name=f"connector sync {account.pk}")
+    async_task("connectors.tasks.sync_account", account.pk, task_name=f"connector sync {account.pk}",
+                timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT)
     account.refresh_from_db()
     return account
 
@@ -298,7 +299,8 @@ def connector_sync_all() -> int:
     ids = list(ConnectorAccount.objects.exclude(status=ConnectorAccount.Status.RECONNECT)
                .exclude(social_account__isnull=True).values_list("pk", flat=True))
     for account_id in ids:
-        async_task("connectors.tasks.sync_account", account_id, task_name=f"connector sync {account_id}")
+        async_task("connectors.tasks.sync_account", account_id, task_name=f"connector sync {account_id}",
+                   timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT)
     return len(ids)
 
 

@@ -1,6 +1,7 @@
 """Signal receivers that keep the graph right: extraction when memory content changes, and cleanup
 however a memory is deleted."""
 
+from django.conf import settings
 from django.db.models.signals import post_delete, pre_delete
 from django.dispatch import receiver
 from django_q.tasks import async_task
@@ -24,6 +25,25 @@ def recount_after_deleted_memory(sender, instance: Memory, **kwargs) -> None:
 
 
 @receiver(content_changed, dispatch_uid="graph.extract_changed_memories")
-def extract_changed_memories(sender, memory_ids, **kwargs) -> None:
-    # Runs after the memory's transaction committed: the worker sees the new chunks.
-    async_task("graph.tasks.extract_memories", list(memory_ids))
+def extract_changed_memories(sender, memory_ids, chunk_counts=None, **kwargs) -> None:
+    # Runs after the memory's transaction committed: the worker sees the new chunks. A large batch
+    # becomes several tasks, so that every task fits the task timeout.
+    for ids in task_groups(memory_ids, chunk_counts):
+        async_task("graph.tasks.extract_memories", ids)
+
+
+def task_groups(memory_ids, chunk_counts) -> list[list[int]]:
+    """Memory ids in groups of at most KYBERNESIS_GRAPH_TASK_CHUNKS chunks (one group when the
+    counts are unknown)."""
+    if chunk_counts is None:
+        return [list(memory_ids)]
+    limit = max(1, settings.KYBERNESIS_GRAPH_TASK_CHUNKS)
+    groups: list[list[int]] = []
+    size = 0
+    for memory_id, count in zip(memory_ids, chunk_counts, strict=True):
+        if not groups or (groups[-1] and size + count > limit):
+            groups.append([])
+            size = 0
+        groups[-1].append(memory_id)
+        size += count
+    return groups

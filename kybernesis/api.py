@@ -16,6 +16,7 @@ from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
 from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
+from kybernesis.unavailable import UNAVAILABLE_ERRORS, unavailable_response
 from memories.api import router as memories_router
 from memories.search import SearchError
 from memories.services import MemoryInputError
@@ -79,6 +80,12 @@ def memory_input_error(request: HttpRequest, exc: MemoryInputError):
     if exc.index is not None:
         body["index"] = exc.index
     return api.create_response(request, body, status=exc.status)
+
+
+@api.exception_handler(UNAVAILABLE_ERRORS[0])
+@api.exception_handler(UNAVAILABLE_ERRORS[1])
+def database_unavailable(request: HttpRequest, exc: Exception):
+    return unavailable_response(request, exc)
 
 
 api.add_router("/", memories_router)

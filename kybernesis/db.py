@@ -67,8 +67,12 @@ def embedded_database_url(data_dir: Path) -> str:
     return server.get_uri(database=EMBEDDED_DB_NAME)
 
 
-def database_settings(url: str, *, conn_max_age: int = 60) -> dict:
-    """Turn a postgres:// URL (TCP or unix-socket ?host=) into a Django DATABASES entry."""
+def database_settings(url: str, *, conn_max_age: int = 60, pool_max: int = 0, pool_timeout: float = 10.0) -> dict:
+    """Turn a postgres:// URL (TCP or unix-socket ?host=) into a Django DATABASES entry.
+
+    pool_max > 0 uses psycopg's connection pool (at most pool_max connections per process, a
+    request waits up to pool_timeout seconds for one) instead of persistent per-thread connections.
+    """
     from urllib.parse import parse_qs, unquote, urlsplit
 
     parts = urlsplit(url)
@@ -76,6 +80,11 @@ def database_settings(url: str, *, conn_max_age: int = 60) -> dict:
         raise ValueError(f"DATABASE_URL must start with postgres:// or postgresql://, got {parts.scheme!r}")
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     host = query.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
+    if pool_max > 0:
+        # CONN_HEALTH_CHECKS makes Django hand the pool a check: a pooled connection that died with
+        # a PostgreSQL restart is replaced instead of failing a request.
+        query["pool"] = {"min_size": 1, "max_size": pool_max, "timeout": pool_timeout}
+        conn_max_age = 0  # Django's pool and persistent connections exclude each other
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "postgres",

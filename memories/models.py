@@ -120,6 +120,12 @@ class MemoryChunk(models.Model):
     char_end = models.PositiveIntegerField()
     text_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # The weights that made `embedding` (search compares a query only with chunks of its own model),
+    # and hash(model id with backend + the exact text embedded): stale when it differs from
+    # memories.embedding.embedding_key() today, and then `manage.py reembed` embeds it again.
+    # (Database defaults too, so bulk COPY loads that leave them out still work.)
+    embedding_model = models.CharField(max_length=100, default="", db_default="")
+    embedding_key = models.CharField(max_length=64, default="", db_default="", blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
     search_vector = models.GeneratedField(
         expression=SearchVector("text", config="english"),

@@ -157,7 +157,7 @@ class SearchResponse:
 
 _VECTOR_LAYER_SQL = """(
     SELECT c.id FROM memories_memorychunk c {join_memory}
-    WHERE {filters} AND {layer}
+    WHERE {filters} AND {layer} AND c.embedding_model = %(model)s
     ORDER BY c.embedding <=> %(qvec)s::vector
     LIMIT %(k_vec)s
 )"""
@@ -182,7 +182,8 @@ WITH q_terms AS (
 ), cands AS (
     SELECT id FROM vec UNION SELECT id FROM lex
 )
-SELECT c.id, c.memory_id, c.tier, 1 - (c.embedding <=> %(qvec)s::vector) AS cosine,
+SELECT c.id, c.memory_id, c.tier,
+       CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
        COALESCE((SELECT sum(t.idf * p.impact) FROM q_terms t JOIN memories_chunkterm p
                  ON p.chunk_id = c.id AND p.lexeme = t.lexeme), 0) AS bm25,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
@@ -223,7 +224,9 @@ def hybrid_search(
 
     # Each side brings at least `limit` candidates, so a long result list is not cut short.
     k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit)
+    # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
     params = {"owner": user.pk, "query": query, "qvec": _vector_literal(qvec), "k_vec": k_vec,
+              "model": embedding.model_name(),
               "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
               "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit)}
     chunk_sql, memory_sql = filters.sql(params)

@@ -18,10 +18,13 @@ def unindex_deleted_memory(sender, instance: Memory, **kwargs) -> None:
 
 
 # Sent after the transaction that stored new or changed memory content commits, with
-# `memory_ids`. Higher layers (the graph) subscribe; memories never names them.
+# `memory_ids` and `chunk_counts` (None when unknown). Higher layers (the graph) subscribe; memories never names them.
 content_changed = Signal()
 
 
-def content_changed_on_commit(*, memory_ids: Sequence[int]) -> None:
+def content_changed_on_commit(*, memory_ids: Sequence[int], chunk_counts: Sequence[int] | None = None) -> None:
+    """Send content_changed once the current transaction commits. `chunk_counts` (one per memory)
+    lets a subscriber size its work."""
     ids = list(memory_ids)
-    transaction.on_commit(lambda: content_changed.send(sender=Memory, memory_ids=ids))
+    counts = list(chunk_counts) if chunk_counts is not None else None
+    transaction.on_commit(lambda: content_changed.send(sender=Memory, memory_ids=ids, chunk_counts=counts))

@@ -77,7 +77,8 @@ def sleep_run_request(*, trigger: str, owner=None) -> tuple[SleepRun, bool]:
             SleepStepRun.objects.bulk_create(SleepStepRun(run=run, step=step.name, position=i)
                                              for i, step in enumerate(STEPS))
         run_id = run.pk
-        transaction.on_commit(lambda: async_task("sleep.tasks.run_cycle", run_id, task_name=f"sleep run {run_id}"))
+        transaction.on_commit(lambda: async_task("sleep.tasks.run_cycle", run_id, task_name=f"sleep run {run_id}",
+                                                         timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT))
     return run, True
 
 

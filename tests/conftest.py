@@ -11,10 +11,11 @@ from tests.factories import UserFactory
 
 @pytest.fixture(scope="session", autouse=True)
 def _embedding_model_once():
-    """Load the real model once for the whole session; every test that embeds shares it."""
+    """Load the real model (the configured backend, built once into the data directory) once for
+    the whole session; every test that embeds shares it."""
     from memories import embedding
 
-    embedding.get_model()
+    embedding.embed_query("warm up")
 
 
 @pytest.fixture(scope="session", autouse=True)

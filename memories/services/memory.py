@@ -66,6 +66,7 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
 
 
 def _chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
+    model = embedding.model_name()
     return [
         MemoryChunk(
             owner_id=memory.owner_id,
@@ -76,6 +77,8 @@ def _chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[Memory
             char_end=chunk.char_end,
             text_hash=content_hash(chunk.text),
             embedding=vector,
+            embedding_model=model,
+            embedding_key=embedding.embedding_key(embedding.chunk_embedding_text(chunk.text, title=memory.title)),
             tier=memory.tier,
         )
         for chunk, vector in zip(chunks, vectors, strict=True)
@@ -109,7 +112,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed.
-    texts = [chunk.text for p in prepared for chunk in p.chunks]
+    texts = [embedding.chunk_embedding_text(chunk.text, title=p.title) for p in prepared for chunk in p.chunks]
     vectors = embedding.embed_texts(texts)
 
     now = timezone.now()
@@ -142,7 +145,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
-        content_changed_on_commit(memory_ids=[m.pk for m in memories])
+        content_changed_on_commit(memory_ids=[m.pk for m in memories], chunk_counts=[len(p.chunks) for p in prepared])
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)
     return memories
@@ -197,12 +200,14 @@ def memory_update(
 def _replace_chunks(memory: Memory) -> None:
     chunks = _chunks_for(memory.content)
     known = {
-        row.text_hash: row.embedding
-        for row in MemoryChunk.objects.filter(memory=memory).only("text_hash", "embedding")
+        row.embedding_key: row.embedding
+        for row in MemoryChunk.objects.filter(memory=memory).only("embedding_key", "embedding")
     }
-    hashes = [content_hash(chunk.text) for chunk in chunks]
+    # A vector is kept only for the same text embedded by the same model and backend.
+    texts = [embedding.chunk_embedding_text(chunk.text, title=memory.title) for chunk in chunks]
+    hashes = [embedding.embedding_key(text) for text in texts]
     missing = [i for i, h in enumerate(hashes) if h not in known]
-    fresh = embedding.embed_texts([chunks[i].text for i in missing])
+    fresh = embedding.embed_texts([texts[i] for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
     lexical.unindex_memories(memory_ids=[memory.pk])

@@ -281,3 +281,21 @@ def test_the_link_step_does_not_extract_again_what_the_ingest_task_did(user, no_
     assert (link["processed"], link["extracted"]) == (2, 1)
     assert EntityMention.objects.filter(memory=fresh).exists()
     assert Memory.objects.filter(pk=fresh.pk, graph_extraction__content_hash=F("content_hash")).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_scheduled_task_runs_the_cycle_in_a_child_process_when_its_worker_may_not_fork(monkeypatch):
+    """django-q2 workers are daemonic: the task starts `manage.py sleep_execute` instead, which may fork."""
+    from sleep import tasks
+    from tests.factories import UserFactory, make_memory
+
+    owner = UserFactory()
+    for i in range(3):
+        make_memory(owner, title=f"Note {i}", content=f"Ada Lovelace wrote about the Analytical Engine, part {i}.")
+    run, _ = pipeline.sleep_run_request(trigger=SleepRun.Trigger.SCHEDULED, owner=None)
+    monkeypatch.setattr(tasks, "can_fork", lambda: False)
+    assert tasks.run_cycle(run.pk) == f"sleep run {run.pk}: completed (in a child process)"
+    run.refresh_from_db()
+    assert run.status == SleepRun.Status.COMPLETED
+    assert [s.status for s in run.steps.order_by("position")] == [SleepStepRun.Status.COMPLETED] * 4
+    assert Memory.objects.filter(owner=owner).exclude(summary="").count() == 3

@@ -51,26 +51,26 @@ class Command(BaseCommand):
         for memory_id, text in (MemoryChunk.objects.filter(owner=user).order_by("memory_id", "position")
                                 .values_list("memory_id", "text")):
             per_memory.setdefault(memory_id, []).append(text)
-        model = embedding.get_model()
-        encode = dict(batch_size=settings.KYBERNESIS_EMBED_BATCH_SIZE, normalize_embeddings=True,
-                      convert_to_numpy=True, show_progress_bar=False)
+        # The configured backend (embedding.backend_id()), exactly as the pipeline calls it.
+        encode = dict(batch_size=settings.KYBERNESIS_EMBED_BATCH_SIZE)
 
         # The model alone, called exactly as the pipeline calls it: once per document.
         started = time.perf_counter()
         for texts_of_one in per_memory.values():
-            model.encode(texts_of_one, **encode)
+            embedding.embed_texts(texts_of_one, **encode)
         encode_s = time.perf_counter() - started
 
         # The model's best case, for reference: every chunk in one call, sorted into full batches.
         chunk_texts = [text for texts_of_one in per_memory.values() for text in texts_of_one]
         started = time.perf_counter()
-        model.encode(chunk_texts, **encode)
+        embedding.embed_texts(chunk_texts, **encode)
         batched_s = time.perf_counter() - started
 
         if not keep:
             Memory.objects.filter(owner=user).delete()
         chunks = len(chunk_texts)
         result = {
+            "backend": embedding.backend_id(),
             "docs": docs,
             "chunks": chunks,
             "seconds": round(pipeline_s, 3),

@@ -101,13 +101,14 @@ class Command(BaseCommand):
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
                 with connection.cursor() as cursor, cursor.copy(
                     "COPY memories_memorychunk (owner_id, memory_id, position, text, char_start, char_end, "
-                    "text_hash, embedding, tier) FROM STDIN"
+                    "text_hash, embedding, embedding_model, tier) FROM STDIN"
                 ) as copy:
                     for i in range(n):
                         text = " ".join(sentence(rng) for _ in range(rng.randint(4, 8)))
                         copy.write_row((owner.pk, memories[i // CHUNKS_PER_MEMORY].pk, i % CHUNKS_PER_MEMORY,
                                         text, 0, len(text), hashlib.sha256(text.encode()).hexdigest(),
-                                        "[" + ",".join(f"{x:.6f}" for x in vectors[i]) + "]", "hot"))
+                                        "[" + ",".join(f"{x:.6f}" for x in vectors[i]) + "]",
+                                        embedding.model_name(), "hot"))
                 lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
             built += n
             self.stderr.write(f"\rbuilt {built}/{chunks} chunks", ending="")

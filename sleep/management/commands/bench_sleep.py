@@ -44,8 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--memories", type=int, default=10_000)
         parser.add_argument("--data", default="../shared/bench/scifact")
         parser.add_argument("--user", default=BENCH_USER)
+        parser.add_argument("--via-worker", action="store_true",
+                            help="run each cycle as the scheduled task does: in a child process of its own "
+                                 "(sleep.child), started and waited for here")
 
-    def handle(self, *args, memories, data, user, **options):
+    def handle(self, *args, memories, data, user, via_worker=False, **options):
+        self.via_worker = via_worker
         if memories < 1:
             raise CommandError("--memories must be at least 1")
         owner, _ = get_user_model().objects.get_or_create(username=user, defaults={"email": f"{user}@bench.invalid"})
@@ -67,7 +71,8 @@ class Command(BaseCommand):
                           f"idle steps: {idle_steps}")
         self.stdout.write(json.dumps({"memories": memories, "full_cycle_s": round(full.duration_seconds, 2),
                                       "idle_cycle_s": round(idle.duration_seconds, 2), "steps": steps,
-                                      "idle_steps": idle_steps, "failed": full.tasks_failed}))
+                                      "idle_steps": idle_steps, "failed": full.tasks_failed,
+                                      "path": "child process (scheduled)" if via_worker else "in process"}))
 
     def _make_everything_due(self, owner) -> None:
         from graph.models import Entity, MemoryExtraction, MemoryLink
@@ -81,7 +86,12 @@ class Command(BaseCommand):
 
     def _cycle(self, owner) -> SleepRun:
         run, _ = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=owner)
-        if sleep_run_execute(run_id=run.pk) is None:
+        if self.via_worker:
+            from sleep.child import cycle_in_child
+
+            if cycle_in_child(run.pk)["status"] == "busy":
+                raise CommandError("another sleep cycle is running; try again when it ends")
+        elif sleep_run_execute(run_id=run.pk) is None:
             raise CommandError("another sleep cycle is running; try again when it ends")
         run.refresh_from_db()
         return run

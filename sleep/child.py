@@ -1,0 +1,62 @@
+"""Run a sleep cycle in a child process of its own, where spaCy and YAKE may use the forked worker pool.
+
+A django-q2 worker is a daemonic process, and a daemonic process may not fork workers: the hourly
+cycle would run every CPU-bound batch in that one process, at about half the speed two cores give.
+The task instead starts `manage.py sleep_execute RUN_ID` (an ordinary process, free to fork) and
+waits for it. The child dies with the worker (PR_SET_PDEATHSIG), so a worker killed by its timeout
+or by hand leaves no orphan behind; the run's heartbeat then goes stale and the next request resumes
+it from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:  # not Linux: the child may outlive a killed worker, and finishes the run itself
+        pass
+
+
+def _database_url() -> str:
+    """This process's database as a URL, so the child uses the very same one (an external server,
+    the embedded one this process already holds, or a test database)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    credentials = quote(db["USER"] or "", safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    query = {"host": db["HOST"]} if db["HOST"] else {}
+    query.update({k: v for k, v in db["OPTIONS"].items() if isinstance(v, str)})
+    return f"postgres://{credentials}@{port}/{quote(db['NAME'], safe='')}" + (f"?{urlencode(query)}" if query else "")
+
+
+def cycle_in_child(run_id: int, *, timeout: float | None = None) -> dict:
+    """Execute the queued run `run_id` in a child process and return its JSON report."""
+    manage = Path(settings.BASE_DIR) / "manage.py"
+    env = {**os.environ, "DATABASE_URL": _database_url()}
+    done = subprocess.run([sys.executable, str(manage), "sleep_execute", str(run_id)], cwd=settings.BASE_DIR,
+                          env=env, capture_output=True, text=True, preexec_fn=_die_with_parent,
+                          timeout=timeout or settings.KYBERNESIS_Q_LONG_TIMEOUT)
+    if done.stderr.strip():
+        logger.info("sleep run %s child: %s", run_id, done.stderr.strip()[-4000:])
+    if done.returncode != 0:
+        raise RuntimeError(f"the sleep cycle's child process exited with {done.returncode}: "
+                           f"{done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

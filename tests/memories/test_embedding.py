@@ -1,0 +1,193 @@
+"""Embedding backends (torch, onnx, onnx-int8), the ONNX build's fallbacks, and the per-chunk model bookkeeping."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from memories import embedding, onnx_embedding
+from memories.models import MemoryChunk
+from memories.reembed import chunks_reembed, chunks_stale_count
+from memories.search import hybrid_search
+from tests.factories import make_memory
+
+SENTENCE = "The hippocampus consolidates episodic memories during sleep."
+
+
+@pytest.fixture
+def backend(settings):
+    """Switch the process's embedding backend for one test, and back afterwards."""
+
+    def use(name: str, **overrides):
+        settings.KYBERNESIS_EMBEDDING_BACKEND = name
+        for key, value in overrides.items():
+            setattr(settings, key, value)
+        embedding.reset()
+        return embedding.backend()
+
+    yield use
+    embedding.reset()
+
+
+def _torch_vector(text: str) -> np.ndarray:
+    return embedding.get_model().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
+
+
+def test_the_default_backend_is_onnx_int8_and_agrees_with_torch():
+    assert settings.KYBERNESIS_EMBEDDING_BACKEND == "onnx-int8"
+    vector = embedding.embed_query(SENTENCE)
+    assert embedding.backend_id() == "all-MiniLM-L6-v2/onnx-int8"
+    assert vector.shape == (384,) and vector.dtype == np.float32
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3
+    assert float(vector @ _torch_vector(SENTENCE)) > 0.98
+
+
+@pytest.mark.parametrize("name, least_cosine", [("torch", 0.99999), ("onnx", 0.9999), ("onnx-int8", 0.98)])
+def test_each_backend_can_be_selected(backend, name, least_cosine):
+    assert backend(name) == name
+    assert embedding.backend_id().endswith(f"/{name}")
+    vectors = embedding.embed_texts([SENTENCE, "Budget review on Thursday."])
+    assert vectors.shape == (2, 384)
+    assert float(vectors[0] @ _torch_vector(SENTENCE)) >= least_cosine
+
+
+def test_an_unknown_backend_is_refused_at_start_up(monkeypatch):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=settings.BASE_DIR, capture_output=True,
+                          text=True, env={**__import__("os").environ, "KYBERNESIS_EMBEDDING_BACKEND": "tensorflow"})
+    assert done.returncode != 0
+    assert "KYBERNESIS_EMBEDDING_BACKEND must be torch, onnx or onnx-int8" in done.stderr
+
+
+def _copy_build(tmp_path: Path) -> Path:
+    """The session's verified int8 build, copied into a private cache (no rebuild needed)."""
+    model_path = Path(embedding._model_path())
+    source = onnx_embedding.build_dir(model_path, Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR))
+    target = onnx_embedding.build_dir(model_path, tmp_path)
+    target.mkdir(parents=True)
+    for name in ("model-onnx-int8.onnx", "manifest-onnx-int8.json"):
+        shutil.copy(source / name, target / name)
+    return target
+
+
+def test_a_corrupt_model_file_is_rebuilt(backend, tmp_path, caplog):
+    folder = _copy_build(tmp_path)
+    model_file = folder / "model-onnx-int8.onnx"
+    with open(model_file, "r+b") as handle:  # damage the weights in the middle of the file
+        handle.seek(model_file.stat().st_size // 2)
+        handle.write(b"\x00" * 4096)
+    with caplog.at_level(logging.WARNING, logger="memories.onnx_embedding"):
+        assert backend("onnx-int8", KYBERNESIS_EMBEDDING_CACHE_DIR=str(tmp_path)) == "onnx-int8"
+    assert "does not match its checksum; rebuilding" in caplog.text
+    manifest = json.loads((folder / "manifest-onnx-int8.json").read_text())
+    assert onnx_embedding._sha256(model_file) == manifest["sha256"]
+    assert float(embedding.embed_query(SENTENCE) @ _torch_vector(SENTENCE)) > 0.98
+
+
+def test_a_missing_model_that_cannot_be_built_falls_back_to_torch_with_a_warning(backend, tmp_path, caplog,
+                                                                                  monkeypatch):
+    def broken_export(*_args, **_kwargs):
+        raise RuntimeError("exporter exploded")
+
+    monkeypatch.setattr(onnx_embedding, "_export", broken_export)
+    with caplog.at_level(logging.WARNING, logger="memories.embedding"):
+        assert backend("onnx-int8", KYBERNESIS_EMBEDDING_CACHE_DIR=str(tmp_path)) == "torch"
+    assert "embedding backend onnx-int8 unavailable, falling back to torch" in caplog.text
+    assert "exporter exploded" in caplog.text
+    assert embedding.backend_id() == "all-MiniLM-L6-v2/torch"
+    np.testing.assert_allclose(embedding.embed_query(SENTENCE), _torch_vector(SENTENCE), atol=1e-5)
+
+
+def test_a_build_that_gives_wrong_vectors_is_not_used(backend, tmp_path, monkeypatch):
+    folder = _copy_build(tmp_path)
+    manifest_file = folder / "manifest-onnx-int8.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["probe"] = (-np.asarray(manifest["probe"])).tolist()  # as if the file computed other vectors
+    manifest_file.write_text(json.dumps(manifest))
+    monkeypatch.setattr(onnx_embedding, "_export", lambda *_a, **_k: (_ for _ in ()).throw(RuntimeError("no")))
+    assert backend("onnx-int8", KYBERNESIS_EMBEDDING_CACHE_DIR=str(tmp_path)) == "torch"
+
+
+def test_every_chunk_records_its_model_and_key(user):
+    memory = make_memory(user, content="Notes on the migration of the billing service to PostgreSQL 18.")
+    chunk = MemoryChunk.objects.get(memory=memory)
+    assert chunk.embedding_model == "all-MiniLM-L6-v2"
+    assert chunk.embedding_key == embedding.embedding_key(embedding.chunk_embedding_text(chunk.text))
+    assert embedding.embedding_key(chunk.text, model_id="all-MiniLM-L6-v2/torch") != chunk.embedding_key
+
+
+def test_search_never_compares_a_query_with_vectors_of_another_model(user):
+    memory = make_memory(user, title="Billing", content="The billing service moves to PostgreSQL in March.")
+    MemoryChunk.objects.filter(memory=memory).update(embedding_model="some-other-model")
+    results = hybrid_search(user, "billing service PostgreSQL", track_access=False).results
+    # Found by its words only: its vector (another model's) counts for nothing.
+    assert [r.memory_id for r in results] == [memory.pk]
+    assert results[0].vector_score == 0.0
+    assert hybrid_search(user, "completely unrelated gardening tips", track_access=False).results == []
+
+
+def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):
+    memories = [make_memory(user, title=f"Note {i}", content=f"Memory number {i} is about topic {i * 7}.")
+                for i in range(5)]
+    assert chunks_stale_count() == (0, 5)
+    backend("torch")  # the backend changed: every chunk's key is stale now
+    assert chunks_stale_count() == (5, 5)
+
+    first = chunks_reembed(batch_size=2, limit=2)  # as if interrupted after two chunks
+    assert (first.reembedded, first.skipped) == (2, 0)
+    assert chunks_stale_count() == (3, 5)
+
+    out, err = StringIO(), StringIO()
+    call_command("reembed", batch_size=2, stdout=out, stderr=err)
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert result == {"model": "all-MiniLM-L6-v2/torch", "chunks": 5, "stale": 3, "reembedded": 3, "skipped": 0,
+                      "seconds": result["seconds"]}
+    assert "3/3 re-embedded" in err.getvalue()
+    assert chunks_stale_count() == (0, 5)
+    for chunk in MemoryChunk.objects.filter(memory__in=memories):
+        np.testing.assert_allclose(np.asarray(chunk.embedding), _torch_vector(chunk.text), atol=1e-4)
+        assert chunk.embedding_key == embedding.embedding_key(chunk.text, model_id="all-MiniLM-L6-v2/torch")
+
+    again = StringIO()
+    call_command("reembed", stdout=again, stderr=StringIO())
+    assert json.loads(again.getvalue().strip().splitlines()[-1])["reembedded"] == 0
+
+
+def test_reembed_leaves_a_chunk_changed_meanwhile_to_the_change(user, backend, monkeypatch):
+    import memories.reembed as reembed_module
+
+    memory = make_memory(user, content="A chunk that is edited while the re-embedding runs.")
+    backend("torch")
+    real_scan = reembed_module._scan
+
+    def scan_then_edit(**kwargs):
+        for batch in real_scan(**kwargs):
+            MemoryChunk.objects.filter(memory=memory).update(embedding_key="edited-after-the-read")
+            yield batch
+
+    monkeypatch.setattr(reembed_module, "_scan", scan_then_edit)
+    progress = chunks_reembed()
+    assert (progress.reembedded, progress.skipped) == (0, 1)
+    assert MemoryChunk.objects.get(memory=memory).embedding_key == "edited-after-the-read"
+
+
+def test_bench_embed_compares_backends_and_ends_with_json():
+    out = StringIO()
+    call_command("bench_embed", texts=6, queries=3, no_fp32=True,
+                 data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"),
+                 stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert list(result)[:5] == ["torch_chunks_per_s", "onnx_int8_chunks_per_s", "speedup", "cosine_agreement",
+                                "query_p50_ms"]
+    assert result["texts"] == 6
+    assert 0.98 < result["cosine_agreement"] <= 1.0001
