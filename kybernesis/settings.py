@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "graph",
     "connectors",
     "sleep",
+    "kybernesis",  # management commands that span every app (mcp_stdio)
 ]
 
 MIDDLEWARE = [

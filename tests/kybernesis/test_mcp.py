@@ -262,3 +262,58 @@ def test_every_tool_keeps_to_its_owner(agent, stranger_agent, owner, stranger):
     assert (memory.title, memory.manual_tags, memory.pinned, memory.access_count) == (
         "Grace Hopper found a moth in the Harvard Mark II relay.", ["secret"], False, 0)
     assert SleepRun.objects.filter(owner=stranger).count() == 0
+
+
+def _database_url() -> str:
+    from django.db import connection
+
+    db = connection.settings_dict
+    host = db["HOST"]
+    netloc = f"{db['USER']}:{db['PASSWORD']}@" if db.get("PASSWORD") else f"{db['USER']}@"
+    if host.startswith("/"):
+        return f"postgresql://{netloc}/{db['NAME']}?host={host}" + (f"&port={db['PORT']}" if db.get("PORT") else "")
+    return f"postgresql://{netloc}{host}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def test_the_stdio_bridge_serves_the_same_tools_as_one_user(owner, stranger):
+    import os
+    import sys
+    from pathlib import Path
+
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    make_memory(owner, "Owner's note about tide tables.")
+    make_memory(stranger, "Stranger's note about tide tables.")
+    repo = Path(__file__).resolve().parents[2]
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(repo / "manage.py"), "mcp_stdio", "--user", owner.email], cwd=str(repo),
+        env={**os.environ, "DATABASE_URL": _database_url(), "KYBERNESIS_LOG_LEVEL": "WARNING"})
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = await session.list_tools()
+                found = await session.call_tool("memory_search", {"query": "tide tables", "group_by": "memory"})
+                bad = await session.call_tool("memory_get", {"memory_id": "x"})
+                return {t.name for t in tools.tools}, found.structured_content, bad
+
+    names, found, bad = anyio.run(main)
+    assert names == TOOLS
+    assert [r["title"] for r in found["results"]] == ["Owner's note about tide tables."]
+    assert bad.is_error and "memory_id" in bad.content[0].text
+
+
+def test_the_stdio_bridge_refuses_an_unknown_user():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, str(repo / "manage.py"), "mcp_stdio", "--user", "nobody@example.com"],
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            env={**__import__("os").environ, "DATABASE_URL": _database_url()})
+    assert result.returncode != 0
+    assert "no active user 'nobody@example.com'" in result.stderr
+    assert result.stdout == ""
