@@ -15,6 +15,7 @@ from sleep.api import router as sleep_router
 from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
 from memories.api import router as memories_router
+from memories.portability_api import router as portability_router
 from memories.search import SearchError
 from memories.services import MemoryInputError, api_token_user
 
@@ -91,3 +92,4 @@ api.add_router("/", memories_router)
 api.add_router("/", connectors_router)
 api.add_router("/", sleep_router)
 api.add_router("/", graph_router)
+api.add_router("/", portability_router)

@@ -553,3 +553,4 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         error=report.error, finished_at=timezone.now(), path="", updated_at=timezone.now())
     job.refresh_from_db()
     return job
+
