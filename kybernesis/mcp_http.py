@@ -21,7 +21,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from kybernesis.mcp_server import acting_as, server
 from memories.services import api_token_user
 
-# Any HTTP verb reaches the SDK, which answers GET and DELETE in stateless mode with its own 405.
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection"}
 
 
@@ -88,6 +87,11 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if user is None:
         return _error(401, "Authorization: Bearer <API token> is required (create one with manage.py "
                       "create_api_token)", headers={"WWW-Authenticate": 'Bearer realm="kybernesis"'})
+    if request.method != "POST":
+        # Stateless: no stream for a GET to open and no session for a DELETE to end; the specification
+        # has a server without them answer 405.
+        return _error(405, "this MCP endpoint is stateless: send each JSON-RPC message as a POST",
+                      headers={"Allow": "POST"})
     try:
         body = request.body
     except RequestDataTooBig:

@@ -13,7 +13,7 @@ import stat
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone as dt_timezone
+from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -31,7 +31,7 @@ MAX_JSONL_BYTES = 8 * 1024 * 1024 * 1024
 MAX_TOTAL_BYTES = 16 * 1024 * 1024 * 1024
 MAX_RATIO = 200  # uncompressed : compressed, for entries over 1 MB
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _WIKILINK = re.compile(r"(?<!!)\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 
 
@@ -54,7 +54,7 @@ class Source:
     manifest: dict = field(default_factory=dict)
     chat_sessions: list[dict] = field(default_factory=list)
     errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
-    items: Iterator[Item] = iter(())
+    items: Iterator[Item] = field(default_factory=lambda: iter(()))
     total: int | None = None  # how many items, when known up front
 
 
@@ -257,15 +257,15 @@ def _tags_from(value) -> list[str]:
 
 def _when(value) -> datetime | None:
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt_timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=dt_timezone.utc)
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip())
         except ValueError:
             return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt_timezone.utc)
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return None
 
 
@@ -305,9 +305,9 @@ def markdown_item(label: str, data: bytes, modified: datetime) -> Item:
 
 def _zip_time(info: zipfile.ZipInfo) -> datetime:
     try:
-        return datetime(*info.date_time, tzinfo=dt_timezone.utc)
+        return datetime(*info.date_time, tzinfo=UTC)
     except ValueError:
-        return datetime(1980, 1, 1, tzinfo=dt_timezone.utc)
+        return datetime(1980, 1, 1, tzinfo=UTC)
 
 
 def _open_markdown_zip(archive: _BoundedZip) -> Source:
@@ -355,7 +355,7 @@ def open_folder(root: Path) -> Source:
             if size > MAX_ENTRY_BYTES:
                 yield Item(label, error=f"refused: {size:,} bytes; the limit is {MAX_ENTRY_BYTES:,}")
                 continue
-            modified = datetime.fromtimestamp(path.stat().st_mtime, tz=dt_timezone.utc)
+            modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
             yield markdown_item(label, path.read_bytes(), modified)
 
     return Source(kind="markdown", items=items(), total=len(notes))
@@ -371,7 +371,7 @@ def open_source(path: Path, name: str = "") -> Source:
     if name.lower().endswith(".jsonl"):
         return open_jsonl(path)
     if name.lower().endswith(MARKDOWN_SUFFIXES):
-        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=dt_timezone.utc)
+        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
         return Source(kind="markdown", items=iter([markdown_item(name, path.read_bytes()[:MAX_ENTRY_BYTES + 1],
                                                                  modified)]), total=1)
     archive = _BoundedZip(path)

@@ -18,7 +18,7 @@ import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timezone as dt_timezone
+from datetime import UTC
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +41,16 @@ from memories.import_sources import (
     Source,
     open_source,
 )
-from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, Source as MemorySource, Tier, TierMove
-from memories.models import content_hash
+from memories.models import (
+    ChatSession,
+    ImportJob,
+    Memory,
+    MemoryChunk,
+    Tier,
+    TierMove,
+    content_hash,
+)
+from memories.models import Source as MemorySource
 from memories.services import MemoryInputError
 
 logger = logging.getLogger(__name__)
@@ -248,7 +256,7 @@ def _time(record: dict, name: str, default=None):
     if parsed is None:
         raise _RecordError(f"{name} is not an ISO 8601 date and time: {value!r}")
     if timezone.is_naive(parsed):
-        parsed = parsed.replace(tzinfo=dt_timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     return parsed
 
 
@@ -526,8 +534,7 @@ def import_job_create(*, owner, upload) -> ImportJob:
                                            field="file")
     path = _imports_dir() / f"{uuid.uuid4().hex}-{Path(name).suffix.lower()}"
     with open(path, "wb") as handle:
-        for chunk in upload.chunks():
-            handle.write(chunk)
+        handle.writelines(upload.chunks())
     with transaction.atomic():
         job = ImportJob.objects.create(owner=owner, filename=name, path=str(path))
         transaction.on_commit(lambda: async_task("memories.tasks.import_run", job.pk,

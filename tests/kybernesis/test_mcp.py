@@ -30,11 +30,11 @@ class Agent:
 
     def run(self, fn):
         async def main():
-            async with create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http:
-                async with streamable_http_client(self.url, http_client=http) as (read, write):
-                    async with ClientSession(read, write) as session:
-                        await session.initialize()
-                        return await fn(session)
+            async with (create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http,
+                        streamable_http_client(self.url, http_client=http) as (read, write),
+                        ClientSession(read, write) as session):
+                await session.initialize()
+                return await fn(session)
 
         return anyio.run(main)
 
@@ -291,13 +291,12 @@ def test_the_stdio_bridge_serves_the_same_tools_as_one_user(owner, stranger):
         env={**os.environ, "DATABASE_URL": _database_url(), "KYBERNESIS_LOG_LEVEL": "WARNING"})
 
     async def main():
-        async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = await session.list_tools()
-                found = await session.call_tool("memory_search", {"query": "tide tables", "group_by": "memory"})
-                bad = await session.call_tool("memory_get", {"memory_id": "x"})
-                return {t.name for t in tools.tools}, found.structured_content, bad
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            found = await session.call_tool("memory_search", {"query": "tide tables", "group_by": "memory"})
+            bad = await session.call_tool("memory_get", {"memory_id": "x"})
+            return {t.name for t in tools.tools}, found.structured_content, bad
 
     names, found, bad = anyio.run(main)
     assert names == TOOLS
@@ -312,8 +311,45 @@ def test_the_stdio_bridge_refuses_an_unknown_user():
 
     repo = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, str(repo / "manage.py"), "mcp_stdio", "--user", "nobody@example.com"],
-                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            check=False, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
                             env={**__import__("os").environ, "DATABASE_URL": _database_url()})
     assert result.returncode != 0
     assert "no active user 'nobody@example.com'" in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+def test_a_plain_http_client_of_each_protocol_revision_is_served(live_server, owner, version):
+    """What a held-out client does on the wire: initialize, the initialized notification, then calls."""
+    url = live_server.url + "/mcp"
+    headers = {"Authorization": f"Bearer {api_token_create(user=owner)[1]}",
+               "Accept": "application/json, text/event-stream"}
+    init = requests.post(url, headers=headers, timeout=30, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "held-out", "version": "0"}}})
+    assert init.status_code == 200, init.text
+    assert init.json()["result"]["protocolVersion"] == version
+    assert "tools" in init.json()["result"]["capabilities"]
+    headers["MCP-Protocol-Version"] = version
+    note = requests.post(url, headers=headers, timeout=30,
+                         json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert note.status_code == 202
+    call = requests.post(url, headers=headers, timeout=30, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_list", "arguments": {}}})
+    assert call.status_code == 200 and call.headers["Content-Type"].startswith("application/json")
+    assert call.json()["result"]["isError"] is False
+    bad = requests.post(url, headers=headers, timeout=30, json={
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_get", "arguments": {}}})
+    assert bad.status_code == 200 and bad.json()["result"]["isError"] is True
+    assert "memory_id" in bad.json()["result"]["content"][0]["text"]
+
+
+def test_get_and_a_body_that_is_not_json_are_answered_not_crashed(live_server, owner):
+    url = live_server.url + "/mcp"
+    headers = {"Authorization": f"Bearer {api_token_create(user=owner)[1]}",
+               "Accept": "application/json, text/event-stream"}
+    assert requests.get(url, headers=headers, timeout=30).status_code == 405
+    broken = requests.post(url, headers={**headers, "Content-Type": "application/json"}, data=b"{not json",
+                           timeout=30)
+    assert broken.status_code == 400
+    assert broken.json()["error"]["code"] == -32700

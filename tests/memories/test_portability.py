@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -184,7 +184,7 @@ def test_an_obsidian_vault_becomes_memories_with_tags_links_and_file_times(user,
     assert garden.metadata["wikilinks"] == ["Fence", "Compost"]
     assert garden.metadata["frontMatter"] == {"status": "active"}
     assert garden.content.startswith("Plant the beans")
-    assert garden.created_at == datetime(2021, 3, 4, 5, 6, 8, tzinfo=dt_timezone.utc) == garden.updated_at
+    assert garden.created_at == datetime(2021, 3, 4, 5, 6, 8, tzinfo=UTC) == garden.updated_at
     assert Memory.objects.get(owner=user, title="Fence").manual_tags == ["diy", "repairs"]
     linked = {(link.source.title, link.target.title) for link in
               MemoryLink.objects.filter(owner=user, reason="linked_in_note").select_related("source", "target")}
@@ -198,13 +198,13 @@ def test_a_vault_folder_keeps_the_file_times(user, tmp_path):
     (vault / "sub").mkdir(parents=True)
     note = vault / "sub" / "Idea.md"
     note.write_text("---\ncreated: 2020-01-02\n---\nAn idea from long ago.", encoding="utf-8")
-    stamp = datetime(2022, 6, 7, 8, 9, 10, tzinfo=dt_timezone.utc).timestamp()
+    stamp = datetime(2022, 6, 7, 8, 9, 10, tzinfo=UTC).timestamp()
     os.utime(note, (stamp, stamp))
     report = portability.import_path(owner=user, path=vault)
     assert report.created == 1
     memory = Memory.objects.get(owner=user)
-    assert memory.created_at == datetime(2020, 1, 2, tzinfo=dt_timezone.utc)
-    assert memory.updated_at == datetime(2022, 6, 7, 8, 9, 10, tzinfo=dt_timezone.utc)
+    assert memory.created_at == datetime(2020, 1, 2, tzinfo=UTC)
+    assert memory.updated_at == datetime(2022, 6, 7, 8, 9, 10, tzinfo=UTC)
     assert memory.metadata["path"] == "sub/Idea.md"
 
 

@@ -57,7 +57,7 @@ def comparable_records(data: bytes) -> tuple[list[dict], list[dict]]:
         out.append(record)
     for session in sessions:
         session.pop("id")
-    key = lambda r: (r["createdAt"], r["contentHash"], json.dumps(r, sort_keys=True))  # noqa: E731
+    key = lambda r: (r["createdAt"], r["contentHash"], json.dumps(r, sort_keys=True))
     return sorted(out, key=key), sorted(sessions, key=lambda s: (s["createdAt"], s["title"]))
 
 
