@@ -375,9 +375,12 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
 def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
     """One memory with its chunks, lexical postings and tier history, in one transaction."""
     memory = prepared.memory
-    if prepared.session_ref is not None and prepared.session_ref in sessions:
-        memory.metadata = {**memory.metadata, "sessionId": sessions[prepared.session_ref],
-                           "userId": memory.owner_id}
+    if prepared.session_ref is not None:
+        if prepared.session_ref in sessions:
+            memory.metadata = {**memory.metadata, "sessionId": sessions[prepared.session_ref],
+                               "userId": memory.owner_id}
+        else:  # a chat message whose session did not come along: it must not claim one of this account's
+            memory.metadata = {k: v for k, v in memory.metadata.items() if k not in ("sessionId", "userId")}
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
     with transaction.atomic():
         memory.save(force_insert=True)

@@ -287,3 +287,20 @@ def test_a_file_that_is_not_a_zip_is_refused_clearly(user, tmp_path):
     with pytest.raises(ImportSourceError, match="not a readable zip"):
         open_source(path)
     assert "not a readable zip" in portability.import_path(owner=user, path=path).error
+
+
+def test_a_chat_message_without_its_session_does_not_claim_one_of_the_accounts_sessions(user, tmp_path):
+    mine, _ = services.chat_message_send(owner=user, content="A message in my own session.")
+    path = tmp_path / "memories.jsonl"
+    path.write_text(json.dumps({"title": "Stray", "content": "A chat line from elsewhere.", "source": "chat",
+                                "metadata": {"sessionId": mine.pk, "userId": 999, "messageIndex": 0}}) + "\n")
+    assert portability.import_path(owner=user, path=path).created == 1
+    stray = Memory.objects.get(owner=user, title="Stray")
+    assert stray.metadata == {"messageIndex": 0}
+    assert [m.content for m in selectors_messages(mine)] == ["A message in my own session."]
+
+
+def selectors_messages(session):
+    from memories.selectors import chat_session_messages
+
+    return chat_session_messages(session=session)
