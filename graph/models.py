@@ -166,6 +166,7 @@ class MemoryLink(models.Model):
         SHARED_ENTITIES = "shared_entities", "Shared entities"
         SHARED_TAGS = "shared_tags", "Shared tags"
         SEMANTIC = "semantic", "Semantic similarity"
+        LINKED_IN_NOTE = "linked_in_note", "Linked in note"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     source = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="links_out")

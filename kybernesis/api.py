@@ -18,6 +18,7 @@ from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
 from kybernesis.unavailable import UNAVAILABLE_ERRORS, unavailable_response
 from memories.api import router as memories_router
+from memories.portability_api import router as portability_router
 from memories.search import SearchError
 from memories.services import MemoryInputError
 
@@ -92,3 +93,4 @@ api.add_router("/", memories_router)
 api.add_router("/", connectors_router)
 api.add_router("/", sleep_router)
 api.add_router("/", graph_router)
+api.add_router("/", portability_router)

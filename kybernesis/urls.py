@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from kybernesis.api import api
+from kybernesis.mcp_http import mcp_endpoint
 from memories import views as memory_views
 
 handler500 = "kybernesis.unavailable.handler500"
@@ -20,4 +21,5 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
+    path("mcp", mcp_endpoint, name="mcp"),
 ]

@@ -291,3 +291,38 @@ class CorpusStat(models.Model):
     total_length = models.BigIntegerField(default=0)
 
     objects = models.Manager()
+
+
+class ImportJob(models.Model):
+    """An import (an export zip, a JSON Lines file or Markdown notes) run by a worker; the page shows
+    its progress and, at the end, the report: created, duplicates, and each item that failed, why."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="import_jobs")
+    filename = models.CharField(max_length=255)
+    # Where the uploaded file waits for the worker (under KYBERNESIS_DATA_DIR); removed when the job ends.
+    path = models.CharField(max_length=500, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True, default="")  # the whole source could not be read
+    total = models.PositiveIntegerField(null=True, blank=True)
+    processed = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    duplicates = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)  # [{"item": label, "error": reason}], the first 1,000
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import {self.filename} ({self.status})"

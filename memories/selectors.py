@@ -6,7 +6,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from memories.models import ACTIVE_TIERS, ChatSession, Memory, MemoryChunk, Tier, TierMove, UploadJob
+from memories.models import ACTIVE_TIERS, ChatSession, ImportJob, Memory, MemoryChunk, Tier, TierMove, UploadJob
 from memories.tagging import filter_tags
 
 
@@ -128,3 +128,12 @@ def chat_session_exchanges(*, session: ChatSession) -> list[dict]:
 
 def upload_job_get(*, user, job_id: int) -> UploadJob:
     return get_object_or_404(UploadJob.objects.for_user(user).select_related("memory"), pk=job_id)
+
+
+def import_job_get(*, user, job_id: int) -> ImportJob:
+    """One of the user's import jobs; anyone else's is a 404."""
+    return get_object_or_404(ImportJob.objects.for_user(user), pk=job_id)
+
+
+def import_job_list(*, user, limit: int = 20) -> QuerySet[ImportJob]:
+    return ImportJob.objects.for_user(user).order_by("-created_at", "-id")[:limit]

@@ -1,7 +1,11 @@
 """django-q2 entry points for memories: ids in, call a service."""
 
-from memories import services
+from memories import portability, services
 
 
 def ingest_upload(job_id: int) -> None:
     services.upload_job_run(job_id=job_id)
+
+
+def import_run(job_id: int) -> None:
+    portability.import_job_run(job_id=job_id)

@@ -34,7 +34,7 @@ EXPORTS = {
     "application/vnd.google-apps.spreadsheet": ("text/csv", "csv"),
     "application/vnd.google-apps.presentation": ("text/plain", "txt"),
 }
-# Stored files that memories.extraction reads, with the extension it knows them by.
+# Stored files that memories.parsers reads, with the extension it knows them by.
 DOWNLOAD_EXTENSIONS = {
     "application/pdf": "pdf",
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
@@ -101,7 +101,7 @@ def supported(mime: str) -> bool:
 
 
 def download_name(name: str, mime: str) -> str:
-    """A plain file name for memories.extraction: Drive allows slashes and control characters in names,
+    """A plain file name for memories.parsers: Drive allows slashes and control characters in names,
     and many files have no extension."""
     safe = "".join("-" if ch in "/\\" or unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in name)
     safe = re.sub(r"\.{2,}", ".", safe).strip().strip(".") or "file"

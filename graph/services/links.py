@@ -15,6 +15,7 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from graph.models import (EntityMention, MemoryLink)
+from graph.notelinks import note_link_evidence
 from graph.selectors import topical_tags
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, MemoryChunk
@@ -159,7 +160,8 @@ def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, in
     found: dict[tuple[int, int, str], tuple[float, float]] = {}
     for reason, evidence in ((MemoryLink.Reason.SHARED_ENTITIES, _entity_evidence(owner_id, focus)),
                              (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus)),
-                             (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic))):
+                             (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic)),
+                             (MemoryLink.Reason.LINKED_IN_NOTE, note_link_evidence(owner_id, focus))):
         for (a, b), value in evidence.items():
             found[(a, b, reason)] = value
     return found

@@ -1,0 +1,105 @@
+"""POST /mcp: the MCP Streamable HTTP transport (stateless, JSON responses) as a plain Django view.
+
+The official SDK's transport is an ASGI app. Stateless JSON mode needs nothing that outlives one
+request (no session, no open stream), so each request is handed to a fresh stateless session manager
+inside asgiref's async_to_sync: the WSGI worker thread waits while the event loop answers, and the
+tools' Django code runs back on this same thread (see kybernesis.mcp_server._db). That works the same
+under gunicorn's gthread workers, runserver and pytest-django's live_server.
+"""
+
+from __future__ import annotations
+
+import json
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from kybernesis.mcp_server import acting_as, server
+from core.auth import api_token_user
+
+_HOP_BY_HOP = {"content-length", "transfer-encoding", "connection"}
+
+
+def _error(status: int, message: str, *, headers: dict | None = None) -> HttpResponse:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600 if status != 401 else -32001, "message": message}}
+    return HttpResponse(json.dumps(body), status=status, content_type="application/json", headers=headers)
+
+
+def _bearer_user(request: HttpRequest):
+    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        return None
+    return api_token_user(key.strip())
+
+
+def _scope(request: HttpRequest) -> dict:
+    headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in request.headers.items()]
+    server_name, _, port = request.get_host().partition(":")
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.path.encode(),
+        "root_path": "",
+        "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
+        "headers": headers,
+        "server": (server_name, int(port) if port.isdigit() else (443 if request.is_secure() else 80)),
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+    }
+
+
+async def _answer(scope: dict, body: bytes, user) -> tuple[int, list, bytes]:
+    sent = False
+    status, headers, chunks = 500, [], []
+
+    async def receive():
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        nonlocal status, headers
+        if message["type"] == "http.response.start":
+            status, headers = message["status"], message.get("headers", [])
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    with acting_as(user):
+        manager = StreamableHTTPSessionManager(app=server._lowlevel_server, stateless=True, json_response=True)
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+    return status, headers, b"".join(chunks)
+
+
+@csrf_exempt
+@login_not_required
+def mcp_endpoint(request: HttpRequest) -> HttpResponse:
+    user = _bearer_user(request)
+    if user is None:
+        return _error(401, "Authorization: Bearer <API token> is required (create one with manage.py "
+                      "create_api_token)", headers={"WWW-Authenticate": 'Bearer realm="kybernesis"'})
+    if request.method != "POST":
+        # Stateless: no stream for a GET to open and no session for a DELETE to end; the specification
+        # has a server without them answer 405.
+        return _error(405, "this MCP endpoint is stateless: send each JSON-RPC message as a POST",
+                      headers={"Allow": "POST"})
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return _error(413, "the request body is too large")
+    status, headers, content = async_to_sync(_answer)(_scope(request), body, user)
+    response = HttpResponse(content, status=status)
+    for name, value in headers:
+        name = name.decode("latin-1")
+        if name.lower() not in _HOP_BY_HOP:
+            response[name] = value.decode("latin-1")
+    return response

@@ -1,0 +1,306 @@
+"""The MCP server: tools and the memory:// resource, thin doors over the memories, graph and sleep services.
+
+Each tool runs as the user the transport authenticated (`acting_as`): the HTTP view at /mcp
+(kybernesis.mcp_http) sets it from the bearer token, `manage.py mcp_stdio --user U` from its option.
+The tools are async only to fit the SDK; their bodies are plain Django code run by `_db`, which
+under the WSGI view is the request's own thread (asgiref's thread-sensitive executor), so database
+connections are opened and closed the way Django does for any request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+from typing import Annotated, Any, Literal
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.http import Http404
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import Field
+
+from graph import selectors as graph_selectors
+from graph.api import entity_out, relationship_out
+from graph.selectors import GraphQueryError
+from memories import search, selectors, services
+from memories.api import memory_out, search_filters, search_out
+from memories.schemas import SearchFiltersIn, SourceName, TierName
+from memories.search import SearchError
+from memories.services import MemoryInputError
+from sleep import selectors as sleep_selectors
+from sleep.api import sleep_run_out
+from sleep.models import SleepRun
+from sleep.pipeline import sleep_run_request
+
+_user: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_user", default=None)
+
+server = MCPServer(
+    name="kybernesis",
+    title="Kybernesis memory",
+    version="1",
+    log_level="WARNING",
+    instructions=(
+        "Long-term memory. Search before answering from memory (memory_search), store what is worth "
+        "keeping (memory_add), and read a memory in full with memory_get or the memory://{id} resource."
+    ),
+)
+
+
+@contextlib.contextmanager
+def acting_as(user):
+    """Run the tools inside this block as `user`."""
+    token = _user.set(user)
+    try:
+        yield
+    finally:
+        _user.reset(token)
+
+
+def _owner():
+    user = _user.get()
+    if user is None:  # a transport that did not authenticate: never answer for nobody
+        raise ToolError("not authenticated")
+    return user
+
+
+def _db(fn):
+    """Run a synchronous body with Django's rules for async callers, and turn the errors a front door
+    answers with 4xx into tool errors that name the argument, as the API's 422 bodies do."""
+
+    @functools.wraps(fn)
+    def guarded(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MemoryInputError as exc:
+            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from None
+        except (SearchError, GraphQueryError) as exc:
+            raise ToolError(str(exc)) from None
+
+    return sync_to_async(guarded, thread_sensitive=True)
+
+
+def _memory(user, memory_id: int):
+    try:
+        return selectors.memory_get(user=user, memory_id=memory_id)
+    except Http404:
+        # Another user's memory reads exactly like one that does not exist.
+        raise ToolError(f"memory_id: no memory {memory_id}") from None
+
+
+MemoryId = Annotated[int, Field(description="The memory's id, as memory_add, memory_list and memory_search give it.")]
+Tags = Annotated[list[str] | None, Field(description="Manual tags; trimmed, lowercased, spaces become hyphens.")]
+
+
+# --- Memories ------------------------------------------------------------------------------------
+
+
+@server.tool(description="Store a new memory. It is chunked and embedded at once; tags and a tier follow.")
+async def memory_add(
+    content: Annotated[str, Field(description="The text to remember.")],
+    title: Annotated[str | None, Field(description="Empty or missing: the first line of the content.")] = None,
+    tags: Tags = None,
+    priority: Annotated[float | None, Field(description="0 to 1; omitted means the default.")] = None,
+    metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object kept with the memory.")] = None,
+    source: SourceName = "upload",
+) -> dict[str, Any]:
+    def body():
+        item = services.MemoryInput(title=title, content=content, source=source, priority=priority,
+                                    metadata=metadata or {}, manual_tags=tags or [])
+        memory = services.memory_create_many(owner=_owner(), items=[item], _single=True)[0]
+        return memory_out(memory, with_content=True)
+
+    return await _db(body)()
+
+
+@server.tool(description=(
+    "Hybrid search over your memories. Each result has hybridScore = 0.7·vectorScore + 0.3·metadataScore "
+    "and a snippet. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
+    "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."))
+async def memory_search(
+    query: Annotated[str, Field(description="What to look for, in words.")],
+    limit: Annotated[int, Field(description="How many results, 1 to 100.")] = 10,
+    filters: SearchFiltersIn | None = None,
+    group_by: Annotated[Literal["chunk", "memory"], Field(
+        description="'memory' keeps each memory's best chunk only.")] = "chunk",
+) -> dict[str, Any]:
+    def body():
+        response = search.hybrid_search(_owner(), query, limit=limit, filters=search_filters(filters),
+                                        group_by=group_by)
+        return search_out(response)
+
+    return await _db(body)()
+
+
+@server.tool(description="Read one memory in full, with its content and tier history. Counts as an access.")
+async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
+    def body():
+        memory = _memory(_owner(), memory_id)
+        search.memory_access_record(memory_ids=[memory.pk])
+        memory.refresh_from_db(fields=["last_accessed_at", "access_count"])
+        return memory_out(memory, with_content=True)
+
+    return await _db(body)()
+
+
+@server.tool(description="Your memories, newest first; optionally only one tier or source, or those carrying every tag given.")
+async def memory_list(
+    tier: TierName | None = None,
+    tags: Annotated[list[str] | None, Field(description="A memory must carry every tag given.")] = None,
+    source: SourceName | None = None,
+    limit: Annotated[int, Field(ge=1, le=500)] = 20,
+    offset: Annotated[int, Field(ge=0)] = 0,
+) -> dict[str, Any]:
+    def body():
+        qs = selectors.memory_list(user=_owner(), tier=tier, source=source, tags=tags or [])
+        page = list(qs[offset:offset + limit])
+        return {"items": [memory_out(m) for m in page], "count": qs.count(), "limit": limit, "offset": offset}
+
+    return await _db(body)()
+
+
+@server.tool(description=(
+    "Change a memory: only the arguments given change. New content is re-chunked and re-embedded; "
+    "tags replaces the manual tags."))
+async def memory_update(
+    memory_id: MemoryId,
+    title: str | None = None,
+    content: str | None = None,
+    tags: Tags = None,
+    source: SourceName | None = None,
+    priority: Annotated[float | None, Field(description="0 to 1.")] = None,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    given = {name: value for name, value in (("title", title), ("content", content), ("manual_tags", tags),
+                                              ("source", source), ("priority", priority), ("metadata", metadata))
+             if value is not None}
+
+    def body():
+        memory = _memory(_owner(), memory_id)
+        if not given:
+            raise ToolError("give at least one of title, content, tags, source, priority, metadata")
+        return memory_out(services.memory_update(memory=memory, **given), with_content=True)
+
+    return await _db(body)()
+
+
+@server.tool(description="Delete a memory with its chunks, for good.")
+async def memory_delete(memory_id: MemoryId) -> dict[str, Any]:
+    def body():
+        services.memory_delete(memory=_memory(_owner(), memory_id))
+        return {"deleted": memory_id}
+
+    return await _db(body)()
+
+
+@server.tool(description="Add and/or remove manual tags. Auto tags belong to the system and cannot be removed.")
+async def memory_tag(
+    memory_id: MemoryId,
+    add: Annotated[list[str], Field(description="Manual tags to add.")] = [],  # noqa: B006 (schema default)
+    remove: Annotated[list[str], Field(description="Manual tags to remove.")] = [],  # noqa: B006
+) -> dict[str, Any]:
+    def body():
+        memory = _memory(_owner(), memory_id)
+        if not add and not remove:
+            raise ToolError("give tags to add or to remove")
+        with transaction.atomic():  # a tag that cannot be removed leaves the added ones unadded too
+            if add:
+                memory = services.memory_tags_add(memory=memory, tags=add)
+            for tag in remove:
+                memory = services.memory_tag_remove(memory=memory, tag=tag)
+        return memory_out(memory, with_content=True)
+
+    return await _db(body)()
+
+
+@server.tool(description="Pin a memory (it moves to hot at once and stays there) or unpin it (pinned=false).")
+async def memory_pin(memory_id: MemoryId, pinned: bool = True) -> dict[str, Any]:
+    def body():
+        return memory_out(services.memory_pin(memory=_memory(_owner(), memory_id), pinned=pinned),
+                          with_content=True)
+
+    return await _db(body)()
+
+
+# --- Graph ---------------------------------------------------------------------------------------
+
+
+@server.tool(description="Find entities (people, organisations, places, ...) by name or alias, most salient first.")
+async def entity_search(
+    query: Annotated[str, Field(description="Part of a name or alias; empty lists all.", max_length=200)] = "",
+    types: Annotated[list[str], Field(description="Only these entity types, e.g. person, org.")] = [],  # noqa: B006
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    offset: Annotated[int, Field(ge=0)] = 0,
+) -> dict[str, Any]:
+    def body():
+        qs = graph_selectors.entity_list(user=_owner(), q=query, types=graph_selectors.entity_types_clean(types))
+        page = list(qs[offset:offset + limit])
+        return {"items": [entity_out(e) for e in page], "count": qs.count(), "limit": limit, "offset": offset}
+
+    return await _db(body)()
+
+
+@server.tool(description="An entity's relationships and the memories that mention it. Give entity_id or name.")
+async def entity_neighbors(
+    entity_id: Annotated[int | None, Field(description="The entity's id, from entity_search.")] = None,
+    name: Annotated[str | None, Field(description="A name or alias; the best match is used.", max_length=200)] = None,
+) -> dict[str, Any]:
+    def body():
+        user = _owner()
+        if entity_id is not None:
+            try:
+                entity = graph_selectors.entity_get(user=user, entity_id=entity_id)
+            except Http404:
+                raise ToolError(f"entity_id: no entity {entity_id}") from None
+        elif name and name.strip():
+            entity = graph_selectors.entity_find(user=user, q=name)
+            if entity is None:
+                raise ToolError(f"name: no entity matches {name!r}")
+        else:
+            raise ToolError("entity_id or name: give one of them")
+        memories = [{"memoryId": item["memory"].pk, "title": item["memory"].title, "mentions": item["mentions"],
+                     "snippet": "".join(item["snippet"].values()) if item["snippet"] else None}
+                    for item in graph_selectors.entity_memories(entity=entity)]
+        return {**entity_out(entity), "memories": memories,
+                "relationships": [relationship_out(r) for r in graph_selectors.entity_relationships(entity=entity)]}
+
+    return await _db(body)()
+
+
+# --- Sleep ---------------------------------------------------------------------------------------
+
+
+@server.tool(description=(
+    "The sleep agent tags, links, summarises and re-tiers your memories. action='start' starts a cycle "
+    "(or returns the one already running); action='status' reports the latest run."))
+async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, Any]:
+    def body():
+        user = _owner()
+        if action == "start":
+            run, created = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=user)
+            run = sleep_selectors.sleep_run_get(user=user, run_id=run.pk)
+            return {"started": created, "run": sleep_run_out(run, user=user)}
+        run = sleep_selectors.sleep_run_list(user=user).first()
+        return {"started": False, "run": sleep_run_out(run, user=user) if run else None}
+
+    return await _db(body)()
+
+
+# --- Resources -----------------------------------------------------------------------------------
+
+
+@server.resource("memory://{memory_id}", name="memory", title="A memory's content", mime_type="text/markdown",
+                 description="The full text of one of your memories, titled. Reading it counts as an access.")
+async def memory_resource(memory_id: int) -> str:
+    def body():
+        try:
+            memory = selectors.memory_get(user=_owner(), memory_id=memory_id)
+        except Http404:
+            raise ResourceError(f"no memory {memory_id}") from None
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from None
+        search.memory_access_record(memory_ids=[memory.pk])
+        return f"# {memory.title}\n\n{memory.content}"
+
+    return await sync_to_async(body, thread_sensitive=True)()

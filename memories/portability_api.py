@@ -1,0 +1,73 @@
+"""The portability router: GET /export (a streamed zip), POST /import (202 with a job), GET /import/{id}."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from django.http import HttpRequest, StreamingHttpResponse
+from ninja import File, Query, Router, Schema, Status, UploadedFile
+from pydantic import Field
+
+from memories import portability, selectors
+from memories.models import ImportJob
+from core.schemas import ErrorOut
+
+router = Router(tags=["portability"])
+ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
+
+
+class ExportQuery(Schema):
+    vectors: bool = Field(True, description="Include each chunk's embedding, so an import with the same "
+                                            "model reuses them instead of embedding again.")
+
+
+class ImportErrorOut(Schema):
+    item: str
+    error: str
+
+
+class ImportJobOut(Schema):
+    id: int
+    filename: str
+    status: Literal["pending", "running", "done", "failed"]
+    total: int | None
+    processed: int
+    created: int
+    duplicates: int
+    failed: int
+    errors: list[ImportErrorOut]
+    error: str
+    createdAt: datetime
+    updatedAt: datetime
+    finishedAt: datetime | None
+    statusUrl: str
+
+
+def import_job_out(job: ImportJob) -> dict:
+    return {"id": job.pk, "filename": job.filename, "status": job.status, "total": job.total,
+            "processed": job.processed, "created": job.created, "duplicates": job.duplicates, "failed": job.failed,
+            "errors": job.errors, "error": job.error, "createdAt": job.created_at, "updatedAt": job.updated_at,
+            "finishedAt": job.finished_at, "statusUrl": f"/api/v1/import/{job.pk}"}
+
+
+@router.get("/export", response={200: None, **ERRORS}, summary="Export every memory as a zip")
+def export(request: HttpRequest, query: Query[ExportQuery]):
+    """A zip, streamed as it is written: manifest.json (format version, embedding model id, counts),
+    memories.jsonl (one memory a line, every field) and chat_sessions.jsonl."""
+    response = StreamingHttpResponse(portability.export_zip_stream(owner=request.auth, vectors=query.vectors),
+                                     content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{portability.export_filename(request.auth)}"'
+    return response
+
+
+@router.post("/import", response={202: ImportJobOut, **ERRORS}, summary="Import an export, JSON Lines or notes")
+def start_import(request: HttpRequest, file: File[UploadedFile]):
+    """multipart `file`: an export zip, its memories.jsonl, or Markdown notes (a zip of an Obsidian vault, or
+    one .md). 202 with the job; a worker imports it, and GET statusUrl follows its progress and report."""
+    return Status(202, import_job_out(portability.import_job_create(owner=request.auth, upload=file)))
+
+
+@router.get("/import/{job_id}", response={200: ImportJobOut, **ERRORS}, summary="Progress and report of an import")
+def import_status(request: HttpRequest, job_id: int):
+    return import_job_out(selectors.import_job_get(user=request.auth, job_id=job_id))
