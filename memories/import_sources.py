@@ -1,7 +1,7 @@
 """Reading what people bring to an import: a Kybernesis export (zip or its memories.jsonl), or a folder
 or zip of Markdown notes (an Obsidian vault). Yields one item per memory, or a per-item error.
 
-Nothing here writes: memories.portability turns the records into memories. Archives are read with
+Nothing here writes: memories.services.portability turns the records into memories. Archives are read with
 bounds, so a zip bomb or an entry named `../../etc/passwd` becomes an error for that entry only.
 """
 

@@ -9,7 +9,8 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import File, Query, Router, Schema, Status, UploadedFile
 from pydantic import Field
 
-from memories import portability, selectors
+from memories import selectors
+from memories.services import portability
 from memories.models import ImportJob
 from core.schemas import ErrorOut
 

@@ -6,7 +6,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
 
-from memories import portability, selectors
+from memories import selectors
+from memories.services import portability
 from memories.models import ImportJob
 from memories.services import MemoryInputError
 

@@ -1,6 +1,7 @@
 """django-q2 entry points for memories: ids in, call a service."""
 
-from memories import portability, services
+from memories import services
+from memories.services import portability
 
 
 def ingest_upload(job_id: int) -> None:

@@ -42,7 +42,7 @@ class _Prepared:
     chunks: list[Chunk]
 
 
-def _chunks_for(content: str) -> list[Chunk]:
+def chunks_for(content: str) -> list[Chunk]:
     return chunk_text(content, max_chars=settings.KYBERNESIS_CHUNK_SIZE, overlap=settings.KYBERNESIS_CHUNK_OVERLAP)
 
 
@@ -61,11 +61,11 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
         priority=priority,
         metadata=clean_metadata(item.metadata, index=index),
         manual_tags=manual_tags,
-        chunks=_chunks_for(content),
+        chunks=chunks_for(content),
     )
 
 
-def _chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
+def chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
     model = embedding.model_name()
     return [
         MemoryChunk(
@@ -141,7 +141,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
         rows: list[MemoryChunk] = []
         offset = 0
         for memory, p in zip(memories, prepared, strict=True):
-            rows.extend(_chunk_rows(memory, p.chunks, vectors[offset:offset + len(p.chunks)]))
+            rows.extend(chunk_rows(memory, p.chunks, vectors[offset:offset + len(p.chunks)]))
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
@@ -198,7 +198,7 @@ def memory_update(
 
 
 def _replace_chunks(memory: Memory) -> None:
-    chunks = _chunks_for(memory.content)
+    chunks = chunks_for(memory.content)
     known = {
         row.embedding_key: row.embedding
         for row in MemoryChunk.objects.filter(memory=memory).only("embedding_key", "embedding")
@@ -212,7 +212,7 @@ def _replace_chunks(memory: Memory) -> None:
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
     lexical.unindex_memories(memory_ids=[memory.pk])
     MemoryChunk.objects.filter(memory=memory).delete()
-    MemoryChunk.objects.bulk_create(_chunk_rows(memory, chunks, vectors), batch_size=500)
+    MemoryChunk.objects.bulk_create(chunk_rows(memory, chunks, vectors), batch_size=500)
     lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
 
 

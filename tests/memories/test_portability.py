@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 import pytest
 
 from graph.models import MemoryLink
-from memories import embedding, portability, search, services
+from memories import embedding, search, services
+from memories.services import portability
 from memories.import_sources import ImportSourceError, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
 from tests.factories import UserFactory, make_memory
@@ -74,7 +75,7 @@ def test_the_export_holds_a_manifest_memories_and_chat_sessions_with_every_field
     assert unpacked["names"] == ["chat_sessions.jsonl", "manifest.json", "memories.jsonl"]
     manifest = unpacked["manifest"]
     assert (manifest["format"], manifest["formatVersion"]) == ("kybernesis-export", 1)
-    assert manifest["embeddingModel"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert manifest["embeddingModel"] == embedding.backend_id()
     assert manifest["counts"]["memories"] == 5 and manifest["counts"]["chatSessions"] == 1
     harbour = next(r for r in unpacked["memories"] if r["title"] == "Harbour")
     assert {"title", "content", "source", "metadata", "manualTags", "autoTags", "priority", "pinned", "tier",

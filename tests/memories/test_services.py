@@ -7,7 +7,7 @@ import pytest
 
 from memories import embedding, services
 from memories.models import Memory, MemoryChunk, content_hash
-from memories.services.memory import _chunks_for
+from memories.services.memory import chunks_for
 from memories.services import MemoryInput, MemoryInputError, MemoryTooLargeError, memory_create
 from tests.factories import make_memory
 
@@ -144,7 +144,7 @@ def test_update_with_new_content_embeds_only_the_changed_chunks(user, monkeypatc
     assert updated.content_hash == content_hash(new_content)
     assert updated.chunks.last().text.endswith("hiring.")
     assert 0 < len(embedded) < updated.chunk_count
-    assert updated.chunk_count == len(_chunks_for(new_content))
+    assert updated.chunk_count == len(chunks_for(new_content))
 
 
 def test_update_keeps_the_combined_tags_in_step(user):

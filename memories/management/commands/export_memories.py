@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from memories import portability
+from memories.services import portability
 
 
 def find_user(name: str):

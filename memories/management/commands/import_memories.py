@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories import portability
+from memories.services import portability
 from memories.management.commands.export_memories import find_user
 
 

@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django_q.tasks import async_task
 
-from memories import embedding, lexical, services, tiering
+from memories import embedding, lexical, tiering
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.import_sources import (
     CHAT_SESSIONS_FILE,
@@ -51,19 +51,23 @@ from memories.models import (
     content_hash,
 )
 from memories.models import Source as MemorySource
-from memories.services import MemoryInputError
+from memories.services.memory import chunk_rows, chunks_for
+from memories.services.tags import autotag
+from memories.services.tiers import tier_facts
+from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_metadata,
+                                          clean_priority, clean_source, clean_tags, clean_title)
+from memories.signals import content_changed_on_commit
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 EXPORT_BATCH = 500
 IMPORT_BATCH = 64
 MAX_REPORTED_ERRORS = 1000
 
 
 def embedding_model_id() -> str:
-    configured = settings.KYBERNESIS_EMBEDDING_MODEL
-    return Path(configured).name if configured else DEFAULT_EMBEDDING_MODEL
+    # The weights and the backend: int8 vectors are not reused as fp32 ones, nor the reverse.
+    return embedding.backend_id()
 
 
 # --- Export --------------------------------------------------------------------------------------
@@ -299,12 +303,12 @@ class _Prepared:
 def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:
     """Validate a record with the same rules (and messages) as the API, and build the unsaved memory."""
     try:
-        content = services._clean_content(record.get("content"), index=None)
-        source = services._clean_source(record.get("source", MemorySource.UPLOAD), index=None)
-        manual_tags = services._clean_tags(record.get("manualTags") or [], index=None)
-        priority = services._clean_priority(record.get("priority"), index=None)
-        metadata = services._clean_metadata(record.get("metadata"), index=None)
-        title = services._clean_title(record.get("title"), content, index=None)
+        content = clean_content(record.get("content"), index=None)
+        source = clean_source(record.get("source", MemorySource.UPLOAD), index=None)
+        manual_tags = clean_tags(record.get("manualTags") or [], index=None)
+        priority = clean_priority(record.get("priority"), index=None)
+        metadata = clean_metadata(record.get("metadata"), index=None)
+        title = clean_title(record.get("title"), content, index=None)
     except MemoryInputError as exc:
         raise _RecordError(f"{exc.field}: {exc}" if exc.field else str(exc)) from None
     if priority is None:
@@ -323,7 +327,7 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
         raise _RecordError("accessCount must not be negative")
     auto_tags = _auto_tags(record)
     if auto_tags is None:
-        services._autotag(memory, now=now)
+        autotag(memory, now=now)
     else:
         memory.auto_tags = auto_tags
         memory.auto_tagged_at = _time(record, "autoTaggedAt")
@@ -336,7 +340,7 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
         memory.tier_changed_at = _time(record, "tierChangedAt")
         memory.decay_score = _unit(record, "decayScore", 0.0)
     else:
-        decision = tiering.evaluate_tier(services._tier_facts(memory), now=now,
+        decision = tiering.evaluate_tier(tier_facts(memory), now=now,
                                          policy=tiering.TierPolicy.from_settings())
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
     memory.sync_derived_fields()
@@ -356,7 +360,7 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
                               cause=_choice(move, "cause", TierMove.Cause.values, TierMove.Cause.SLEEP),
                               moved_at=_time(move, "movedAt", now)))
 
-    chunks = services._chunks_for(content)
+    chunks = chunks_for(content)
     known: dict[str, np.ndarray] = {}
     if reuse_vectors:
         for item in record.get("chunks") or []:
@@ -387,7 +391,7 @@ def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
         # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
         Memory.objects.filter(pk=memory.pk).update(**times)
         memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
-        MemoryChunk.objects.bulk_create(services._chunk_rows(memory, prepared.chunks, prepared.vectors),
+        MemoryChunk.objects.bulk_create(chunk_rows(memory, prepared.chunks, prepared.vectors),
                                         batch_size=500)
         for move in prepared.moves:
             move.memory = memory
@@ -487,7 +491,8 @@ def _import_batch(owner, batch: list[Item], report: ImportReport, *, reuse: bool
             fresh.append(p)
     missing = [(p, i) for p in fresh for i, v in enumerate(p.vectors) if v is None]
     if missing:
-        vectors = embedding.embed_texts([p.chunks[i].text for p, i in missing])
+        vectors = embedding.embed_texts([embedding.chunk_embedding_text(p.chunks[i].text, title=p.memory.title)
+                                         for p, i in missing])
         for (p, i), vector in zip(missing, vectors, strict=True):
             p.vectors[i] = vector
     created = []
@@ -500,7 +505,7 @@ def _import_batch(owner, batch: list[Item], report: ImportReport, *, reuse: bool
             report.fail(p.label, f"could not be stored: {exc}")
     if created:
         # Graph extraction and links (wikilinks included) follow in the worker, as for any new memory.
-        transaction.on_commit(lambda: async_task("graph.tasks.extract_memories", created))
+        content_changed_on_commit(memory_ids=created)
 
 
 def import_path(*, owner, path: Path, name: str = "", progress=None) -> ImportReport:
@@ -533,7 +538,7 @@ def import_job_create(*, owner, upload) -> ImportJob:
         raise MemoryInputError(f"{name!r} is empty", field="file")
     limit = settings.KYBERNESIS_MAX_IMPORT_BYTES
     if upload.size > limit:
-        raise services.MemoryTooLargeError(f"{name!r} is {upload.size:,} bytes; the limit is {limit:,}",
+        raise MemoryTooLargeError(f"{name!r} is {upload.size:,} bytes; the limit is {limit:,}",
                                            field="file")
     path = _imports_dir() / f"{uuid.uuid4().hex}-{Path(name).suffix.lower()}"
     with open(path, "wb") as handle:
