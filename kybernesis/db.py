@@ -88,3 +88,21 @@ def database_settings(url: str, *, conn_max_age: int = 60) -> dict:
         "OPTIONS": query,
         "TEST": {"NAME": f"test_{unquote(parts.path.lstrip('/')) or 'postgres'}"},
     }
+
+
+def embedded_database_settings(data_dir: Path, *, conn_max_age: int = 60) -> dict:
+    """A DATABASES entry for the embedded cluster under data_dir. Nothing starts here: the engine
+    (kybernesis.embedded) starts or joins the server when the first connection is opened."""
+    return {
+        "ENGINE": "kybernesis.embedded",
+        "EMBEDDED_DATA_DIR": str(data_dir),
+        "NAME": EMBEDDED_DB_NAME,
+        "USER": "",
+        "PASSWORD": "",
+        "HOST": "",
+        "PORT": "",
+        "CONN_MAX_AGE": conn_max_age,
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": {},
+        "TEST": {"NAME": f"test_{EMBEDDED_DB_NAME}"},
+    }

@@ -9,6 +9,13 @@ from core.auth import api_token_create
 from tests.factories import UserFactory
 
 
+def pytest_sessionstart(session):
+    """The data directory the embedded database lives in (settings themselves write nothing)."""
+    from kybernesis.boot import prepare
+
+    prepare()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _embedding_model_once():
     """Load the real model once for the whole session; every test that embeds shares it."""

