@@ -1,4 +1,5 @@
-"""Shared fixtures: users, API clients with bearer tokens, and the one embedding model per session."""
+"""Shared fixtures: users, API clients with bearer tokens, the fake embedder for unit tests and the
+one real embedding model per session for the tests that need it."""
 
 from __future__ import annotations
 
@@ -16,20 +17,44 @@ def pytest_sessionstart(session):
     prepare()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _embedding_model_once():
-    """Load the real model once for the whole session; every test that embeds shares it."""
+# Whole files that need the real sentence-transformers model: retrieval quality, semantic links,
+# benchmarks. Single tests elsewhere say so with @pytest.mark.real_embedder; browser tests (e2e)
+# always use it. Every other test embeds with tests.fakes.embedder, deterministic and instant.
+REAL_EMBEDDER_FILES: set[str] = set()
+# Whole files that are slow for other reasons (spaCy extraction, forked workers, real servers).
+SLOW_FILES: set[str] = set()
+
+
+def pytest_collection_modifyitems(config, items):
+    """`slow` marks what `make test-fast` (-m "not slow") leaves out: the real model, spaCy, browsers."""
+    root = config.rootpath
+    for item in items:
+        path = item.path.relative_to(root).as_posix()
+        if path in REAL_EMBEDDER_FILES or "e2e" in item.keywords:
+            item.add_marker(pytest.mark.real_embedder)
+        if path in SLOW_FILES or "real_embedder" in item.keywords:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def embedding_model():
+    """The real model, loaded once per session, and only when a test asks for it."""
     from memories import embedding
 
-    embedding.get_model()
+    return embedding.get_model()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _spacy_model_once():
-    """Load the spaCy pipeline once for the whole session; graph extraction shares it."""
-    from graph import entities
+@pytest.fixture(autouse=True)
+def _embedder(request, monkeypatch):
+    """The fake embedder unless the test is marked real_embedder (then the one real model)."""
+    from memories import embedding
 
-    entities.get_nlp()
+    if request.node.get_closest_marker("real_embedder"):
+        request.getfixturevalue("embedding_model")
+        return
+    from tests.fakes.embedder import FAKE_MODEL
+
+    monkeypatch.setattr(embedding, "get_model", lambda: FAKE_MODEL)
 
 
 @pytest.fixture(autouse=True)
