@@ -11,20 +11,18 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from connectors.models import PROVIDER_FOR_SOCIAL, ConnectorAccount, ConnectorItem, Provider
-from connectors.providers.base import (
+from connectors.providers.errors import (
     ConnectorError,
-    Content,
     ItemFailed,
     ItemGone,
     ItemSkipped,
     MalformedResponse,
     ReconnectNeeded,
-    RemoteDocument,
     RemoteError,
-    Sink,
 )
 from connectors.providers.google_drive import GoogleDriveSync
 from connectors.providers.notion import NotionSync
+from connectors.providers.sync import Content, RemoteDocument, Sink
 from memories.models import Memory, Source, content_hash
 from memories.services import ARCHIVED_REASON, MAX_TITLE_CHARS, MemoryInputError, memory_archive, memory_create, memory_update
 
