@@ -23,6 +23,7 @@ from connectors.providers.errors import (
 from connectors.providers.google_drive import GoogleDriveSync
 from connectors.providers.notion import NotionSync
 from connectors.providers.sync import Content, RemoteDocument, Sink
+from core.schedules import schedule_ensure
 from memories.models import Memory, Source, content_hash
 from memories.services import ARCHIVED_REASON, MAX_TITLE_CHARS, MemoryInputError, memory_archive, memory_create, memory_update
 
@@ -302,12 +303,8 @@ def connector_sync_all() -> int:
 
 def connector_schedule_ensure() -> None:
     """Create or update the one schedule that syncs every account; safe to call any number of times."""
-    from django_q.models import Schedule
-
-    Schedule.objects.update_or_create(
-        name=SCHEDULE_NAME,
-        defaults={"func": "connectors.tasks.sync_all", "schedule_type": Schedule.MINUTES,
-                  "minutes": settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES, "repeats": -1})
+    schedule_ensure(name=SCHEDULE_NAME, func="connectors.tasks.sync_all",
+                    minutes=settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES)
 
 
 # --- Disconnecting -------------------------------------------------------------------------------

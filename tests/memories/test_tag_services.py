@@ -124,3 +124,19 @@ def test_the_fifty_first_manual_tag_is_refused_and_nothing_changes(user):
         services.memory_tags_add(memory=memory, tags=["one-more"])
     memory.refresh_from_db()
     assert len(memory.manual_tags) == 50 and "one-more" not in memory.tags
+
+
+@pytest.mark.parametrize(("tagged_days_ago", "same_hash"), [(None, True), (6.9, True), (7.01, True), (1, False)])
+def test_the_retag_filter_selects_exactly_what_needs_retag_says(user, tagged_days_ago, same_hash):
+    from memories.tagging import needs_retag, retag_due_filter
+
+    now = timezone.now()
+    memory = make_memory(user, content="Notes on the garden shed roof.")
+    tagged_at = None if tagged_days_ago is None else now - timedelta(days=tagged_days_ago)
+    Memory.objects.filter(pk=memory.pk).update(auto_tagged_at=tagged_at,
+                                               auto_tagged_hash=memory.content_hash if same_hash else "other")
+    memory.refresh_from_db()
+    due = needs_retag(auto_tagged_at=memory.auto_tagged_at, auto_tagged_hash=memory.auto_tagged_hash,
+                      content_hash=memory.content_hash, now=now)
+    assert due is (tagged_days_ago is None or tagged_days_ago > 7 or not same_hash)
+    assert Memory.objects.filter(retag_due_filter(now), pk=memory.pk).exists() is due
