@@ -63,9 +63,10 @@ system-packages:
 test: install-test system-packages
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Unit tests with the fake embedder and no spaCy, browser or benchmark: `-m "not slow"`.
+# Unit tests with the fake embedder and no spaCy, browser or benchmark: `-m "not slow"`. The test
+# database is kept between runs (new migrations are still applied), so a rerun starts at once.
 test-fast: install-test
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" --reuse-db $(PYTEST_ARGS)
 
 lint: install-test
 	$(BIN)/ruff check .

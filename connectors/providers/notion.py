@@ -140,8 +140,7 @@ class BlockRenderer:
 
     def block(self, block: Block, depth: int, number: int) -> list[str]:
         data = (block.model_extra or {}).get(block.type)
-        if not isinstance(data, dict):
-            data = {}
+        data = data if isinstance(data, dict) else {}
         kind = block.type
         text = plain(data.get("rich_text", [])) if "rich_text" in data else ""
         indent = "  "
@@ -150,12 +149,7 @@ class BlockRenderer:
         if kind.startswith("heading_") and kind[-1] in "123":
             return ["", "#" * int(kind[-1]) + " " + text, *self._children(block, depth)]
         if kind in ("bulleted_list_item", "numbered_list_item", "to_do", "toggle"):
-            if kind == "numbered_list_item":
-                marker = f"{number}. "
-            elif kind == "to_do":
-                marker = "- [x] " if data.get("checked") is True else "- [ ] "
-            else:
-                marker = "- "
+            marker = _list_marker(kind, data, number)
             return [marker + text, *(indent + line if line else line for line in self._children(block, depth))]
         if kind == "code":
             language = data.get("language") if isinstance(data.get("language"), str) else ""
@@ -172,12 +166,8 @@ class BlockRenderer:
         if kind in ("child_page", "child_database"):
             label = "Page" if kind == "child_page" else "Database"
             return [f"{label}: {data.get('title') or 'Untitled'}"]
-        if kind in ("bookmark", "embed", "link_preview"):
-            caption = plain(data.get("caption", [])) if data.get("caption") else ""
-            return [" ".join(part for part in (caption, str(data.get("url") or "")) if part)]
-        if kind in MEDIA_TYPES:
-            caption = plain(data.get("caption", [])) if data.get("caption") else ""
-            return [f"[{kind}: {caption}]" if caption else f"[{kind}]"]
+        if kind in ("bookmark", "embed", "link_preview") or kind in MEDIA_TYPES:
+            return [_captioned(kind, data)]
         if kind == "divider":
             return ["---"]
         if kind in SILENT_TYPES:
@@ -207,6 +197,22 @@ class BlockRenderer:
         total = sum(self.unknown.values())
         kinds = ", ".join(sorted(self.unknown))
         return f"{total} block{'s' if total != 1 else ''} of a type Kybernesis cannot read ({kinds}) left out"
+
+
+def _list_marker(kind: str, data: dict, number: int) -> str:
+    if kind == "numbered_list_item":
+        return f"{number}. "
+    if kind == "to_do":
+        return "- [x] " if data.get("checked") is True else "- [ ] "
+    return "- "
+
+
+def _captioned(kind: str, data: dict) -> str:
+    """A link block as its caption and URL; a media block as a placeholder with its caption."""
+    caption = plain(data.get("caption", [])) if data.get("caption") else ""
+    if kind in MEDIA_TYPES:
+        return f"[{kind}: {caption}]" if caption else f"[{kind}]"
+    return " ".join(part for part in (caption, str(data.get("url") or "")) if part)
 
 
 def tidy(lines: list[str]) -> str:
