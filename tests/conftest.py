@@ -17,12 +17,27 @@ def pytest_sessionstart(session):
     prepare()
 
 
-# Whole files that need the real sentence-transformers model: retrieval quality, semantic links,
-# benchmarks. Single tests elsewhere say so with @pytest.mark.real_embedder; browser tests (e2e)
-# always use it. Every other test embeds with tests.fakes.embedder, deterministic and instant.
-REAL_EMBEDDER_FILES: set[str] = set()
-# Whole files that are slow for other reasons (spaCy extraction, forked workers, real servers).
-SLOW_FILES: set[str] = set()
+# Files (or single tests, by node id) that need the real sentence-transformers model: retrieval
+# quality and benchmarks. Tests elsewhere say so with @pytest.mark.real_embedder; browser tests
+# (e2e) always use it. Every other test embeds with tests.fakes.embedder, deterministic and instant.
+REAL_EMBEDDER: set[str] = {
+    "tests/memories/test_search_api.py::test_bench_retrieval_runs_end_to_end_on_a_small_slice",
+}
+# Slow for other reasons: spaCy extraction (the pipeline loads once, in seconds), forked workers,
+# extra PostgreSQL servers, benchmarks, very large inputs. `make test` runs them; the fast set does not.
+SLOW: set[str] = {
+    "tests/graph/test_entities.py",
+    "tests/graph/test_nlp.py",
+    "tests/graph/test_services.py",
+    "tests/graph/test_api.py",
+    "tests/graph/test_pages.py",
+    "tests/graph/test_links.py",
+    "tests/sleep/test_pipeline.py",
+    "tests/kybernesis/test_embedded_db.py",
+    "tests/kybernesis/test_settings.py::test_the_embedded_engine_starts_the_server_on_the_first_connection",
+    "tests/memories/test_search_api.py::test_bench_search_builds_its_corpus_and_reports_percentiles",
+    "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
+}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -30,9 +45,10 @@ def pytest_collection_modifyitems(config, items):
     root = config.rootpath
     for item in items:
         path = item.path.relative_to(root).as_posix()
-        if path in REAL_EMBEDDER_FILES or "e2e" in item.keywords:
+        node = f"{path}::{item.name.split('[')[0]}"
+        if path in REAL_EMBEDDER or node in REAL_EMBEDDER or "e2e" in item.keywords:
             item.add_marker(pytest.mark.real_embedder)
-        if path in SLOW_FILES or "real_embedder" in item.keywords:
+        if path in SLOW or node in SLOW or "real_embedder" in item.keywords:
             item.add_marker(pytest.mark.slow)
 
 

@@ -42,6 +42,7 @@ def test_shared_manual_tags_link_but_source_tags_alone_do_not(user):
     assert "shared_tags" not in reasons(a, c)  # both carry the structural "upload" tag only
 
 
+@pytest.mark.real_embedder  # a paraphrase: only the real model knows the two mean the same
 def test_close_meaning_links_memories(user):
     a = make_memory(user, "The quarterly budget review showed costs rising in every department.")
     b = make_memory(user, "In the quarterly budget review, costs rose across all departments.")
