@@ -11,8 +11,8 @@ def schedule_ensure(*, name: str, func: str, minutes: int) -> None:
     from django_q.models import Schedule
 
     Schedule.objects.update_or_create(
-        name=name,
-        defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": minutes, "repeats": -1})
+        name=name, defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": minutes, "repeats": -1}
+    )
 
 
 def ensure_after_migrate(app_config, ensure: str) -> None:

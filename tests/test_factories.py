@@ -10,9 +10,13 @@ from tests import factories
 pytestmark = pytest.mark.django_db
 
 PROJECT_APPS = ("core", "memories", "graph", "connectors", "sleep")
-FACTORIES = [value for value in vars(factories).values()
-             if isinstance(value, type) and issubclass(value, factories.factory.django.DjangoModelFactory)
-             and value is not factories.factory.django.DjangoModelFactory]
+FACTORIES = [
+    value
+    for value in vars(factories).values()
+    if isinstance(value, type)
+    and issubclass(value, factories.factory.django.DjangoModelFactory)
+    and value is not factories.factory.django.DjangoModelFactory
+]
 
 
 def test_every_model_of_the_project_has_a_factory():

@@ -73,8 +73,12 @@ class ProviderClient:
         if self._token is None:
             if self.account.social_account_id is None:
                 raise ReconnectNeeded(f"The {self.name} account is no longer linked. Reconnect it to sync again.")
-            self._token = (SocialToken.objects.filter(account_id=self.account.social_account_id)
-                           .select_related("app").order_by("-id").first())
+            self._token = (
+                SocialToken.objects.filter(account_id=self.account.social_account_id)
+                .select_related("app")
+                .order_by("-id")
+                .first()
+            )
             if self._token is None or not self._token.token:
                 raise ReconnectNeeded(f"No {self.name} access token is stored. Reconnect to sync again.")
         return self._token
@@ -90,8 +94,10 @@ class ProviderClient:
         try:
             return get_adapter().get_app(None, provider=self.social_provider)
         except (ImproperlyConfigured, MultipleObjectsReturned, ObjectDoesNotExist) as exc:
-            raise ConnectorError(f"The {self.name} OAuth client is not configured, or configured twice "
-                                 f"({type(exc).__name__}); see the README's connector settings.") from exc
+            raise ConnectorError(
+                f"The {self.name} OAuth client is not configured, or configured twice "
+                f"({type(exc).__name__}); see the README's connector settings."
+            ) from exc
 
     # A provider that can renew access supplies `refresh_request` and the message for a refused renewal.
     refresh_refused_message = ""
@@ -112,8 +118,9 @@ class ProviderClient:
             data = self.refresh_request(self.social_app(), self.social_token().token_secret)
         except RemoteError as exc:
             if exc.status in (400, 401):
-                raise ReconnectNeeded(self.refresh_refused_message
-                                      or f"{self.name} refused to renew access. Reconnect to sync again.") from exc
+                raise ReconnectNeeded(
+                    self.refresh_refused_message or f"{self.name} refused to renew access. Reconnect to sync again."
+                ) from exc
             raise
         self.store_refreshed_token(data)
 
@@ -152,8 +159,9 @@ class ProviderClient:
     def is_retryable(self, response: requests.Response) -> bool:
         return response.status_code in RETRYABLE_STATUSES
 
-    def request(self, method: str, url: str, *, authenticated: bool = True, headers: dict | None = None,
-                **kwargs) -> requests.Response:
+    def request(
+        self, method: str, url: str, *, authenticated: bool = True, headers: dict | None = None, **kwargs
+    ) -> requests.Response:
         kwargs.setdefault("timeout", settings.KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS)
         refreshed = False
         attempt = 0
@@ -175,8 +183,10 @@ class ProviderClient:
                         self.refresh_token()
                         refreshed = True
                         continue
-                    raise ReconnectNeeded(f"{self.name} refused the stored token (it was revoked or has "
-                                          "expired). Reconnect to sync again.")
+                    raise ReconnectNeeded(
+                        f"{self.name} refused the stored token (it was revoked or has "
+                        "expired). Reconnect to sync again."
+                    )
                 failure = self._failure(response)
                 if failure is None:
                     return response
@@ -189,8 +199,9 @@ class ProviderClient:
             if response.status_code >= 400:
                 message = self.error_message(response)
                 response.close()
-                raise RemoteError(f"{self.name} answered {response.status_code}: {message}",
-                                  status=response.status_code)
+                raise RemoteError(
+                    f"{self.name} answered {response.status_code}: {message}", status=response.status_code
+                )
             return None
         failure = f"{self.name} answered {response.status_code}: {self.error_message(response)}"
         response.close()
@@ -204,10 +215,14 @@ class ProviderClient:
         wait = retry_after_seconds(response.headers.get("Retry-After")) if response is not None else None
         if wait is None:
             base = settings.KYBERNESIS_CONNECTOR_BACKOFF_SECONDS
-            wait = base * (2 ** attempt) * (1 + random.random() * 0.25)
+            wait = base * (2**attempt) * (1 + random.random() * 0.25)
         if wait > settings.KYBERNESIS_CONNECTOR_MAX_WAIT_SECONDS:
-            raise RemoteError(f"{failure}; it asked to wait {wait:.0f} s, longer than a sync waits. "
-                              "The next sync continues from here.", status=status, transient=True)
+            raise RemoteError(
+                f"{failure}; it asked to wait {wait:.0f} s, longer than a sync waits. "
+                "The next sync continues from here.",
+                status=status,
+                transient=True,
+            )
         logger.info("%s: %s; retrying in %.2f s", self.name, failure, wait)
         sleep(wait)
 
@@ -232,12 +247,14 @@ class ProviderClient:
                     if len(data) > max_bytes:
                         raise ItemSkipped(f"the file is over the limit of {megabytes(max_bytes)}")
             except requests.RequestException as exc:
-                raise RemoteError(f"the download from {self.name} broke off ({type(exc).__name__})",
-                                  transient=True) from exc
+                raise RemoteError(
+                    f"the download from {self.name} broke off ({type(exc).__name__})", transient=True
+                ) from exc
         return bytes(data)
 
-    def paginate(self, fetch: Callable[[str | None], tuple[list, str | None]], start: str | None = None
-                 ) -> Iterator[tuple[list, str | None]]:
+    def paginate(
+        self, fetch: Callable[[str | None], tuple[list, str | None]], start: str | None = None
+    ) -> Iterator[tuple[list, str | None]]:
         """Yield (results, next cursor) page by page until the remote has no next cursor."""
         cursor = start
         while True:
@@ -245,5 +262,3 @@ class ProviderClient:
             yield results, cursor
             if not cursor:
                 return
-
-

@@ -88,8 +88,11 @@ class ProviderSync:
         """Report one listing entry to the sink."""
         external_id = external_id or (raw.get("id") if isinstance(raw, dict) else None)
         if not isinstance(external_id, str) or not external_id:
-            sink.failed(external_id="", title="",
-                        reason=f"{self.client.name} listed a {self.item_noun} without an id; it was ignored")
+            sink.failed(
+                external_id="",
+                title="",
+                reason=f"{self.client.name} listed a {self.item_noun} without an id; it was ignored",
+            )
             return
         if not self.listed(raw):
             return

