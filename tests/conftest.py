@@ -11,10 +11,11 @@ from tests.factories import UserFactory
 
 
 def pytest_sessionstart(session):
-    """The data directory the embedded database lives in (settings themselves write nothing)."""
+    """The data directory the embedded database lives in (settings themselves write nothing); the
+    database itself starts on the first connection, so tests that need none never start it."""
     from kybernesis.boot import prepare
 
-    prepare()
+    prepare(start_database=False)
 
 
 # Files (or single tests, by node id) that need the real sentence-transformers model: retrieval
