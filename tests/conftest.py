@@ -36,6 +36,7 @@ SLOW: set[str] = {
     "tests/sleep/test_pipeline.py",
     "tests/kybernesis/test_embedded_db.py",
     "tests/kybernesis/test_settings.py::test_the_embedded_engine_starts_the_server_on_the_first_connection",
+    "tests/kybernesis/test_settings.py::test_manage_py_starts_the_embedded_server_itself_and_stops_it_on_exit",
     "tests/memories/test_search_api.py::test_bench_search_builds_its_corpus_and_reports_percentiles",
     "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
 }

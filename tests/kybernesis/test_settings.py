@@ -54,3 +54,26 @@ def test_the_embedded_engine_starts_the_server_on_the_first_connection(tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "kybernesis"
     assert (data_dir / "pgdata").is_dir()
+
+
+def test_manage_py_starts_the_embedded_server_itself_and_stops_it_on_exit(tmp_path):
+    """The entry point starts the server in its own process (not in a child it forks, whose exit
+    hooks never run), so the server stops when the command ends."""
+    data_dir = tmp_path / "data"
+    done = subprocess.run(
+        [sys.executable, "manage.py", "showmigrations", "core"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={
+            "KYBERNESIS_DATA_DIR": str(data_dir),
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "kybernesis.settings",
+        },
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "0001_api_token_moved_from_memories" in done.stdout
+    assert (data_dir / "secret_key").is_file()
+    assert (data_dir / "pgdata").is_dir()
+    assert not (data_dir / "pgdata" / "postmaster.pid").exists()
