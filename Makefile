@@ -5,25 +5,40 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run dev test test-external install install-test system-packages migrate clean help
+.PHONY: run dev test test-fast test-external lint lock install install-test system-packages migrate clean help
 
 help:
-	@echo "make run   - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
-	@echo "make test  - install what the tests need and run the whole suite"
-	@echo "make dev   - like run, but with Django's runserver (development only)"
+	@echo "make run        - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
+	@echo "make test       - install what the tests need and run the whole suite"
+	@echo "make dev        - like run, but with Django's runserver (development only)"
+	@echo "make test-fast  - the fast set only (no real models, browser or benchmarks): seconds, not minutes"
 	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
+	@echo "make lint       - ruff check, ruff format --check and the import-linter layer contract"
+	@echo "make lock       - re-resolve requirements.lock and requirements-dev.lock from pyproject.toml"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# Installs come from the lock files (every package pinned, with hashes); the project itself is then
+# installed editable without resolving anything again. torch is the CPU build (2.13.0+cpu), which pip
+# finds on this machine's wheel directory; see the README's "Lock files" section.
+$(VENV)/.installed: requirements.lock | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	@touch $@
 
-$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(VENV)/.installed-test: requirements-dev.lock $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
 	@touch $@
+
+# pip-tools resolves pyproject.toml (and its test and dev extras) into the two lock files.
+PIP_COMPILE = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --no-emit-index-url \
+	--no-emit-find-links
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet 'pip-tools>=7.4,<8'
+	$(PIP_COMPILE) -o requirements.lock pyproject.toml
+	$(PIP_COMPILE) --extra test --extra dev -o requirements-dev.lock pyproject.toml
 
 install: $(VENV)/.installed
 
@@ -58,6 +73,16 @@ test: install-test system-packages
 # The same suite against an external PostgreSQL + pgvector reached through DATABASE_URL (.ci/test-external).
 test-external: install-test system-packages
 	PY=$(BIN)/python bash .ci/test-external
+
+# Unit tests with the fake embedder and no spaCy, browser or benchmark: `-m "not slow"`. The test
+# database is kept between runs (new migrations are still applied), so a rerun starts at once.
+test-fast: install-test
+	$(BIN)/python -m pytest -m "not slow" --reuse-db $(PYTEST_ARGS)
+
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

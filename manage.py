@@ -9,6 +9,9 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kybernesis.settings")
     from django.core.management import execute_from_command_line
 
+    from kybernesis.boot import prepare
+
+    prepare()
     execute_from_command_line(sys.argv)
 
 

@@ -1,6 +1,7 @@
 """Connectors: Google Drive and Notion syncs into memories."""
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+
+from core.schedules import ensure_after_migrate
 
 
 class ConnectorsConfig(AppConfig):
@@ -8,7 +9,7 @@ class ConnectorsConfig(AppConfig):
     verbose_name = "Connectors"
 
     def ready(self) -> None:
-        from connectors import signals
+        from connectors import signals  # noqa: F401 - connects the allauth receivers
 
         # After every migrate, so the schedule exists (and follows KYBERNESIS_CONNECTOR_SYNC_MINUTES).
-        post_migrate.connect(signals.ensure_schedule, sender=self, dispatch_uid="connectors.ensure_schedule")
+        ensure_after_migrate(self, "connectors.services.connector_schedule_ensure")

@@ -11,20 +11,19 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from connectors.models import PROVIDER_FOR_SOCIAL, ConnectorAccount, ConnectorItem, Provider
-from connectors.providers.base import (
+from connectors.providers.errors import (
     ConnectorError,
-    Content,
     ItemFailed,
     ItemGone,
     ItemSkipped,
     MalformedResponse,
     ReconnectNeeded,
-    RemoteDocument,
     RemoteError,
-    Sink,
 )
 from connectors.providers.google_drive import GoogleDriveSync
 from connectors.providers.notion import NotionSync
+from connectors.providers.sync import Content, RemoteDocument, Sink
+from core.schedules import schedule_ensure
 from memories.models import Memory, Source, content_hash
 from memories.services import ARCHIVED_REASON, MAX_TITLE_CHARS, MemoryInputError, memory_archive, memory_create, memory_update
 
@@ -306,12 +305,8 @@ def connector_sync_all() -> int:
 
 def connector_schedule_ensure() -> None:
     """Create or update the one schedule that syncs every account; safe to call any number of times."""
-    from django_q.models import Schedule
-
-    Schedule.objects.update_or_create(
-        name=SCHEDULE_NAME,
-        defaults={"func": "connectors.tasks.sync_all", "schedule_type": Schedule.MINUTES,
-                  "minutes": settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES, "repeats": -1})
+    schedule_ensure(name=SCHEDULE_NAME, func="connectors.tasks.sync_all",
+                    minutes=settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES)
 
 
 # --- Disconnecting -------------------------------------------------------------------------------

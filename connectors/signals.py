@@ -1,4 +1,4 @@
-"""Receivers that tie allauth's OAuth connections to connector accounts, and the sync schedule to migrate."""
+"""Receivers that tie allauth's OAuth connections to connector accounts."""
 
 from allauth.socialaccount.signals import social_account_added, social_account_removed, social_account_updated
 from django.dispatch import receiver
@@ -23,6 +23,3 @@ def connect_account(sender, request, sociallogin, **kwargs) -> None:
 def unlink_account(sender, request, socialaccount, **kwargs) -> None:
     services.connector_account_unlink(social_account=socialaccount)
 
-
-def ensure_schedule(sender, **kwargs) -> None:
-    services.connector_schedule_ensure()

@@ -7,11 +7,11 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from connectors import selectors, services
 from connectors.models import ConnectorAccount, ConnectorItem
+from core.http import redirect_back
 
 ITEMS_PER_PAGE = 25
 # While a sync waits or runs, the page refreshes its status by itself.
@@ -42,12 +42,6 @@ def connector_detail(request, connector_id: int):
     return render(request, template, context)
 
 
-def _back(request, fallback: str):
-    target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return redirect(target)
-    return redirect(fallback)
-
 
 @require_POST
 def connector_sync(request, connector_id: int):
@@ -63,7 +57,7 @@ def connector_sync(request, connector_id: int):
             messages.success(request, f"{account.get_provider_display()} is synced.")
         else:
             messages.error(request, f"The sync of {account.get_provider_display()} failed: {account.last_error}")
-    return _back(request, reverse("connectors:list"))
+    return redirect_back(request, reverse("connectors:list"))
 
 
 @require_POST

@@ -80,11 +80,7 @@ def database_settings(url: str, *, conn_max_age: int = 60, pool_max: int = 0, po
         raise ValueError(f"DATABASE_URL must start with postgres:// or postgresql://, got {parts.scheme!r}")
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     host = query.pop("host", None) or (unquote(parts.hostname) if parts.hostname else "")
-    if pool_max > 0:
-        # CONN_HEALTH_CHECKS makes Django hand the pool a check: a pooled connection that died with
-        # a PostgreSQL restart is replaced instead of failing a request.
-        query["pool"] = {"min_size": 1, "max_size": pool_max, "timeout": pool_timeout}
-        conn_max_age = 0  # Django's pool and persistent connections exclude each other
+    query, conn_max_age = _with_pool(query, conn_max_age, pool_max, pool_timeout)
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "postgres",
@@ -96,4 +92,33 @@ def database_settings(url: str, *, conn_max_age: int = 60, pool_max: int = 0, po
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": query,
         "TEST": {"NAME": f"test_{unquote(parts.path.lstrip('/')) or 'postgres'}"},
+    }
+
+
+def _with_pool(options: dict, conn_max_age: int, pool_max: int, pool_timeout: float) -> tuple[dict, int]:
+    if pool_max <= 0:
+        return options, conn_max_age
+    # CONN_HEALTH_CHECKS makes Django hand the pool a check: a pooled connection that died with a
+    # PostgreSQL restart is replaced instead of failing a request. Django's pool and persistent
+    # connections exclude each other, so CONN_MAX_AGE is 0 with a pool.
+    return {**options, "pool": {"min_size": 1, "max_size": pool_max, "timeout": pool_timeout}}, 0
+
+
+def embedded_database_settings(data_dir: Path, *, conn_max_age: int = 60, pool_max: int = 0,
+                               pool_timeout: float = 10.0) -> dict:
+    """A DATABASES entry for the embedded cluster under data_dir. Nothing starts here: the engine
+    (kybernesis.embedded) starts or joins the server when the first connection is opened."""
+    options, conn_max_age = _with_pool({}, conn_max_age, pool_max, pool_timeout)
+    return {
+        "ENGINE": "kybernesis.embedded",
+        "EMBEDDED_DATA_DIR": str(data_dir),
+        "NAME": EMBEDDED_DB_NAME,
+        "USER": "",
+        "PASSWORD": "",
+        "HOST": "",
+        "PORT": "",
+        "CONN_MAX_AGE": conn_max_age,
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": options,
+        "TEST": {"NAME": f"test_{EMBEDDED_DB_NAME}"},
     }

@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import secrets
-import sys
 from pathlib import Path
 
 from core.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
-from kybernesis.db import database_settings, embedded_database_url
+from kybernesis.db import database_settings, embedded_database_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-# pytest is imported before Django reads settings when the suite runs; tests run tasks synchronously.
-TESTING = "pytest" in sys.modules
-
 DATA_DIR = Path(env_str("KYBERNESIS_DATA_DIR", str(BASE_DIR / "var"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
 
-
-def _secret_key() -> str:
-    """Use KYBERNESIS_SECRET_KEY, or a random key generated once and kept in the data directory."""
-    configured = env_str("KYBERNESIS_SECRET_KEY")
-    if configured:
-        return configured
-    key_file = DATA_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    return key_file.read_text().strip()
-
-
-SECRET_KEY = _secret_key()
+# Empty here means: kybernesis.boot.prepare() (run by manage.py, WSGI and ASGI) uses a random key it
+# generates once and keeps in DATA_DIR. Importing settings writes nothing and starts nothing.
+SECRET_KEY = env_str("KYBERNESIS_SECRET_KEY")
 DEBUG = env_bool("KYBERNESIS_DEBUG", False)
 ALLOWED_HOSTS = env_list("KYBERNESIS_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("KYBERNESIS_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
@@ -97,13 +80,17 @@ TEMPLATES = [
 
 # --- Database: DATABASE_URL, or the embedded PostgreSQL in KYBERNESIS_DATA_DIR -----------------
 DATABASE_URL = env_str("DATABASE_URL")
+_conn_max_age = env_int("KYBERNESIS_DB_CONN_MAX_AGE", 60)
+# `make run`'s web workers set the pool to their thread count (kybernesis/gunicorn_conf.py).
+_pool_max = env_int("KYBERNESIS_DB_POOL_SIZE", 0)
+_pool_timeout = env_float("KYBERNESIS_DB_POOL_TIMEOUT", 10.0)
 DATABASES = {
-    "default": database_settings(
-        DATABASE_URL or embedded_database_url(DATA_DIR),
-        conn_max_age=env_int("KYBERNESIS_DB_CONN_MAX_AGE", 60),
-        # `make run`'s web workers set the pool to their thread count (kybernesis/gunicorn_conf.py).
-        pool_max=env_int("KYBERNESIS_DB_POOL_SIZE", 0),
-        pool_timeout=env_float("KYBERNESIS_DB_POOL_TIMEOUT", 10.0),
+    "default": (
+        database_settings(DATABASE_URL, conn_max_age=_conn_max_age, pool_max=_pool_max, pool_timeout=_pool_timeout)
+        if DATABASE_URL
+        # The engine starts (or joins) the embedded server on the first connection, not here.
+        else embedded_database_settings(DATA_DIR, conn_max_age=_conn_max_age, pool_max=_pool_max,
+                                        pool_timeout=_pool_timeout)
     )
 }
 # Seconds a 503 (database busy or unreachable) asks the client to wait before retrying.
@@ -120,8 +107,6 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-if TESTING:
-    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 SITE_ID = 1
 LOGIN_URL = "account_login"
@@ -173,8 +158,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+STATIC_ROOT = DATA_DIR / "staticfiles"  # created by kybernesis.boot.prepare()
 # Serve straight from the finders so `make run` needs no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
@@ -194,7 +178,7 @@ Q_CLUSTER = {
     "retry": env_int("KYBERNESIS_Q_RETRY", env_int("KYBERNESIS_Q_TIMEOUT", 300) + 60),
     "max_attempts": 1,
     "catch_up": False,
-    "sync": TESTING or env_bool("KYBERNESIS_TASKS_SYNC", False),
+    "sync": env_bool("KYBERNESIS_TASKS_SYNC", False),
     "label": "Task queue",
 }
 if env_str("KYBERNESIS_REDIS_URL"):

@@ -202,6 +202,31 @@ def _validate(query, limit) -> str:
     return query.strip()
 
 
+def search_statement(owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters) -> tuple[str, dict]:
+    """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement)."""
+    # Each side brings at least `limit` candidates, so a long result list is not cut short.
+    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit)
+    # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
+    params = {"owner": owner_id, "query": query, "qvec": _vector_literal(qvec), "k_vec": k_vec,
+              "model": embedding.model_name(),
+              "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
+              "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit)}
+    chunk_sql, memory_sql = filters.sql(params)
+    where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
+    join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
+    needs_chunk = memory_sql or "c.tier" in chunk_sql
+    vector_layers = "\n    UNION ALL\n    ".join(
+        _VECTOR_LAYER_SQL.format(join_memory=join_memory, filters=where, layer=layer)
+        for layer in _vector_layers(filters.tiers)
+    )
+    sql = _SEARCH_SQL.format(
+        cfg=lexical.TS_CONFIG, filters=where, join_memory=join_memory, vector_layers=vector_layers,
+        lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
+        lex_filters=f"AND {where}" if needs_chunk else "",
+    )
+    return sql, params
+
+
 def hybrid_search(
     user,
     query: str,
@@ -222,26 +247,8 @@ def hybrid_search(
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
-    # Each side brings at least `limit` candidates, so a long result list is not cut short.
-    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit)
-    # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
-    params = {"owner": user.pk, "query": query, "qvec": _vector_literal(qvec), "k_vec": k_vec,
-              "model": embedding.model_name(),
-              "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
-              "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit)}
-    chunk_sql, memory_sql = filters.sql(params)
-    where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
-    join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
-    needs_chunk = memory_sql or "c.tier" in chunk_sql
-    vector_layers = "\n    UNION ALL\n    ".join(
-        _VECTOR_LAYER_SQL.format(join_memory=join_memory, filters=where, layer=layer)
-        for layer in _vector_layers(filters.tiers)
-    )
-    sql = _SEARCH_SQL.format(
-        cfg=lexical.TS_CONFIG, filters=where, join_memory=join_memory, vector_layers=vector_layers,
-        lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
-        lex_filters=f"AND {where}" if needs_chunk else "",
-    )
+    sql, params = search_statement(user.pk, query, qvec, limit=limit, filters=filters)
+    k_vec = params["k_vec"]
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, k_vec))}; "
                        "SET LOCAL hnsw.iterative_scan = relaxed_order")

@@ -217,3 +217,11 @@ def _auto_tags_batch(items: list[tuple[str, dict, str, str]]) -> list[list[dict]
 def needs_retag(*, auto_tagged_at: datetime | None, auto_tagged_hash: str, content_hash: str, now: datetime) -> bool:
     """The sleep agent re-tags a memory only when its auto tags are over 7 days old or its content changed."""
     return auto_tagged_at is None or auto_tagged_hash != content_hash or now - auto_tagged_at > RETAG_AFTER
+
+
+def retag_due_filter(now: datetime):
+    """needs_retag as a queryset filter on Memory, for selecting the memories due in one query."""
+    from django.db.models import F, Q
+
+    return (Q(auto_tagged_at__isnull=True) | Q(auto_tagged_at__lt=now - RETAG_AFTER)
+            | ~Q(auto_tagged_hash=F("content_hash")))

@@ -11,10 +11,10 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
+from core.http import redirect_back
 from memories import search, selectors, services
 from memories.forms import ChatForm, MemoryFilterForm, MemoryForm, SearchForm, UploadForm
 from memories.models import Tier
@@ -71,10 +71,7 @@ def _back(request, memory_id: int, error: str | None = None):
     """Without JavaScript a small form posts here and the browser goes back where it was."""
     if error:
         messages.error(request, error)
-    target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        target = reverse("memories:detail", args=[memory_id])
-    return redirect(target)
+    return redirect_back(request, reverse("memories:detail", args=[memory_id]))
 
 
 @require_POST

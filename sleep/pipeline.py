@@ -21,6 +21,7 @@ from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from core.schedules import schedule_ensure
 from sleep.models import SleepRun, SleepStepRun
 from sleep.steps import Scope, Step
 from sleep.steps.link import LinkStep
@@ -173,12 +174,8 @@ def _run_step(run: SleepRun, step_run: SleepStepRun, step: Step, scope: Scope) -
 
 def sleep_schedule_ensure() -> None:
     """Create or update the hourly schedule of the global cycle; safe to call any number of times."""
-    from django_q.models import Schedule
-
-    Schedule.objects.update_or_create(
-        name=SCHEDULE_NAME,
-        defaults={"func": "sleep.tasks.scheduled_cycle", "schedule_type": Schedule.MINUTES,
-                  "minutes": settings.KYBERNESIS_SLEEP_INTERVAL_MINUTES, "repeats": -1})
+    schedule_ensure(name=SCHEDULE_NAME, func="sleep.tasks.scheduled_cycle",
+                    minutes=settings.KYBERNESIS_SLEEP_INTERVAL_MINUTES)
 
 
 SCHEDULE_NAME = "sleep: the hourly cycle over every memory"

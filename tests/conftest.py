@@ -1,4 +1,5 @@
-"""Shared fixtures: users, API clients with bearer tokens, and the one embedding model per session."""
+"""Shared fixtures: users, API clients with bearer tokens, the fake embedder for unit tests and the
+one real embedding model per session for the tests that need it."""
 
 from __future__ import annotations
 
@@ -9,21 +10,76 @@ from core.auth import api_token_create
 from tests.factories import UserFactory
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _embedding_model_once():
-    """Load the real model (the configured backend, built once into the data directory) once for
-    the whole session; every test that embeds shares it."""
+def pytest_sessionstart(session):
+    """The data directory the embedded database lives in (settings themselves write nothing); the
+    database itself starts on the first connection, so tests that need none never start it."""
+    from kybernesis.boot import prepare
+
+    prepare(start_database=False)
+
+
+# Files (or single tests, by node id) that need the real sentence-transformers model: retrieval
+# quality and benchmarks. Tests elsewhere say so with @pytest.mark.real_embedder; browser tests
+# (e2e) always use it. Every other test embeds with tests.fakes.embedder, deterministic and instant.
+REAL_EMBEDDER: set[str] = {
+    "tests/memories/test_search_api.py::test_bench_retrieval_runs_end_to_end_on_a_small_slice",
+    "tests/memories/test_embedding.py",
+}
+# Slow for other reasons: spaCy extraction (the pipeline loads once, in seconds), forked workers,
+# extra PostgreSQL servers, benchmarks, very large inputs. `make test` runs them; the fast set does not.
+SLOW: set[str] = {
+    "tests/graph/test_entities.py",
+    "tests/graph/test_nlp.py",
+    "tests/graph/test_services.py",
+    "tests/graph/test_api.py",
+    "tests/graph/test_pages.py",
+    "tests/graph/test_links.py",
+    "tests/sleep/test_pipeline.py",
+    "tests/kybernesis/test_embedded_db.py",
+    "tests/kybernesis/test_settings.py::test_the_embedded_engine_starts_the_server_on_the_first_connection",
+    "tests/kybernesis/test_settings.py::test_manage_py_starts_the_embedded_server_itself_and_stops_it_on_exit",
+    "tests/memories/test_search_api.py::test_bench_search_builds_its_corpus_and_reports_percentiles",
+    "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
+    "tests/kybernesis/test_serve.py",
+    "tests/memories/test_bench_load.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """`slow` marks what `make test-fast` (-m "not slow") leaves out: the real model, spaCy, browsers."""
+    root = config.rootpath
+    for item in items:
+        path = item.path.relative_to(root).as_posix()
+        node = f"{path}::{item.name.split('[')[0]}"
+        if path in REAL_EMBEDDER or node in REAL_EMBEDDER or "e2e" in item.keywords:
+            item.add_marker(pytest.mark.real_embedder)
+        if path in SLOW or node in SLOW or "real_embedder" in item.keywords:
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def embedding_model():
+    """The real model through the configured backend (the ONNX file is built once into the data
+    directory), loaded once per session, and only when a test asks for it."""
     from memories import embedding
 
     embedding.embed_query("warm up")
+    return embedding.backend()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _spacy_model_once():
-    """Load the spaCy pipeline once for the whole session; graph extraction shares it."""
-    from graph import entities
+@pytest.fixture(autouse=True)
+def _embedder(request, monkeypatch):
+    """The fake embedder unless the test is marked real_embedder (then the one real model)."""
+    from memories import embedding
 
-    entities.get_nlp()
+    if request.node.get_closest_marker("real_embedder"):
+        request.getfixturevalue("embedding_model")
+        return
+    from tests.fakes.embedder import FAKE_MODEL
+
+    # The fake stands in for the torch model, whichever backend the settings name.
+    monkeypatch.setattr(embedding, "get_model", lambda: FAKE_MODEL)
+    monkeypatch.setattr(embedding, "_load_backend", lambda: "torch")
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,39 @@
-"""factory_boy factories. Memories go through the real service so chunks and embeddings exist."""
+"""factory_boy factories, one per model. Memories go through the real service so that their chunks,
+embeddings and lexical index exist; derived rows are made consistent with the rows they belong to."""
 
 from __future__ import annotations
 
+import hashlib
+
 import factory
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
+from connectors.models import ConnectorAccount, ConnectorItem, Provider
+from core.models import ApiToken
+from graph.models import (
+    Entity,
+    EntityMention,
+    EntityType,
+    MemoryExtraction,
+    MemoryLink,
+    Relationship,
+    RelationshipEvidence,
+    RelationType,
+)
+from memories.models import (
+    ChatSession,
+    ChunkTerm,
+    CorpusStat,
+    Memory,
+    MemoryChunk,
+    TermStat,
+    Tier,
+    TierMove,
+    UploadJob,
+)
 from memories.services import memory_create
+from sleep.models import SleepRun, SleepStepRun
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -20,3 +48,242 @@ class UserFactory(factory.django.DjangoModelFactory):
 def make_memory(owner, content: str = "A short note about the quarterly budget review.", **kwargs):
     kwargs.setdefault("title", "")
     return memory_create(owner=owner, content=content, **kwargs)
+
+
+# --- core -------------------------------------------------------------------------------------------
+
+
+class ApiTokenFactory(factory.django.DjangoModelFactory):
+    """A token row; the plain key is on the instance as `key` (it is stored only as a hash)."""
+
+    class Meta:
+        model = ApiToken
+        exclude = ["key"]
+
+    user = factory.SubFactory(UserFactory)
+    name = "test token"
+    key = factory.Sequence(lambda n: f"kyb_test_token_{n:08d}_padding_padding")
+    prefix = factory.LazyAttribute(lambda o: o.key[:12])
+    key_hash = factory.LazyAttribute(lambda o: ApiToken.hash_key(o.key))
+
+
+# --- memories ---------------------------------------------------------------------------------------
+
+
+class MemoryFactory(factory.django.DjangoModelFactory):
+    """A memory stored by memories.services.memory_create: chunked, embedded, indexed and tiered."""
+
+    class Meta:
+        model = Memory
+
+    owner = factory.SubFactory(UserFactory)
+    title = factory.Sequence(lambda n: f"Memory {n}")
+    content = factory.Sequence(lambda n: f"Note {n} about the quarterly budget review and the hiring plan.")
+
+    @classmethod
+    def _create(cls, model_class, *args, owner, content, **kwargs):
+        return memory_create(owner=owner, content=content, **kwargs)
+
+
+class MemoryChunkFactory(factory.django.DjangoModelFactory):
+    """A further chunk of a memory (its first chunks come with the memory)."""
+
+    class Meta:
+        model = MemoryChunk
+
+    memory = factory.SubFactory(MemoryFactory)
+    owner = factory.SelfAttribute("memory.owner")
+    position = factory.LazyAttribute(lambda o: o.memory.chunks.count())
+    text = factory.Sequence(lambda n: f"An extra chunk of text, number {n}.")
+    char_start = 0
+    char_end = factory.LazyAttribute(lambda o: len(o.text))
+    text_hash = factory.LazyAttribute(lambda o: hashlib.sha256(o.text.encode()).hexdigest())
+    embedding = factory.LazyFunction(lambda: [1.0] + [0.0] * 383)
+    tier = factory.SelfAttribute("memory.tier")
+
+
+class TierMoveFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TierMove
+
+    memory = factory.SubFactory(MemoryFactory)
+    owner = factory.SelfAttribute("memory.owner")
+    from_tier = Tier.HOT
+    to_tier = Tier.WARM
+    reason = "idle for 8 days"
+    cause = TierMove.Cause.SLEEP
+    moved_at = factory.LazyFunction(timezone.now)
+
+
+class ChatSessionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ChatSession
+
+    owner = factory.SubFactory(UserFactory)
+    title = factory.Sequence(lambda n: f"Chat {n}")
+
+
+class UploadJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = UploadJob
+
+    owner = factory.SubFactory(UserFactory)
+    filename = factory.Sequence(lambda n: f"notes-{n}.txt")
+    title = factory.LazyAttribute(lambda o: o.filename)
+    text = "Text waiting to be stored as a memory."
+
+
+class ChunkTermFactory(factory.django.DjangoModelFactory):
+    """A posting of the lexical index (normally written by memories.lexical)."""
+
+    class Meta:
+        model = ChunkTerm
+
+    chunk = factory.LazyAttribute(lambda o: MemoryFactory().chunks.first())
+    owner = factory.SelfAttribute("chunk.owner")
+    lexeme = factory.Sequence(lambda n: f"term{n}")
+    tf = 1
+    impact = 1.0
+
+
+class TermStatFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TermStat
+
+    owner = factory.SubFactory(UserFactory)
+    lexeme = factory.Sequence(lambda n: f"term{n}")
+    df = 1
+
+
+class CorpusStatFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CorpusStat
+
+    owner = factory.SubFactory(UserFactory)
+    chunk_count = 1
+    total_length = 10
+
+
+# --- graph ------------------------------------------------------------------------------------------
+
+
+class EntityFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Entity
+
+    owner = factory.SubFactory(UserFactory)
+    name = factory.Sequence(lambda n: f"Entity {n}")
+    key = factory.LazyAttribute(lambda o: o.name.lower())
+    type = EntityType.values[0]
+    first_seen = factory.LazyFunction(timezone.now)
+    last_seen = factory.LazyFunction(timezone.now)
+
+
+class EntityMentionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = EntityMention
+
+    memory = factory.SubFactory(MemoryFactory)
+    owner = factory.SelfAttribute("memory.owner")
+    entity = factory.SubFactory(EntityFactory, owner=factory.SelfAttribute("..owner"))
+    chunk = factory.LazyAttribute(lambda o: o.memory.chunks.first())
+    start = 0
+    end = factory.LazyAttribute(lambda o: len(o.entity.name))
+    type = factory.SelfAttribute("entity.type")
+    surface = factory.SelfAttribute("entity.name")
+
+
+class RelationshipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Relationship
+
+    owner = factory.SubFactory(UserFactory)
+    source = factory.SubFactory(EntityFactory, owner=factory.SelfAttribute("..owner"))
+    target = factory.SubFactory(EntityFactory, owner=factory.SelfAttribute("..owner"))
+    relation_type = RelationType.values[0]
+    weight = 0.5
+    confidence = 0.5
+    evidence_count = 1
+    last_seen = factory.LazyFunction(timezone.now)
+
+
+class RelationshipEvidenceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RelationshipEvidence
+
+    relationship = factory.SubFactory(RelationshipFactory)
+    owner = factory.SelfAttribute("relationship.owner")
+    memory = factory.SubFactory(MemoryFactory, owner=factory.SelfAttribute("..owner"))
+    chunk = factory.LazyAttribute(lambda o: o.memory.chunks.first())
+    confidence = 0.5
+    sentence = "Alice works with Bob."
+
+
+class MemoryLinkFactory(factory.django.DjangoModelFactory):
+    """A link between two memories of one owner, source before target as the graph stores them."""
+
+    class Meta:
+        model = MemoryLink
+
+    owner = factory.SubFactory(UserFactory)
+    source = factory.SubFactory(MemoryFactory, owner=factory.SelfAttribute("..owner"))
+    target = factory.SubFactory(MemoryFactory, owner=factory.SelfAttribute("..owner"))
+    reason = MemoryLink.Reason.SHARED_TAGS
+    score = 0.5
+    confidence = 0.5
+    last_reinforced_at = factory.LazyFunction(timezone.now)
+
+
+class MemoryExtractionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = MemoryExtraction
+
+    memory = factory.SubFactory(MemoryFactory)
+    content_hash = factory.SelfAttribute("memory.content_hash")
+    extracted_at = factory.LazyFunction(timezone.now)
+
+
+# --- connectors -------------------------------------------------------------------------------------
+
+
+class ConnectorAccountFactory(factory.django.DjangoModelFactory):
+    """A connector with no linked OAuth account (tests that sync link one; see tests/connectors)."""
+
+    class Meta:
+        model = ConnectorAccount
+
+    owner = factory.SubFactory(UserFactory)
+    provider = Provider.NOTION
+    label = factory.Sequence(lambda n: f"Workspace {n}")
+
+
+class ConnectorItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ConnectorItem
+
+    account = factory.SubFactory(ConnectorAccountFactory)
+    external_id = factory.Sequence(lambda n: f"item-{n}")
+    title = factory.Sequence(lambda n: f"Remote page {n}")
+    mime = "notion/page"
+    status = ConnectorItem.Status.SKIPPED
+    error = "the page has no text"
+
+
+# --- sleep ------------------------------------------------------------------------------------------
+
+
+class SleepRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SleepRun
+
+    trigger = SleepRun.Trigger.MANUAL
+    owner = factory.SubFactory(UserFactory)
+
+
+class SleepStepRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SleepStepRun
+
+    run = factory.SubFactory(SleepRunFactory)
+    step = SleepStepRun.Step.TAG
+    position = 0

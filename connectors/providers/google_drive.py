@@ -10,21 +10,10 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field
 
 from connectors import oauth
-from connectors.providers.base import (
-    Content,
-    ItemFailed,
-    ItemGone,
-    ItemSkipped,
-    MalformedResponse,
-    ProviderClient,
-    ProviderSync,
-    ReconnectNeeded,
-    RemoteDocument,
-    RemoteError,
-    Sink,
-    megabytes,
-    parse,
-)
+from connectors.providers.client import ProviderClient
+from connectors.providers.errors import ItemFailed, ItemSkipped, MalformedResponse, RemoteError, gone_on_404, parse
+from connectors.providers.sync import Content, ProviderSync, RemoteDocument, Sink
+from core.formatting import megabytes
 from memories.parsers import SUPPORTED_EXTENSIONS, ExtractionError, extract, file_extension
 
 FOLDER = "application/vnd.google-apps.folder"
@@ -119,26 +108,17 @@ class GoogleDriveClient(ProviderClient):
 
     # --- tokens ------------------------------------------------------------------------------------
 
-    def can_refresh(self) -> bool:
-        return bool(self.social_token().token_secret)
+    # invalid_grant: the refresh token was revoked, expired, or the client changed.
+    refresh_refused_message = ("Google refused to renew access (the permission was revoked or has expired). "
+                               "Reconnect Google Drive to sync again.")
 
-    def refresh_token(self) -> None:
-        self.store_refreshed_token(self._refresh_request(self.social_app()))
-
-    def _refresh_request(self, app) -> dict:
-        try:
-            return self.json("POST", oauth.google_token_url(), authenticated=False, data={
-                "grant_type": "refresh_token",
-                "refresh_token": self.social_token().token_secret,
-                "client_id": app.client_id,
-                "client_secret": app.secret,
-            })
-        except RemoteError as exc:
-            if exc.status in (400, 401):
-                # invalid_grant: the refresh token was revoked, expired, or the client changed.
-                raise ReconnectNeeded("Google refused to renew access (the permission was revoked or has "
-                                      "expired). Reconnect Google Drive to sync again.") from exc
-            raise
+    def refresh_request(self, app, refresh_token: str) -> dict:
+        return self.json("POST", oauth.google_token_url(), authenticated=False, data={
+            "grant_type": "refresh_token",
+            "refresh_token": refresh_token,
+            "client_id": app.client_id,
+            "client_secret": app.secret,
+        })
 
     def revoke(self) -> None:
         token = self.social_token()
@@ -192,35 +172,30 @@ class GoogleDriveClient(ProviderClient):
         return data
 
     def get_file(self, file_id: str) -> DriveFile:
-        try:
+        with gone_on_404(file_id):
             data = self.json("GET", self.api(f"/files/{file_id}"), params={"fields": FILE_FIELDS})
-        except RemoteError as exc:
-            if exc.status == 404:
-                raise ItemGone(file_id) from exc
-            raise
         return parse(DriveFile, data, what="files.get response")
 
     def content(self, file: DriveFile) -> Content:
         max_bytes = settings.KYBERNESIS_MAX_UPLOAD_BYTES
-        try:
-            if file.mimeType in EXPORTS:
-                export_mime, ext = EXPORTS[file.mimeType]
-                data = self.download(self.api(f"/files/{file.id}/export"), params={"mimeType": export_mime},
-                                     max_bytes=max_bytes)
-                extracted = extract(f"export.{ext}", data)
-                return Content(text=extracted.text, metadata={"exportedAs": export_mime})
-            if file.size is not None and file.size > max_bytes:
-                raise ItemSkipped(f"the file is {megabytes(file.size)}; the limit is {megabytes(max_bytes)}")
-            data = self.download(self.api(f"/files/{file.id}"), params={"alt": "media"}, max_bytes=max_bytes)
-            extracted = extract(download_name(file.name, file.mimeType), data)
-        except ExtractionError as exc:
-            raise ItemFailed(str(exc)) from exc
-        except RemoteError as exc:
-            if exc.status == 404:
-                raise ItemGone(file.id) from exc
-            if exc.status == 403 and "export" in str(exc).lower():
-                raise ItemSkipped(f"Google refused to export it ({exc})") from exc
-            raise
+        with gone_on_404(file.id):
+            try:
+                if file.mimeType in EXPORTS:
+                    export_mime, ext = EXPORTS[file.mimeType]
+                    data = self.download(self.api(f"/files/{file.id}/export"), params={"mimeType": export_mime},
+                                         max_bytes=max_bytes)
+                    extracted = extract(f"export.{ext}", data)
+                    return Content(text=extracted.text, metadata={"exportedAs": export_mime})
+                if file.size is not None and file.size > max_bytes:
+                    raise ItemSkipped(f"the file is {megabytes(file.size)}; the limit is {megabytes(max_bytes)}")
+                data = self.download(self.api(f"/files/{file.id}"), params={"alt": "media"}, max_bytes=max_bytes)
+                extracted = extract(download_name(file.name, file.mimeType), data)
+            except ExtractionError as exc:
+                raise ItemFailed(str(exc)) from exc
+            except RemoteError as exc:
+                if exc.status == 403 and "export" in str(exc).lower():
+                    raise ItemSkipped(f"Google refused to export it ({exc})") from exc
+                raise
         metadata = {key: extracted.metadata[key] for key in ("filename", "extension", "size", "sha256", "pageCount")
                     if key in extracted.metadata}
         return Content(text=extracted.text, metadata=metadata)
@@ -230,6 +205,7 @@ class GoogleDriveSync(ProviderSync):
     """Lists what changed in Drive and reports each file to the sink, checkpointing page by page."""
 
     client_class = GoogleDriveClient
+    item_noun = "file"
 
     def sync(self, sink: Sink) -> None:
         if self.account.cursor:
@@ -237,8 +213,8 @@ class GoogleDriveSync(ProviderSync):
         else:
             self._full_listing(sink)
 
-    def fetch(self, external_id: str) -> dict:
-        return self.client.get_file(external_id).model_dump(mode="json")
+    def fetch(self, external_id: str) -> DriveFile:
+        return self.client.get_file(external_id)
 
     def _full_listing(self, sink: Sink) -> None:
         state = dict(self.account.sync_state or {})
@@ -266,7 +242,7 @@ class GoogleDriveSync(ProviderSync):
                 if change.removed or change.file is None:
                     sink.removed(change.fileId)
                 else:
-                    self.handle(sink, change.file, file_id=change.fileId)
+                    self.handle(sink, change.file, external_id=change.fileId)
             if page.nextPageToken:
                 token = page.nextPageToken
                 sink.checkpoint(cursor=token)
@@ -274,17 +250,10 @@ class GoogleDriveSync(ProviderSync):
                 sink.checkpoint(cursor=page.newStartPageToken)
                 return
 
-    def handle(self, sink: Sink, raw, *, file_id: str | None = None) -> None:
-        external_id = file_id or (raw.get("id") if isinstance(raw, dict) else None)
-        if not isinstance(external_id, str) or not external_id:
-            sink.failed(external_id="", title="", reason="Google Drive listed a file without an id; it was ignored")
-            return
-        try:
-            file = parse(DriveFile, raw, what="file entry")
-        except MalformedResponse as exc:
-            name = raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else ""
-            sink.failed(external_id=external_id, title=name, reason=str(exc))
-            return
+    def parse_entry(self, raw: dict) -> DriveFile:
+        return parse(DriveFile, raw, what="file entry")
+
+    def report(self, sink: Sink, file: DriveFile, **context) -> None:
         if file.trashed:
             sink.removed(file.id)
             return

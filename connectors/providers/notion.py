@@ -9,20 +9,9 @@ from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field
 
 from connectors import oauth
-from connectors.providers.base import (
-    Content,
-    ItemFailed,
-    ItemGone,
-    ItemSkipped,
-    MalformedResponse,
-    ProviderClient,
-    ProviderSync,
-    ReconnectNeeded,
-    RemoteDocument,
-    RemoteError,
-    Sink,
-    parse,
-)
+from connectors.providers.client import ProviderClient
+from connectors.providers.errors import ItemFailed, ItemSkipped, MalformedResponse, gone_on_404, parse
+from connectors.providers.sync import Content, ProviderSync, RemoteDocument, Sink
 
 NOTION_VERSION = "2022-06-28"
 PAGE_SIZE = 100
@@ -151,8 +140,7 @@ class BlockRenderer:
 
     def block(self, block: Block, depth: int, number: int) -> list[str]:
         data = (block.model_extra or {}).get(block.type)
-        if not isinstance(data, dict):
-            data = {}
+        data = data if isinstance(data, dict) else {}
         kind = block.type
         text = plain(data.get("rich_text", [])) if "rich_text" in data else ""
         indent = "  "
@@ -161,12 +149,7 @@ class BlockRenderer:
         if kind.startswith("heading_") and kind[-1] in "123":
             return ["", "#" * int(kind[-1]) + " " + text, *self._children(block, depth)]
         if kind in ("bulleted_list_item", "numbered_list_item", "to_do", "toggle"):
-            if kind == "numbered_list_item":
-                marker = f"{number}. "
-            elif kind == "to_do":
-                marker = "- [x] " if data.get("checked") is True else "- [ ] "
-            else:
-                marker = "- "
+            marker = _list_marker(kind, data, number)
             return [marker + text, *(indent + line if line else line for line in self._children(block, depth))]
         if kind == "code":
             language = data.get("language") if isinstance(data.get("language"), str) else ""
@@ -183,12 +166,8 @@ class BlockRenderer:
         if kind in ("child_page", "child_database"):
             label = "Page" if kind == "child_page" else "Database"
             return [f"{label}: {data.get('title') or 'Untitled'}"]
-        if kind in ("bookmark", "embed", "link_preview"):
-            caption = plain(data.get("caption", [])) if data.get("caption") else ""
-            return [" ".join(part for part in (caption, str(data.get("url") or "")) if part)]
-        if kind in MEDIA_TYPES:
-            caption = plain(data.get("caption", [])) if data.get("caption") else ""
-            return [f"[{kind}: {caption}]" if caption else f"[{kind}]"]
+        if kind in ("bookmark", "embed", "link_preview") or kind in MEDIA_TYPES:
+            return [_captioned(kind, data)]
         if kind == "divider":
             return ["---"]
         if kind in SILENT_TYPES:
@@ -220,6 +199,22 @@ class BlockRenderer:
         return f"{total} block{'s' if total != 1 else ''} of a type Kybernesis cannot read ({kinds}) left out"
 
 
+def _list_marker(kind: str, data: dict, number: int) -> str:
+    if kind == "numbered_list_item":
+        return f"{number}. "
+    if kind == "to_do":
+        return "- [x] " if data.get("checked") is True else "- [ ] "
+    return "- "
+
+
+def _captioned(kind: str, data: dict) -> str:
+    """A link block as its caption and URL; a media block as a placeholder with its caption."""
+    caption = plain(data.get("caption", [])) if data.get("caption") else ""
+    if kind in MEDIA_TYPES:
+        return f"[{kind}: {caption}]" if caption else f"[{kind}]"
+    return " ".join(part for part in (caption, str(data.get("url") or "")) if part)
+
+
 def tidy(lines: list[str]) -> str:
     text = "\n".join(lines).strip("\n")
     while "\n\n\n" in text:
@@ -245,19 +240,11 @@ class NotionClient(ProviderClient):
             return super().error_message(response)
 
     # Public integrations may be given a refresh token (Notion added them in 2025); older tokens never expire.
-    def can_refresh(self) -> bool:
-        return bool(self.social_token().token_secret)
+    refresh_refused_message = "Notion refused to renew access. Reconnect Notion to sync again."
 
-    def refresh_token(self) -> None:
-        app = self.social_app()
-        try:
-            data = self.json("POST", self.api("/oauth/token"), authenticated=False, auth=(app.client_id, app.secret),
-                             json={"grant_type": "refresh_token", "refresh_token": self.social_token().token_secret})
-        except RemoteError as exc:
-            if exc.status in (400, 401):
-                raise ReconnectNeeded("Notion refused to renew access. Reconnect Notion to sync again.") from exc
-            raise
-        self.store_refreshed_token(data)
+    def refresh_request(self, app, refresh_token: str) -> dict:
+        return self.json("POST", self.api("/oauth/token"), authenticated=False, auth=(app.client_id, app.secret),
+                         json={"grant_type": "refresh_token", "refresh_token": refresh_token})
 
     def revoke(self) -> None:
         app = self.social_app()
@@ -273,12 +260,8 @@ class NotionClient(ProviderClient):
         return page.results, page.next_cursor if page.has_more else None
 
     def page(self, page_id: str) -> NotionPage:
-        try:
+        with gone_on_404(page_id):
             data = self.json("GET", self.api(f"/pages/{page_id}"))
-        except RemoteError as exc:
-            if exc.status == 404:
-                raise ItemGone(page_id) from exc
-            raise
         return parse(NotionPage, data, what="page")
 
     def block_children(self, block_id: str, start_cursor: str | None) -> tuple[list, str | None]:
@@ -292,13 +275,10 @@ class NotionClient(ProviderClient):
     def content(self, page: NotionPage) -> Content:
         renderer = BlockRenderer(self, max_blocks=settings.KYBERNESIS_NOTION_MAX_BLOCKS)
         try:
-            body = renderer.render(page.id)
+            with gone_on_404(page.id):
+                body = renderer.render(page.id)
         except MalformedResponse as exc:
             raise ItemFailed(str(exc)) from exc
-        except RemoteError as exc:
-            if exc.status == 404:
-                raise ItemGone(page.id) from exc
-            raise
         properties = row_properties(page)
         text = tidy([*properties, *([""] if properties and body else []), *body])
         if not text.strip():
@@ -311,9 +291,12 @@ class NotionSync(ProviderSync):
     """Walks the search results newest edit first and stops at the stored watermark."""
 
     client_class = NotionClient
+    item_noun = "page"
 
-    def fetch(self, external_id: str) -> dict:
-        return self.client.page(external_id).model_dump(mode="json")
+    def fetch(self, external_id: str) -> NotionPage:
+        page = self.client.page(external_id)
+        page_title(page)  # a malformed title fails the page here, as in a listing
+        return page
 
     def sync(self, sink: Sink) -> None:
         watermark = _parse_time(self.account.cursor)
@@ -338,19 +321,16 @@ class NotionSync(ProviderSync):
             sink.checkpoint(state={"searchCursor": next_cursor, "newest": newest.isoformat() if newest else "",
                                    "watermark": self.account.cursor or ""})
 
-    def handle(self, sink: Sink, raw, *, watermark=None) -> None:
-        external_id = raw.get("id") if isinstance(raw, dict) else None
-        if not isinstance(external_id, str) or not external_id:
-            sink.failed(external_id="", title="", reason="Notion listed a page without an id; it was ignored")
-            return
-        if raw.get("object", "page") != "page":
-            return
-        try:
-            page = parse(NotionPage, raw, what="page")
-            title = page_title(page)
-        except MalformedResponse as exc:
-            sink.failed(external_id=external_id, title="", reason=str(exc))
-            return
+    def listed(self, raw: dict) -> bool:
+        return raw.get("object", "page") == "page"
+
+    def parse_entry(self, raw: dict) -> NotionPage:
+        page = parse(NotionPage, raw, what="page")
+        page_title(page)  # a malformed title fails the page here rather than in report()
+        return page
+
+    def report(self, sink: Sink, page: NotionPage, *, watermark=None) -> None:
+        title = page_title(page)
         if page.archived or page.in_trash:
             sink.removed(page.id)
             return

@@ -244,3 +244,12 @@ def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
     return {**dict(totals), "memories": len(ids), "links": links}
 
 
+def graph_ingest_memories(*, memory_ids: Sequence[int]) -> dict:
+    """Extract the graph of new or changed memories, then refresh their links, owner by owner."""
+    result = graph_extract_memories(memory_ids=memory_ids)
+    owners: dict[int, list[int]] = {}
+    for memory_id, owner_id in Memory.objects.filter(pk__in=memory_ids).values_list("pk", "owner_id"):
+        owners.setdefault(owner_id, []).append(memory_id)
+    result["links"] = {owner_id: memory_links_refresh(owner=owner_id, memory_ids=ids)
+                       for owner_id, ids in owners.items()}
+    return result

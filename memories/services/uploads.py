@@ -10,11 +10,12 @@ from django.conf import settings
 from django.db import transaction
 from django_q.tasks import async_task
 
+from core.formatting import megabytes
 from memories.parsers import ExtractionError, clean_filename, extract
 from memories.models import Memory, Source, UploadJob, content_hash
 from memories.services.memory import MemoryInput, memory_create, memory_create_many
 from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_tags,
-                                          clean_title, megabytes)
+                                          clean_title)
 
 logger = logging.getLogger(__name__)
 

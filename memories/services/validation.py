@@ -106,5 +106,3 @@ def clean_tags(tags, *, index: int | None) -> list[str]:
 
 
 
-def megabytes(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB"

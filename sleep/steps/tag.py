@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from django.db.models import F, Q
-
 from memories.services import memories_autotag
-from memories.tagging import RETAG_AFTER
+from memories.tagging import retag_due_filter
 from sleep.steps import BatchOutcome, Scope, Step
 
 
@@ -14,9 +12,7 @@ class TagStep(Step):
     batch_size = 500
 
     def due(self, scope: Scope):
-        stale = scope.now - RETAG_AFTER
-        return scope.memories().filter(Q(auto_tagged_at__isnull=True) | Q(auto_tagged_at__lt=stale)
-                                       | ~Q(auto_tagged_hash=F("content_hash")))
+        return scope.memories().filter(retag_due_filter(scope.now))
 
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
         result = memories_autotag(memory_ids=ids, now=scope.now)

@@ -11,7 +11,7 @@ from django.contrib.sites.models import Site
 from django.utils import timezone
 
 from connectors import services
-from connectors.providers import base
+from connectors.providers import client as provider_client
 from tests.fakes.google_drive import FakeGoogle
 from tests.fakes.notion import FakeNotion
 
@@ -20,7 +20,7 @@ from tests.fakes.notion import FakeNotion
 def waits(monkeypatch) -> list[float]:
     """Every backoff wait the connectors ask for, in seconds; nothing actually sleeps."""
     recorded: list[float] = []
-    monkeypatch.setattr(base, "sleep", recorded.append)
+    monkeypatch.setattr(provider_client, "sleep", recorded.append)
     return recorded
 
 

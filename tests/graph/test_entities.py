@@ -97,7 +97,9 @@ def test_a_one_megabyte_chunk_is_read_in_bounded_pieces():
 
 def test_offsets_point_at_the_names_in_the_original_text():
     text = "Intro.\n\nAlice works with the Product Team, which is based in San Francisco."
-    for m in extract_texts([text])[0].mentions:
+    mentions = extract_texts([text])[0].mentions
+    assert {"Alice", "San Francisco"} <= {m.name for m in mentions}
+    for m in mentions:
         assert display_name(text[m.start:m.end]) == m.name
 
 

@@ -42,6 +42,7 @@ def test_shared_manual_tags_link_but_source_tags_alone_do_not(user):
     assert "shared_tags" not in reasons(a, c)  # both carry the structural "upload" tag only
 
 
+@pytest.mark.real_embedder  # a paraphrase: only the real model knows the two mean the same
 def test_close_meaning_links_memories(user):
     a = make_memory(user, "The quarterly budget review showed costs rising in every department.")
     b = make_memory(user, "In the quarterly budget review, costs rose across all departments.")
@@ -53,7 +54,10 @@ def test_refreshing_twice_changes_nothing_and_reinforces_only_named_memories(use
     a = make_memory(user, "Budget figures for the spring.", manual_tags=["project-x"])
     b = make_memory(user, "Hiring plan for the autumn.", manual_tags=["project-x"])
     memory_links_refresh(owner=user)
+    # There is something to refresh: otherwise every count below would hold with no links at all.
+    assert "shared_tags" in reasons(a, b)
     rows = list(MemoryLink.objects.values_list("source_id", "target_id", "reason", "score"))
+    assert rows
     past = timezone.now() - timedelta(days=30)
     MemoryLink.objects.update(last_reinforced_at=past)
     again = memory_links_refresh(owner=user)

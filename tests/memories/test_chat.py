@@ -37,6 +37,7 @@ def test_a_message_over_the_limit_is_refused(user, settings):
     assert not Memory.objects.exists()
 
 
+@pytest.mark.real_embedder  # "related" is by meaning: the fake embedder only matches shared words
 def test_the_api_replies_with_related_memories(api, user, other_user):
     make_memory(user, content="The marketing budget for the product launch is 50,000 euros.", title="Budget")
     make_memory(user, content="Recipe: bake the sourdough bread at 230 degrees for 40 minutes.", title="Bread")

@@ -94,7 +94,7 @@ def test_a_20_mb_single_line_text_is_rejected_as_too_long(user, settings):
 def test_an_over_size_file_is_rejected_without_being_read(user, settings):
     settings.KYBERNESIS_MAX_UPLOAD_BYTES = 1024
     [result] = services.upload_files(owner=user, files=[upload("big.txt", b"b" * 2048)])
-    assert result.status == "rejected" and "the limit is 0.0 MB" in result.error
+    assert result.status == "rejected" and "the file is 2 KB; the limit is 1 KB" in result.error
     assert result.http_status == 413 and not Memory.objects.exists()
 
 

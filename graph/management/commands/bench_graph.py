@@ -21,7 +21,7 @@ from graph import entities
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
 from graph.services import graph_extract_memories
 from core import workers
-from memories.management.commands.bench_retrieval import read_jsonl
+from memories.bench.datasets import read_jsonl
 from memories.models import Memory, MemoryChunk
 from memories.services import MemoryInput, memory_create_many
 

@@ -6,8 +6,8 @@ import json
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Q
 
+from core.selectors import user_find
 from graph.services import graph_rebuild
 
 
@@ -23,12 +23,10 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1")
         users = get_user_model().objects.all()
         if user:
-            match = Q(username=user) | Q(email__iexact=user)
-            if user.isdigit():
-                match |= Q(pk=int(user))
-            users = users.filter(match)
-            if not users.exists():
+            found = user_find(user, by_id=True)
+            if found is None:
                 raise CommandError(f"no user {user!r}")
+            users = users.filter(pk=found.pk)
         else:
             users = users.filter(memories__isnull=False).distinct()
         results = {}

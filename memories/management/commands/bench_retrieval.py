@@ -15,27 +15,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding
+from memories.bench.datasets import read_jsonl, read_qrels
 from memories.models import Memory
 from memories.search import hybrid_search
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-retrieval"
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    qrels: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as handle:
-        next(handle)  # header
-        for line in handle:
-            query_id, doc_id, score = line.rstrip("\n").split("\t")
-            if int(score) > 0:
-                qrels.setdefault(query_id, {})[doc_id] = int(score)
-    return qrels
 
 
 def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:

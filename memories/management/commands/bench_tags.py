@@ -18,7 +18,7 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding
-from memories.management.commands.bench_retrieval import read_jsonl
+from memories.bench.datasets import read_jsonl
 from memories.tagging import _singular, content_keywords, keyword_tag
 
 TAGS_PER_DOC = 4

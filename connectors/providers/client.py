@@ -1,5 +1,5 @@
-"""The shared provider base: HTTP with retries and backoff, OAuth token use and refresh, and the
-shapes a provider hands to the sync service (remote documents, skips, failures)."""
+"""The shared HTTP client of the providers: retries with backoff (honouring Retry-After), OAuth token
+use and refresh, JSON and bounded downloads."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 import requests
 from django.conf import settings
 from django.utils import timezone
-from pydantic import BaseModel, ValidationError
+
+from connectors.providers.errors import ConnectorError, ItemSkipped, MalformedResponse, ReconnectNeeded, RemoteError
+from core.formatting import megabytes
 
 logger = logging.getLogger(__name__)
 
@@ -25,89 +26,6 @@ USER_AGENT = "Kybernesis-Connector/1.0"
 
 # Waits go through this name so that tests can record them instead of sleeping.
 sleep = time.sleep
-
-
-class ConnectorError(Exception):
-    """A sync cannot go on; the message is shown to the person as is."""
-
-
-class ReconnectNeeded(ConnectorError):
-    """The stored token was refused or cannot be refreshed: only a new OAuth connect helps."""
-
-
-class RemoteError(ConnectorError):
-    """The remote service kept failing (after retries) or refused a request."""
-
-    def __init__(self, message: str, *, status: int | None = None, transient: bool = False):
-        super().__init__(message)
-        self.status = status
-        self.transient = transient
-
-
-class MalformedResponse(ConnectorError):
-    """The remote answered with something that is not the documented shape."""
-
-
-class ItemSkipped(Exception):
-    """This one remote item is deliberately not synced (unsupported type, too large...)."""
-
-
-class ItemFailed(Exception):
-    """This one remote item could not be turned into a memory (damaged file, malformed data...)."""
-
-
-class ItemGone(Exception):
-    """The remote item no longer exists (deleted, trashed, or access lost)."""
-
-
-@dataclass
-class Content:
-    text: str
-    metadata: dict = field(default_factory=dict)
-    # Something worth telling the person that did not stop the sync (e.g. blocks left out).
-    note: str = ""
-
-
-@dataclass
-class RemoteDocument:
-    """One remote item as listed; `load` fetches its text only when the item changed."""
-
-    external_id: str
-    title: str
-    mime: str
-    url: str
-    modified_at: datetime | None
-    load: Callable[[], Content]
-    # Reload even when the modified time is unchanged (Notion's times are rounded to the minute).
-    recheck: bool = False
-
-
-class Sink:
-    """What a provider's sync reports to; implemented by connectors.services."""
-
-    def document(self, doc: RemoteDocument) -> None: ...
-
-    def skipped(self, *, external_id: str, title: str, mime: str, url: str, modified_at, reason: str) -> None: ...
-
-    def failed(self, *, external_id: str, title: str, reason: str) -> None: ...
-
-    def removed(self, external_id: str) -> None: ...
-
-    def checkpoint(self, *, cursor: str | None = None, state: dict | None = None) -> None: ...
-
-    def retry_ids(self) -> list[str]: ...
-
-
-def parse(model: type[BaseModel], data, *, what: str):
-    """Validate a remote JSON value against the documented shape, or say clearly what is wrong."""
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or 'response'}: {error['msg'].lower()}"
-            for error in exc.errors()[:3]
-        )
-        raise MalformedResponse(f"malformed {what} from the API ({problems})") from None
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -126,13 +44,6 @@ def retry_after_seconds(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, (when - timezone.now()).total_seconds())
-
-
-def megabytes(size: int) -> str:
-    """A size for people: MB from one megabyte up, KB or bytes below (limits can be set that low)."""
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.1f} MB"
-    return f"{size // 1024} KB" if size >= 1024 else f"{size} bytes"
 
 
 class ProviderClient:
@@ -162,8 +73,12 @@ class ProviderClient:
         if self._token is None:
             if self.account.social_account_id is None:
                 raise ReconnectNeeded(f"The {self.name} account is no longer linked. Reconnect it to sync again.")
-            self._token = (SocialToken.objects.filter(account_id=self.account.social_account_id)
-                           .select_related("app").order_by("-id").first())
+            self._token = (
+                SocialToken.objects.filter(account_id=self.account.social_account_id)
+                .select_related("app")
+                .order_by("-id")
+                .first()
+            )
             if self._token is None or not self._token.token:
                 raise ReconnectNeeded(f"No {self.name} access token is stored. Reconnect to sync again.")
         return self._token
@@ -179,14 +94,35 @@ class ProviderClient:
         try:
             return get_adapter().get_app(None, provider=self.social_provider)
         except (ImproperlyConfigured, MultipleObjectsReturned, ObjectDoesNotExist) as exc:
-            raise ConnectorError(f"The {self.name} OAuth client is not configured, or configured twice "
-                                 f"({type(exc).__name__}); see the README's connector settings.") from exc
+            raise ConnectorError(
+                f"The {self.name} OAuth client is not configured, or configured twice "
+                f"({type(exc).__name__}); see the README's connector settings."
+            ) from exc
+
+    # A provider that can renew access supplies `refresh_request` and the message for a refused renewal.
+    refresh_refused_message = ""
+
+    def refresh_request(self, app, refresh_token: str) -> dict:
+        """Ask the provider's token endpoint for a new access token; the JSON answer."""
+        raise NotImplementedError
 
     def can_refresh(self) -> bool:
-        return False
+        supported = type(self).refresh_request is not ProviderClient.refresh_request
+        return supported and bool(self.social_token().token_secret)
 
     def refresh_token(self) -> None:
-        raise ReconnectNeeded(f"{self.name} refused the stored token. Reconnect to sync again.")
+        """Renew access with the stored refresh token; a refusal (400/401) means only a reconnect helps."""
+        if not self.can_refresh():
+            raise ReconnectNeeded(f"{self.name} refused the stored token. Reconnect to sync again.")
+        try:
+            data = self.refresh_request(self.social_app(), self.social_token().token_secret)
+        except RemoteError as exc:
+            if exc.status in (400, 401):
+                raise ReconnectNeeded(
+                    self.refresh_refused_message or f"{self.name} refused to renew access. Reconnect to sync again."
+                ) from exc
+            raise
+        self.store_refreshed_token(data)
 
     def store_refreshed_token(self, data: dict) -> None:
         token = self.social_token()
@@ -223,8 +159,9 @@ class ProviderClient:
     def is_retryable(self, response: requests.Response) -> bool:
         return response.status_code in RETRYABLE_STATUSES
 
-    def request(self, method: str, url: str, *, authenticated: bool = True, headers: dict | None = None,
-                **kwargs) -> requests.Response:
+    def request(
+        self, method: str, url: str, *, authenticated: bool = True, headers: dict | None = None, **kwargs
+    ) -> requests.Response:
         kwargs.setdefault("timeout", settings.KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS)
         refreshed = False
         attempt = 0
@@ -246,30 +183,48 @@ class ProviderClient:
                         self.refresh_token()
                         refreshed = True
                         continue
-                    raise ReconnectNeeded(f"{self.name} refused the stored token (it was revoked or has "
-                                          "expired). Reconnect to sync again.")
-                if not self.is_retryable(response):
-                    if response.status_code >= 400:
-                        message = self.error_message(response)
-                        response.close()
-                        raise RemoteError(f"{self.name} answered {response.status_code}: {message}",
-                                          status=response.status_code)
+                    raise ReconnectNeeded(
+                        f"{self.name} refused the stored token (it was revoked or has "
+                        "expired). Reconnect to sync again."
+                    )
+                failure = self._failure(response)
+                if failure is None:
                     return response
-                failure = f"{self.name} answered {response.status_code}: {self.error_message(response)}"
-                response.close()
-            status = response.status_code if response is not None else None
-            if attempt >= (settings.KYBERNESIS_CONNECTOR_MAX_RETRIES if self.max_retries is None else self.max_retries):
-                raise RemoteError(f"{failure}; gave up after {attempt + 1} attempts", status=status, transient=True)
-            wait = retry_after_seconds(response.headers.get("Retry-After")) if response is not None else None
-            if wait is None:
-                base = settings.KYBERNESIS_CONNECTOR_BACKOFF_SECONDS
-                wait = base * (2 ** attempt) * (1 + random.random() * 0.25)
-            if wait > settings.KYBERNESIS_CONNECTOR_MAX_WAIT_SECONDS:
-                raise RemoteError(f"{failure}; it asked to wait {wait:.0f} s, longer than a sync waits. "
-                                  "The next sync continues from here.", status=status, transient=True)
-            logger.info("%s: %s; retrying in %.2f s", self.name, failure, wait)
-            sleep(wait)
+            self._wait_before_retry(attempt, response, failure)
             attempt += 1
+
+    def _failure(self, response: requests.Response) -> str | None:
+        """None for a usable answer; the reason for an answer worth retrying. Any other error is raised."""
+        if not self.is_retryable(response):
+            if response.status_code >= 400:
+                message = self.error_message(response)
+                response.close()
+                raise RemoteError(
+                    f"{self.name} answered {response.status_code}: {message}", status=response.status_code
+                )
+            return None
+        failure = f"{self.name} answered {response.status_code}: {self.error_message(response)}"
+        response.close()
+        return failure
+
+    def _wait_before_retry(self, attempt: int, response: requests.Response | None, failure: str) -> None:
+        """Back off exponentially (or as Retry-After asks), or give up when retries or patience run out."""
+        status = response.status_code if response is not None else None
+        if attempt >= (settings.KYBERNESIS_CONNECTOR_MAX_RETRIES if self.max_retries is None else self.max_retries):
+            raise RemoteError(f"{failure}; gave up after {attempt + 1} attempts", status=status, transient=True)
+        wait = retry_after_seconds(response.headers.get("Retry-After")) if response is not None else None
+        if wait is None:
+            base = settings.KYBERNESIS_CONNECTOR_BACKOFF_SECONDS
+            wait = base * (2**attempt) * (1 + random.random() * 0.25)
+        if wait > settings.KYBERNESIS_CONNECTOR_MAX_WAIT_SECONDS:
+            raise RemoteError(
+                f"{failure}; it asked to wait {wait:.0f} s, longer than a sync waits. "
+                "The next sync continues from here.",
+                status=status,
+                transient=True,
+            )
+        logger.info("%s: %s; retrying in %.2f s", self.name, failure, wait)
+        sleep(wait)
 
     def json(self, method: str, url: str, **kwargs):
         response = self.request(method, url, **kwargs)
@@ -292,12 +247,14 @@ class ProviderClient:
                     if len(data) > max_bytes:
                         raise ItemSkipped(f"the file is over the limit of {megabytes(max_bytes)}")
             except requests.RequestException as exc:
-                raise RemoteError(f"the download from {self.name} broke off ({type(exc).__name__})",
-                                  transient=True) from exc
+                raise RemoteError(
+                    f"the download from {self.name} broke off ({type(exc).__name__})", transient=True
+                ) from exc
         return bytes(data)
 
-    def paginate(self, fetch: Callable[[str | None], tuple[list, str | None]], start: str | None = None
-                 ) -> Iterator[tuple[list, str | None]]:
+    def paginate(
+        self, fetch: Callable[[str | None], tuple[list, str | None]], start: str | None = None
+    ) -> Iterator[tuple[list, str | None]]:
         """Yield (results, next cursor) page by page until the remote has no next cursor."""
         cursor = start
         while True:
@@ -305,41 +262,3 @@ class ProviderClient:
             yield results, cursor
             if not cursor:
                 return
-
-
-class ProviderSync:
-    """One provider's sync: first the items whose last attempt failed for a passing reason, then
-    what changed remotely (`sync`), all reported to the sink."""
-
-    client_class: type[ProviderClient] = ProviderClient
-
-    def __init__(self, *, account):
-        self.account = account
-        self.client = self.client_class(account=account)
-
-    def run(self, sink: Sink) -> None:
-        for external_id in sink.retry_ids():
-            self.retry(sink, external_id)
-        self.sync(sink)
-
-    def retry(self, sink: Sink, external_id: str) -> None:
-        try:
-            raw = self.fetch(external_id)
-        except ItemGone:
-            sink.removed(external_id)
-            return
-        except (MalformedResponse, RemoteError) as exc:
-            sink.failed(external_id=external_id, title="", reason=str(exc))
-            return
-        self.handle(sink, raw)
-
-    def sync(self, sink: Sink) -> None:
-        raise NotImplementedError
-
-    def fetch(self, external_id: str) -> dict:
-        """One item's listing entry, fetched on its own."""
-        raise NotImplementedError
-
-    def handle(self, sink: Sink, raw) -> None:
-        """Report one listing entry to the sink."""
-        raise NotImplementedError

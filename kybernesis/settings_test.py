@@ -1,0 +1,10 @@
+"""Settings for the test suite: the production settings with a fixed secret key, fast password
+hashing and tasks run synchronously in the test process. Importing it writes nothing and starts
+nothing; the embedded database starts on the first connection (kybernesis.embedded)."""
+
+from kybernesis.settings import *  # noqa: F403
+from kybernesis.settings import Q_CLUSTER
+
+SECRET_KEY = "kybernesis-tests-only-not-secret"
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}

@@ -1,0 +1,49 @@
+"""The two vector index layers: the production search statement reads the active index for hot and
+warm, both for every tier; archived memories stay searchable."""
+
+from __future__ import annotations
+
+from django.db import connection, transaction
+
+from memories import services
+from memories.models import Memory
+from tests.factories import make_memory
+from tests.memories.helpers import age
+
+def _vector_plan(user, tiers) -> str:
+    """EXPLAIN the statement hybrid_search itself runs (memories.search.search_statement)."""
+    from memories.search import SearchFilters, search_statement
+
+    sql, params = search_statement(user.pk, "budget review", [0.1] * 384, limit=10,
+                                   filters=SearchFilters(tiers=tuple(tiers)))
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A tiny test table is cheaper to scan and sort than to walk an HNSW graph; price those plans out so
+        # the plan shows which vector index a large collection would use.
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def test_a_hot_and_warm_search_reads_only_the_active_index(user):
+    plan = _vector_plan(user, ("hot", "warm"))
+    assert "memorychunk_hnsw_active" in plan and "memorychunk_hnsw_archive" not in plan
+    plan = _vector_plan(user, ("hot",))
+    assert "memorychunk_hnsw_active" in plan and "memorychunk_hnsw_archive" not in plan
+
+
+def test_a_search_of_every_tier_reads_both_layers(user):
+    plan = _vector_plan(user, ())
+    assert "memorychunk_hnsw_active" in plan and "memorychunk_hnsw_archive" in plan
+
+
+def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(user):
+    from memories.search import SearchFilters, hybrid_search
+
+    archived = age(make_memory(user, content="Zanzibar spice market trip itinerary."), days=90, priority=0.0)
+    services.memories_retier(memory_ids=[archived.pk])
+    assert Memory.objects.get(pk=archived.pk).tier == "archive"
+    found = hybrid_search(user, "Zanzibar spice market", track_access=False)
+    assert [r.memory_id for r in found.results][:1] == [archived.pk] and found.results[0].tier == "archive"
+    active_only = hybrid_search(user, "Zanzibar spice market", track_access=False,
+                                filters=SearchFilters(tiers=("hot", "warm")))
+    assert archived.pk not in {r.memory_id for r in active_only.results}
