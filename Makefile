@@ -21,15 +21,17 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Installs come from the lock files (every package pinned, with hashes); the project itself is then
-# installed editable without resolving anything again. torch is the CPU build (2.13.0+cpu), which pip
+# installed editable, which installs nothing more while the lock is complete (`make lock` after a
+# dependency changes) and only what is missing from it otherwise. torch is the CPU build (2.13.0+cpu), which pip
 # finds on this machine's wheel directory; see the README's "Lock files" section.
-$(VENV)/.installed: requirements.lock | $(BIN)/python
+$(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
 $(VENV)/.installed-test: requirements-dev.lock $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
 	@touch $@
 
 # pip-tools resolves pyproject.toml (and its test and dev extras) into the two lock files.

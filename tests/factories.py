@@ -25,6 +25,7 @@ from memories.models import (
     ChatSession,
     ChunkTerm,
     CorpusStat,
+    ImportJob,
     Memory,
     MemoryChunk,
     TermStat,
@@ -99,6 +100,7 @@ class MemoryChunkFactory(factory.django.DjangoModelFactory):
     char_end = factory.LazyAttribute(lambda o: len(o.text))
     text_hash = factory.LazyAttribute(lambda o: hashlib.sha256(o.text.encode()).hexdigest())
     embedding = factory.LazyFunction(lambda: [1.0] + [0.0] * 383)
+    embedding_model = factory.LazyFunction(lambda: __import__("memories.embedding").embedding.model_name())
     tier = factory.SelfAttribute("memory.tier")
 
 
@@ -131,6 +133,14 @@ class UploadJobFactory(factory.django.DjangoModelFactory):
     filename = factory.Sequence(lambda n: f"notes-{n}.txt")
     title = factory.LazyAttribute(lambda o: o.filename)
     text = "Text waiting to be stored as a memory."
+
+
+class ImportJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ImportJob
+
+    owner = factory.SubFactory(UserFactory)
+    filename = factory.Sequence(lambda n: f"export-{n}.zip")
 
 
 class ChunkTermFactory(factory.django.DjangoModelFactory):
