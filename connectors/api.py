@@ -16,7 +16,7 @@ from connectors.schemas import (
     DisconnectOut,
     DisconnectQuery,
 )
-from core.schemas import ErrorOut
+from core.schemas import ErrorOut, Id
 
 router = Router(tags=["connectors"])
 
@@ -50,13 +50,13 @@ def list_connectors(request: HttpRequest):
 
 
 @router.get("/connectors/{connector_id}", response={200: ConnectorOut, **ERRORS}, summary="Read a connector")
-def get_connector(request: HttpRequest, connector_id: int):
+def get_connector(request: HttpRequest, connector_id: Id):
     return connector_out(selectors.connector_get(user=request.auth, account_id=connector_id))
 
 
 @router.get("/connectors/{connector_id}/items", response={200: ConnectorItemPageOut, **ERRORS},
             summary="List a connector's synced items")
-def list_items(request: HttpRequest, connector_id: int, query: Query[ConnectorItemsQuery]):
+def list_items(request: HttpRequest, connector_id: Id, query: Query[ConnectorItemsQuery]):
     account = selectors.connector_get(user=request.auth, account_id=connector_id)
     qs = selectors.connector_items(account=account, status=query.status)
     page = list(qs[query.offset:query.offset + query.limit])
@@ -64,7 +64,7 @@ def list_items(request: HttpRequest, connector_id: int, query: Query[ConnectorIt
 
 
 @router.post("/connectors/{connector_id}/sync", response={202: ConnectorOut, **ERRORS}, summary="Sync now")
-def sync_connector(request: HttpRequest, connector_id: int):
+def sync_connector(request: HttpRequest, connector_id: Id):
     """Queues a sync (a sync already running is not started twice). 422 when the connector needs a reconnect."""
     account = selectors.connector_get(user=request.auth, account_id=connector_id)
     try:
@@ -75,7 +75,7 @@ def sync_connector(request: HttpRequest, connector_id: int):
 
 
 @router.delete("/connectors/{connector_id}", response={200: DisconnectOut, **ERRORS}, summary="Disconnect")
-def disconnect_connector(request: HttpRequest, connector_id: int, query: Query[DisconnectQuery]):
+def disconnect_connector(request: HttpRequest, connector_id: Id, query: Query[DisconnectQuery]):
     """Revokes the token and removes the connector. Synced memories are kept unless deleteMemories=true."""
     account = selectors.connector_get(user=request.auth, account_id=connector_id)
     deleted = services.connector_disconnect(account=account, delete_memories=query.deleteMemories)

@@ -8,6 +8,8 @@ from typing import Literal
 from ninja import Schema
 from pydantic import Field
 
+from core.schemas import MAX_OFFSET
+
 ItemStatus = Literal["synced", "skipped", "failed", "removed"]
 
 
@@ -57,7 +59,7 @@ class ConnectorItemPageOut(Schema):
 class ConnectorItemsQuery(Schema):
     status: ItemStatus | None = None
     limit: int = Field(50, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class DisconnectQuery(Schema):

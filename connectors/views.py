@@ -7,10 +7,10 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from connectors import selectors, services
+from core.redirects import redirect_back
 from connectors.models import ConnectorAccount, ConnectorItem
 
 ITEMS_PER_PAGE = 25
@@ -43,10 +43,7 @@ def connector_detail(request, connector_id: int):
 
 
 def _back(request, fallback: str):
-    target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return redirect(target)
-    return redirect(fallback)
+    return redirect_back(request, fallback)
 
 
 @require_POST

@@ -1,10 +1,17 @@
-"""Schemas every API router shares."""
+"""Schemas every API router shares: the error shape and bounded ids, offsets and limits."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from ninja import Schema
+from pydantic import Field
+
+# PostgreSQL's bigint: an id or offset past it is a 422 at the front door, not "bigint out of range".
+MAX_BIGINT = 2**63 - 1
+MAX_OFFSET = 1_000_000_000
+
+Id = Annotated[int, Field(ge=1, le=MAX_BIGINT)]
 
 
 class ErrorOut(Schema):

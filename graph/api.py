@@ -16,7 +16,7 @@ from graph.schemas import (
     RelationshipListQueryIn,
     RelationshipPageOut,
 )
-from core.schemas import ErrorOut
+from core.schemas import ErrorOut, Id
 
 router = Router(tags=["graph"])
 
@@ -56,7 +56,7 @@ def list_entities(request: HttpRequest, query: Query[EntityListQueryIn]):
 
 @router.get("/entities/{entity_id}", response={200: EntityDetailOut, **ERRORS},
             summary="One entity with its memories and relationships")
-def get_entity(request: HttpRequest, entity_id: int):
+def get_entity(request: HttpRequest, entity_id: Id):
     entity = selectors.entity_get(user=request.auth, entity_id=entity_id)
     memories = [{"memoryId": item["memory"].pk, "title": item["memory"].title, "mentions": item["mentions"],
                  "chunkId": item["chunk"].pk if item["chunk"] else None,

@@ -9,6 +9,8 @@ from django.conf import settings
 from ninja import Schema
 from pydantic import Field, field_validator
 
+from core.schemas import MAX_OFFSET, Id
+from core.text import CleanStr
 from graph.models import RelationType
 from graph.selectors import MAX_GRAPH_NODES, GraphQueryError, entity_types_clean
 
@@ -18,7 +20,7 @@ class _Query(Schema):
 
 
 class _TypesQuery(_Query):
-    types: list[str] = Field(default_factory=list, description="Entity types, repeated or comma-separated.")
+    types: list[CleanStr] = Field(default_factory=list, description="Entity types, repeated or comma-separated.")
 
     @field_validator("types")
     @classmethod
@@ -31,9 +33,9 @@ class _TypesQuery(_Query):
 
 class GraphQueryIn(_TypesQuery):
     view: Literal["entities", "memories"] = "entities"
-    memoryId: int | None = Field(None, ge=1)
-    entityId: int | None = Field(None, ge=1)
-    tag: str | None = Field(None, max_length=64)
+    memoryId: Id | None = None
+    entityId: Id | None = None
+    tag: CleanStr | None = Field(None, max_length=64)
     minWeight: float = Field(0.0, ge=0, le=1)
     limit: int = Field(settings.KYBERNESIS_GRAPH_NODE_LIMIT, ge=1, le=MAX_GRAPH_NODES)
 
@@ -73,9 +75,9 @@ class GraphOut(Schema):
 
 
 class EntityListQueryIn(_TypesQuery):
-    q: str | None = Field(None, max_length=200)
+    q: CleanStr | None = Field(None, max_length=200)
     limit: int = Field(settings.KYBERNESIS_API_PAGE_SIZE, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class EntityOut(Schema):
@@ -132,11 +134,11 @@ class EntityDetailOut(EntityOut):
 
 
 class RelationshipListQueryIn(_Query):
-    entityId: int | None = Field(None, ge=1)
+    entityId: Id | None = None
     relationTypes: list[RelationType] = Field(default_factory=list)
     minWeight: float = Field(0.0, ge=0, le=1)
     limit: int = Field(settings.KYBERNESIS_API_PAGE_SIZE, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class RelationshipPageOut(Schema):

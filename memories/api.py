@@ -9,8 +9,9 @@ from pydantic import Field
 
 from memories import search, selectors, services
 from memories.models import Memory
+from core.text import CleanStr
 from memories.tagging import split_tags
-from core.schemas import ErrorOut
+from core.schemas import MAX_OFFSET, ErrorOut, Id
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -98,9 +99,9 @@ def create_memories(request: HttpRequest, payload: MemoryBatchIn):
 class MemoryListQuery(Schema):
     tier: TierName | None = None
     source: SourceName | None = None
-    tag: list[str] = Field(default_factory=list, description="Repeatable; a memory must carry every tag given.")
+    tag: list[CleanStr] = Field(default_factory=list, description="Repeatable; a memory must carry every tag given.")
     limit: int = Field(settings.KYBERNESIS_API_PAGE_SIZE, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 @router.get("/memories", response={200: MemoryPageOut, **ERRORS}, summary="List memories")
@@ -112,12 +113,12 @@ def list_memories(request: HttpRequest, query: Query[MemoryListQuery]):
 
 
 @router.get("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Read a memory")
-def get_memory(request: HttpRequest, memory_id: int):
+def get_memory(request: HttpRequest, memory_id: Id):
     return memory_out(selectors.memory_get(user=request.auth, memory_id=memory_id), with_content=True)
 
 
 @router.patch("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Change a memory")
-def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn):
+def patch_memory(request: HttpRequest, memory_id: Id, payload: MemoryPatchIn):
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     changes = payload.model_dump(exclude_unset=True)
     if "tags" in changes:
@@ -127,13 +128,13 @@ def patch_memory(request: HttpRequest, memory_id: int, payload: MemoryPatchIn):
 
 
 @router.delete("/memories/{memory_id}", response={204: None, **ERRORS}, summary="Delete a memory")
-def delete_memory(request: HttpRequest, memory_id: int):
+def delete_memory(request: HttpRequest, memory_id: Id):
     services.memory_delete(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
     return Status(204, None)
 
 
 @router.post("/memories/{memory_id}/tags", response={200: MemoryDetailOut, **ERRORS}, summary="Add manual tags")
-def add_tags(request: HttpRequest, memory_id: int, payload: TagsIn):
+def add_tags(request: HttpRequest, memory_id: Id, payload: TagsIn):
     """Tags are normalised (trimmed, lowercased, spaces become hyphens); at most 50 manual tags."""
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     return memory_out(services.memory_tags_add(memory=memory, tags=payload.tags), with_content=True)
@@ -141,27 +142,27 @@ def add_tags(request: HttpRequest, memory_id: int, payload: TagsIn):
 
 @router.delete("/memories/{memory_id}/tags/{tag}", response={200: MemoryDetailOut, **ERRORS},
                summary="Remove a manual tag")
-def remove_tag(request: HttpRequest, memory_id: int, tag: str):
+def remove_tag(request: HttpRequest, memory_id: Id, tag: CleanStr):
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     return memory_out(services.memory_tag_remove(memory=memory, tag=tag), with_content=True)
 
 
 @router.post("/memories/{memory_id}/pin", response={200: MemoryDetailOut, **ERRORS}, summary="Pin a memory")
-def pin_memory(request: HttpRequest, memory_id: int):
+def pin_memory(request: HttpRequest, memory_id: Id):
     """A pinned memory moves to hot at once and stays hot whatever else holds."""
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     return memory_out(services.memory_pin(memory=memory, pinned=True), with_content=True)
 
 
 @router.delete("/memories/{memory_id}/pin", response={200: MemoryDetailOut, **ERRORS}, summary="Unpin a memory")
-def unpin_memory(request: HttpRequest, memory_id: int):
+def unpin_memory(request: HttpRequest, memory_id: Id):
     """The tier rules decide again at once."""
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     return memory_out(services.memory_pin(memory=memory, pinned=False), with_content=True)
 
 
 class TagListQuery(Schema):
-    prefix: str = Field("", max_length=64)
+    prefix: CleanStr = Field("", max_length=64)
     limit: int = Field(200, ge=1, le=1000)
 
 
@@ -187,7 +188,7 @@ def upload_status_url(job_id: int) -> str:
 
 @router.post("/uploads", response={200: UploadResultsOut, 202: UploadResultsOut, **ERRORS},
              summary="Upload files as memories")
-def upload_files(request: HttpRequest, files: File[list[UploadedFile]], tags: Form[list[str]] = None):
+def upload_files(request: HttpRequest, files: File[list[UploadedFile]], tags: Form[list[CleanStr]] = None):
     """One result per file, in input order: created, duplicate, queued (large files, 202) or rejected."""
     results = services.upload_files(owner=request.auth, files=files, manual_tags=split_tags(tags))
     body = {"results": [
@@ -204,7 +205,7 @@ def upload_files(request: HttpRequest, files: File[list[UploadedFile]], tags: Fo
 
 
 @router.get("/uploads/{job_id}", response={200: UploadJobOut, **ERRORS}, summary="Status of a queued upload")
-def upload_status(request: HttpRequest, job_id: int):
+def upload_status(request: HttpRequest, job_id: Id):
     return upload_job_out(selectors.upload_job_get(user=request.auth, job_id=job_id))
 
 
@@ -240,7 +241,7 @@ def chat_sessions(request: HttpRequest):
 
 @router.get("/chat/sessions/{session_id}", response={200: ChatSessionDetailOut, **ERRORS},
             summary="One chat session with its messages")
-def chat_session(request: HttpRequest, session_id: int):
+def chat_session(request: HttpRequest, session_id: Id):
     session = selectors.chat_session_get(user=request.auth, session_id=session_id)
     messages = selectors.chat_session_messages(session=session)
     return {**chat_session_out(session), "messages": [memory_out(m, with_content=True) for m in messages]}
@@ -256,23 +257,15 @@ def _as_list(value) -> tuple:
     return tuple(value) if isinstance(value, list) else (value,)
 
 
-def _aware(value):
-    from django.utils import timezone
-
-    if value is not None and timezone.is_naive(value):
-        return timezone.make_aware(value, timezone.get_current_timezone())
-    return value
-
-
 def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
     if data is None:
         return search.SearchFilters()
     return search.SearchFilters(
         tags=tuple(data.tags or ()), tags_mode=data.tagsMode, sources=_as_list(data.source),
         tiers=_as_list(data.tier) + tuple(data.tiers or ()), min_priority=data.minPriority,
-        max_priority=data.maxPriority, created_after=_aware(data.createdAfter),
-        created_before=_aware(data.createdBefore), updated_after=_aware(data.updatedAfter),
-        updated_before=_aware(data.updatedBefore), title_contains=data.titleContains, pinned=data.pinned,
+        max_priority=data.maxPriority, created_after=data.createdAfter,
+        created_before=data.createdBefore, updated_after=data.updatedAfter,
+        updated_before=data.updatedBefore, title_contains=data.titleContains, pinned=data.pinned,
     )
 
 

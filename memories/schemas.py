@@ -8,6 +8,9 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from core.schemas import Id
+from core.text import CleanDict, CleanStr
+
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
 
@@ -18,12 +21,12 @@ class StrictIn(Schema):
 
 
 class MemoryIn(StrictIn):
-    title: str | None = Field(None, description="Empty or missing: the first line of the content.")
-    content: str
-    tags: list[str] | None = Field(None, description="Manual tags; trimmed, lowercased, spaces become hyphens.")
+    title: CleanStr | None = Field(None, description="Empty or missing: the first line of the content.")
+    content: CleanStr
+    tags: list[CleanStr] | None = Field(None, description="Manual tags; trimmed, lowercased, spaces become hyphens.")
     source: SourceName = "upload"
     priority: float | None = Field(None, description="0 to 1; omitted means the default.")
-    metadata: dict[str, Any] | None = None
+    metadata: CleanDict | None = None
 
 
 class MemoryBatchIn(StrictIn):
@@ -31,12 +34,12 @@ class MemoryBatchIn(StrictIn):
 
 
 class MemoryPatchIn(StrictIn):
-    title: str | None = None
-    content: str | None = None
-    tags: list[str] | None = None
+    title: CleanStr | None = None
+    content: CleanStr | None = None
+    tags: list[CleanStr] | None = None
     source: SourceName | None = None
     priority: float | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: CleanDict | None = None
 
 
 class AutoTagOut(Schema):
@@ -80,7 +83,7 @@ class MemoryDetailOut(MemoryOut):
 
 
 class TagsIn(StrictIn):
-    tags: list[str] = Field(..., description="Manual tags to add; trimmed, lowercased, spaces become hyphens.")
+    tags: list[CleanStr] = Field(..., description="Manual tags to add; trimmed, lowercased, spaces become hyphens.")
 
 
 class TagCountOut(Schema):
@@ -128,8 +131,8 @@ class UploadJobOut(Schema):
 
 
 class ChatMessageIn(StrictIn):
-    sessionId: int | None = None
-    content: str
+    sessionId: Id | None = None
+    content: CleanStr
 
 
 class RelatedMemoryOut(Schema):
@@ -173,12 +176,12 @@ class _SearchFilterFields(Schema):
     createdBefore: datetime | None = None
     updatedAfter: datetime | None = None
     updatedBefore: datetime | None = None
-    titleContains: str | None = Field(None, max_length=500)
+    titleContains: CleanStr | None = Field(None, max_length=500)
     pinned: bool | None = None
 
 
 class SearchFiltersIn(_SearchFilterFields):
-    tags: list[str] | None = None
+    tags: list[CleanStr] | None = None
     source: SourceName | list[SourceName] | None = None
     tier: TierName | list[TierName] | None = None
     tiers: list[TierName] | None = None
@@ -187,17 +190,17 @@ class SearchFiltersIn(_SearchFilterFields):
 class SearchQueryIn(_SearchFilterFields):
     """GET /search: the filters as query parameters (repeat tag, source and tier for several)."""
 
-    q: str
-    limit: int = 10
+    q: CleanStr = Field(..., max_length=2000)
+    limit: int = Field(10, ge=1, le=100)
     groupBy: Literal["chunk", "memory"] = "chunk"
-    tag: list[str] = Field(default_factory=list)
+    tag: list[CleanStr] = Field(default_factory=list)
     source: list[SourceName] = Field(default_factory=list)
     tier: list[TierName] = Field(default_factory=list)
 
 
 class SearchIn(StrictIn):
-    query: str
-    limit: int = 10
+    query: CleanStr = Field(..., max_length=2000)
+    limit: int = Field(10, ge=1, le=100)
     filters: SearchFiltersIn | None = None
     groupBy: Literal["chunk", "memory"] = "chunk"
 

@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
 from pydantic import Field
 
-from core.schemas import ErrorOut
+from core.schemas import MAX_OFFSET, ErrorOut, Id
 from sleep import selectors
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_request
@@ -35,7 +35,7 @@ def sleep_run_out(run: SleepRun, *, user) -> dict:
 
 class RunListQuery(Schema):
     limit: int = Field(20, ge=1, le=200)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 @router.get("/sleep/runs", response={200: SleepRunPageOut, **ERRORS}, summary="List sleep runs")
@@ -48,7 +48,7 @@ def list_runs(request: HttpRequest, query: Query[RunListQuery]):
 
 
 @router.get("/sleep/runs/{run_id}", response={200: SleepRunOut, **ERRORS}, summary="Read a sleep run")
-def get_run(request: HttpRequest, run_id: int):
+def get_run(request: HttpRequest, run_id: Id):
     return sleep_run_out(selectors.sleep_run_get(user=request.auth, run_id=run_id), user=request.auth)
 
 
