@@ -5,11 +5,12 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test install install-test system-packages migrate clean help
+.PHONY: run test fuzz install install-test system-packages migrate clean help
 
 help:
 	@echo "make run   - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
 	@echo "make test  - install what the tests need and run the whole suite"
+	@echo "make fuzz  - a deeper Schemathesis run of the whole API (FUZZ_EXAMPLES per operation, default 200)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +48,11 @@ system-packages:
 
 test: install-test system-packages
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The CI suite runs the same fuzz test with a small example budget; this one digs deeper.
+FUZZ_EXAMPLES ?= 200
+fuzz: install-test
+	KYBERNESIS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/kybernesis/test_api_fuzz.py -p no:cacheprovider $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

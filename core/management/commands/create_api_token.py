@@ -2,9 +2,9 @@
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Q
 
 from core.auth import api_token_create
+from core.selectors import user_find
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, create_user: bool, name: str, **options):
         User = get_user_model()
-        user = User.objects.filter(Q(username=username) | Q(email__iexact=username)).order_by("pk").first()
+        user = user_find(name=username)
         if user is None:
             if not create_user:
                 raise CommandError(f"no user {username!r}; pass --create-user to create one")

@@ -6,8 +6,8 @@ import json
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Q
 
+from core.selectors import user_find
 from graph.services import graph_rebuild
 
 
@@ -21,18 +21,15 @@ class Command(BaseCommand):
     def handle(self, *args, user: str | None, batch_size: int, **options):
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
-        users = get_user_model().objects.all()
         if user:
-            match = Q(username=user) | Q(email__iexact=user)
-            if user.isdigit():
-                match |= Q(pk=int(user))
-            users = users.filter(match)
-            if not users.exists():
+            owner = user_find(name=user)
+            if owner is None:
                 raise CommandError(f"no user {user!r}")
+            users = [owner]
         else:
-            users = users.filter(memories__isnull=False).distinct()
+            users = get_user_model().objects.filter(memories__isnull=False).distinct().order_by("pk")
         results = {}
-        for owner in users.order_by("pk"):
+        for owner in users:
             result = graph_rebuild(owner=owner, batch_size=batch_size)
             results[owner.get_username()] = result
             self.stdout.write(f"{owner.get_username()}: {result['memories']} memories, "

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Q
 
+from core.selectors import user_find
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_execute, sleep_run_request
 
@@ -22,7 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, user=None, wait=False, **options):
         owner = None
         if user:
-            owner = get_user_model().objects.filter(Q(username=user) | Q(email__iexact=user)).first()
+            owner = user_find(name=user)
             if owner is None:
                 raise CommandError(f"no user '{user}'")
         run, created = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=owner)
