@@ -52,7 +52,7 @@ test: install-test system-packages
 # The CI suite runs the same fuzz test with a small example budget; this one digs deeper.
 FUZZ_EXAMPLES ?= 200
 fuzz: install-test
-	KYBERNESIS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/kybernesis/test_api_fuzz.py -p no:cacheprovider $(PYTEST_ARGS)
+	KYBERNESIS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) KYBERNESIS_FUZZ_COVERAGE=1 $(BIN)/python -m pytest tests/kybernesis/test_api_fuzz.py -p no:cacheprovider $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

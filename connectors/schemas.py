@@ -75,4 +75,4 @@ class DisconnectQuery(Schema):
 
 
 class DisconnectOut(OutSchema):
-    deletedMemories: int
+    deleted_memories: int

@@ -4,7 +4,7 @@ Every operation is called, authenticated with a bearer token, with inputs genera
 valid ones and, through Schemathesis' negative mode, invalid ones. The server must never answer
 5xx, every answer must match the documented schema and status codes, and no memory may ever exist
 without its chunks. The example budget is small so the suite stays fast; `make fuzz` runs the same
-test with KYBERNESIS_FUZZ_EXAMPLES=200.
+test with KYBERNESIS_FUZZ_EXAMPLES=200 and the coverage phase on.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from memories.models import Memory
 from tests.factories import make_memory
 
 EXAMPLES = int(os.environ.get("KYBERNESIS_FUZZ_EXAMPLES", "6"))
+# Schemathesis' coverage phase (boundary values, wrong types, unexpected methods for every parameter)
+# sends ~1,500 requests; `make fuzz` turns it on, the CI run keeps to the random examples.
+COVERAGE = os.environ.get("KYBERNESIS_FUZZ_COVERAGE", "0") == "1"
 CHECKS = [not_a_server_error, response_schema_conformance, status_code_conformance]
 
 
@@ -34,6 +37,7 @@ CHECKS = [not_a_server_error, response_schema_conformance, status_code_conforman
 # cases are sent in-process to Django's WSGI application: one test per operation.
 schema = schemathesis.openapi.from_dict(api.get_openapi_schema())
 schema.app = get_wsgi_application()
+schema.config.phases.coverage.enabled = COVERAGE
 
 
 @pytest.fixture(autouse=True)
