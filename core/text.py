@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
+from django.core.exceptions import ValidationError
 from pydantic import AfterValidator
 
 # Characters that reorder or isolate text for display (Unicode's bidi formatting characters).
@@ -55,8 +56,10 @@ def check_json(value: Any, *, field: str | None = None, depth: int = 0) -> Any:
         check_text(value, field=field)
     elif isinstance(value, dict):
         for key, item in value.items():
-            name = f"{field}.{key}" if field else str(key)
-            check_text(str(key), field=name)
+            key = str(key)
+            shown = key if text_problem(key) is None else ascii(key)  # the reply must itself be valid text
+            name = f"{field}.{shown}" if field else shown
+            check_text(key, field=name)
             check_json(item, field=name, depth=depth + 1)
     elif isinstance(value, (list, tuple)):
         for position, item in enumerate(value):
@@ -88,6 +91,13 @@ def _checked_json(value: Any) -> Any:
         return check_json(value)
     except TextError as exc:
         raise ValueError(str(exc)) from None
+
+
+def validate_clean_text(value) -> None:
+    """For Django form fields: the same rule, shown on the field it belongs to. (A NUL byte is left
+    to the CharField's own ProhibitNullCharactersValidator, so the field shows one message.)"""
+    if isinstance(value, str) and "\x00" not in value and (problem := text_problem(value)):
+        raise ValidationError(f"This {problem}.", code="unstorable_text")
 
 
 # For ninja/pydantic schemas: a 422 whose `loc` names the field.

@@ -128,16 +128,21 @@ def _date_bound(value, *, name: str, end_of_day: bool) -> datetime | None:
     if value is None:
         return None
     if not isinstance(value, (date, datetime)):
-        raise SearchError(f"{name} must be a date or a date and time")
+        raise SearchError(f"{_camel(name)} must be a date or a date and time")
     day = value.date() if isinstance(value, datetime) else value
     if not MIN_FILTER_DATE <= day <= MAX_FILTER_DATE:
-        raise SearchError(f"{name} must be between {MIN_FILTER_DATE.isoformat()} and {MAX_FILTER_DATE.isoformat()}; "
-                          f"got {day.isoformat()}")
+        raise SearchError(f"a date must be between {MIN_FILTER_DATE.isoformat()} and {MAX_FILTER_DATE.isoformat()}; "
+                          f"got {day.isoformat()} ({_camel(name)})")
     if not isinstance(value, datetime):
         value = datetime.combine(value + timedelta(days=1) if end_of_day else value, day_time.min)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, timezone.get_current_timezone())
     return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def _tier_condition(tiers) -> str:

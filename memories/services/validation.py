@@ -93,7 +93,7 @@ def clean_metadata(metadata, *, index: int | None) -> dict:
     try:
         check_json(metadata, field="metadata")
     except TextError as exc:
-        raise MemoryInputError(str(exc).split(": ", 1)[1], field=exc.field, index=index) from None
+        raise MemoryInputError(str(exc), field=exc.field, index=index) from None
     try:
         size = len(json.dumps(metadata).encode())
     except (TypeError, ValueError) as exc:
