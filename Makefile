@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run dev test test-fast test-external lint lock install install-test system-packages migrate clean help
+.PHONY: run dev test test-fast test-external fuzz lint lock install install-test system-packages migrate clean help
 
 help:
 	@echo "make run        - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
@@ -13,6 +13,7 @@ help:
 	@echo "make dev        - like run, but with Django's runserver (development only)"
 	@echo "make test-fast  - the fast set only (no real models, browser or benchmarks): seconds, not minutes"
 	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
+	@echo "make fuzz       - a deeper Schemathesis run of the whole API (FUZZ_EXAMPLES per operation, default 200)"
 	@echo "make lint       - ruff check, ruff format --check and the import-linter layer contract"
 	@echo "make lock       - re-resolve requirements.lock and requirements-dev.lock from pyproject.toml"
 
@@ -85,6 +86,11 @@ lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+
+# The CI suite runs the same fuzz test with a small example budget; this one digs deeper.
+FUZZ_EXAMPLES ?= 200
+fuzz: install-test
+	KYBERNESIS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) KYBERNESIS_FUZZ_COVERAGE=1 $(BIN)/python -m pytest tests/kybernesis/test_api_fuzz.py -p no:cacheprovider $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -8,61 +8,71 @@ from typing import Literal
 from ninja import Schema
 from pydantic import Field
 
+from core.schemas import OutSchema
+
 ItemStatus = Literal["synced", "skipped", "failed", "removed"]
 
 
-class ItemCountsOut(Schema):
+class ItemCountsOut(OutSchema):
     synced: int
     skipped: int
     failed: int
     removed: int
 
 
-class ConnectorOut(Schema):
+class ConnectorOut(OutSchema):
     id: int
     provider: Literal["google-drive", "notion"]
-    providerName: str
+    provider_name: str
     label: str
     status: Literal["ready", "queued", "syncing", "synced", "error", "reconnect_needed"]
-    lastSyncAt: datetime | None
-    lastError: str | None
-    itemCounts: ItemCountsOut
-    createdAt: datetime
+    last_sync_at: datetime | None
+    last_error: str | None
+    item_counts: ItemCountsOut
+    created_at: datetime
+
+    @staticmethod
+    def resolve_provider_name(account) -> str:
+        return account.get_provider_display()
+
+    @staticmethod
+    def resolve_last_error(account) -> str | None:
+        return account.last_error or None
+
+    @staticmethod
+    def resolve_item_counts(account) -> dict:
+        return {"synced": account.synced_count, "skipped": account.skipped_count,
+                "failed": account.failed_count, "removed": account.removed_count}
 
 
-class ConnectorListOut(Schema):
+class ConnectorListOut(OutSchema):
     items: list[ConnectorOut]
 
 
-class ConnectorItemOut(Schema):
+class ConnectorItemOut(OutSchema):
     id: int
-    externalId: str
+    external_id: str
     title: str
     mime: str
     url: str
-    remoteModifiedAt: datetime | None
+    remote_modified_at: datetime | None
     status: ItemStatus
     error: str | None
-    memoryId: int | None
-    updatedAt: datetime
+    memory_id: int | None
+    updated_at: datetime
 
-
-class ConnectorItemPageOut(Schema):
-    items: list[ConnectorItemOut]
-    count: int
-    limit: int
-    offset: int
+    @staticmethod
+    def resolve_error(item) -> str | None:
+        return item.error or None
 
 
 class ConnectorItemsQuery(Schema):
     status: ItemStatus | None = None
-    limit: int = Field(50, ge=1, le=500)
-    offset: int = Field(0, ge=0)
 
 
 class DisconnectQuery(Schema):
     deleteMemories: bool = Field(False, description="Also delete the memories this connector synced.")
 
 
-class DisconnectOut(Schema):
-    deletedMemories: int
+class DisconnectOut(OutSchema):
+    deleted_memories: int

@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from connectors import selectors, services
+from core.redirects import redirect_back
 from connectors.models import ConnectorAccount, ConnectorItem
-from core.http import redirect_back
 
 ITEMS_PER_PAGE = 25
 # While a sync waits or runs, the page refreshes its status by itself.

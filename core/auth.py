@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.http import HttpRequest
 from django.utils import timezone
-from ninja.security import HttpBearer
+from ninja.security import HttpBearer, SessionAuth
 
 from core.models import ApiToken
 
@@ -41,3 +41,23 @@ class BearerTokenAuth(HttpBearer):
         if user is not None:
             request.user = user
         return user
+
+
+class SessionAuthAfterBearer(SessionAuth):
+    """The browser session, consulted only when no Authorization header was sent.
+
+    A request that carries a bearer token is decided by that token alone: an invalid one is a 401,
+    never a CSRF 403 from falling through to the session check. Without a signed-in session there
+    is nothing for CSRF to protect, so that too is a 401 rather than a 403.
+    """
+
+    def __call__(self, request: HttpRequest):
+        if request.headers.get("Authorization") is not None:
+            return None
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        return super().__call__(request)
+
+
+session_auth = SessionAuthAfterBearer()

@@ -9,7 +9,10 @@ from django.conf import settings
 from ninja import Schema
 from pydantic import Field, field_validator
 
+from core.schemas import Id, OutSchema
+from core.text import CleanStr
 from graph.models import RelationType
+from graph import selectors
 from graph.selectors import MAX_GRAPH_NODES, GraphQueryError, entity_types_clean
 
 
@@ -18,7 +21,7 @@ class _Query(Schema):
 
 
 class _TypesQuery(_Query):
-    types: list[str] = Field(default_factory=list, description="Entity types, repeated or comma-separated.")
+    types: list[CleanStr] = Field(default_factory=list, description="Entity types, repeated or comma-separated.")
 
     @field_validator("types")
     @classmethod
@@ -31,9 +34,9 @@ class _TypesQuery(_Query):
 
 class GraphQueryIn(_TypesQuery):
     view: Literal["entities", "memories"] = "entities"
-    memoryId: int | None = Field(None, ge=1)
-    entityId: int | None = Field(None, ge=1)
-    tag: str | None = Field(None, max_length=64)
+    memoryId: Id | None = None
+    entityId: Id | None = None
+    tag: CleanStr | None = Field(None, max_length=64)
     minWeight: float = Field(0.0, ge=0, le=1)
     limit: int = Field(settings.KYBERNESIS_GRAPH_NODE_LIMIT, ge=1, le=MAX_GRAPH_NODES)
 
@@ -73,74 +76,86 @@ class GraphOut(Schema):
 
 
 class EntityListQueryIn(_TypesQuery):
-    q: str | None = Field(None, max_length=200)
-    limit: int = Field(settings.KYBERNESIS_API_PAGE_SIZE, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    q: CleanStr | None = Field(None, max_length=200)
 
 
-class EntityOut(Schema):
+class EntityOut(OutSchema):
     id: int
     name: str
     type: str
     salience: float
-    mentionCount: int
-    memoryCount: int
+    mention_count: int
+    memory_count: int
     aliases: list[str]
-    firstSeen: datetime
-    lastSeen: datetime
+    first_seen: datetime
+    last_seen: datetime
 
 
-class EntityPageOut(Schema):
-    items: list[EntityOut]
-    count: int
-    limit: int
-    offset: int
-
-
-class EntityRefOut(Schema):
+class EntityRefOut(OutSchema):
     id: int
     name: str
     type: str
 
 
-class RelationshipOut(Schema):
+class RelationshipOut(OutSchema):
     id: int
     source: EntityRefOut
     target: EntityRefOut
-    relationType: str
+    relation_type: str
     weight: float
     confidence: float
-    evidenceCount: int
-    contextChunkId: int | None
-    contextMemoryId: int | None
+    evidence_count: int
+    context_chunk_id: int | None
+    context_memory_id: int | None
     evidence: str
-    createdAt: datetime
-    lastSeen: datetime
+    created_at: datetime
+    last_seen: datetime
+
+    @staticmethod
+    def resolve_context_memory_id(edge) -> int | None:
+        return edge.context_chunk.memory_id if edge.context_chunk_id else None
 
 
-class EntityMemoryOut(Schema):
-    memoryId: int
+class EntityMemoryOut(OutSchema):
+    """From entity_memories' items: {"memory", "mentions", "chunk", "snippet"}."""
+
+    memory_id: int
     title: str
     mentions: int
-    chunkId: int | None
+    chunk_id: int | None
     snippet: str | None
+
+    @staticmethod
+    def resolve_memory_id(item) -> int:
+        return item["memory"].pk
+
+    @staticmethod
+    def resolve_title(item) -> str:
+        return item["memory"].title
+
+    @staticmethod
+    def resolve_chunk_id(item) -> int | None:
+        return item["chunk"].pk if item["chunk"] else None
+
+    @staticmethod
+    def resolve_snippet(item) -> str | None:
+        return "".join(item["snippet"].values()) if item["snippet"] else None
 
 
 class EntityDetailOut(EntityOut):
     memories: list[EntityMemoryOut]
     relationships: list[RelationshipOut]
 
+    @staticmethod
+    def resolve_memories(entity) -> list[dict]:
+        return selectors.entity_memories(entity=entity)
+
+    @staticmethod
+    def resolve_relationships(entity) -> list:
+        return selectors.entity_relationships(entity=entity)
+
 
 class RelationshipListQueryIn(_Query):
-    entityId: int | None = Field(None, ge=1)
+    entityId: Id | None = None
     relationTypes: list[RelationType] = Field(default_factory=list)
     minWeight: float = Field(0.0, ge=0, le=1)
-    limit: int = Field(settings.KYBERNESIS_API_PAGE_SIZE, ge=1, le=500)
-    offset: int = Field(0, ge=0)
-
-
-class RelationshipPageOut(Schema):
-    items: list[RelationshipOut]
-    count: int
-    limit: int
-    offset: int

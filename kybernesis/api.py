@@ -8,9 +8,9 @@ from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 from ninja.parser import Parser
-from ninja.security import django_auth
 
-from core.auth import BearerTokenAuth
+from core.auth import BearerTokenAuth, session_auth
+from core.text import MAX_JSON_DEPTH, TextError, check_json
 
 from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
@@ -31,14 +31,29 @@ class BodyTooLarge(ValueError):
     pass
 
 
+class BodyRefused(ValueError):
+    def __init__(self, error: TextError):
+        self.field = error.field
+        super().__init__(str(error))
+
+
 class StrictJSONParser(Parser):
+    """JSON bodies: too large is a 413, not JSON or too deeply nested is a 422 that says why, and a
+    string no database can hold (NUL, lone surrogates) is a 422 naming where it is."""
+
     def parse_body(self, request: HttpRequest):
         try:
-            return super().parse_body(request)
+            data = super().parse_body(request)
         except RequestDataTooBig as exc:
             raise BodyTooLarge(str(exc)) from exc
+        except RecursionError as exc:
+            raise BodyNotJSON(f"it is nested more than {MAX_JSON_DEPTH} levels deep") from exc
         except ValueError as exc:
             raise BodyNotJSON(str(exc)) from exc
+        try:
+            return check_json(data)
+        except TextError as exc:
+            raise BodyRefused(exc) from exc
 
 
 api = NinjaAPI(
@@ -46,7 +61,7 @@ api = NinjaAPI(
     version="1",
     description="Memories, hybrid search, the knowledge graph and the sleep agent, as JSON.",
     urls_namespace="api",
-    auth=[BearerTokenAuth(), django_auth],
+    auth=[BearerTokenAuth(), session_auth],
     parser=StrictJSONParser(),
     docs_url="/docs",
 )
@@ -57,10 +72,22 @@ def http_error(request: HttpRequest, exc: HttpError):
     if isinstance(exc.__cause__, BodyTooLarge):
         return api.create_response(request, {"detail": "The request body is larger than "
                                              f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"}, status=413)
+    if isinstance(exc.__cause__, BodyRefused):
+        body = {"detail": f"The request body was refused: {exc.__cause__}"}
+        if exc.__cause__.field:
+            body["field"] = exc.__cause__.field
+        return api.create_response(request, body, status=422)
     if isinstance(exc.__cause__, BodyNotJSON):
         return api.create_response(request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"},
                                    status=422)
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(RequestDataTooBig)
+def body_too_large(request: HttpRequest, exc: RequestDataTooBig):
+    # Raised when ninja first reads request.body, before any parser sees it.
+    return api.create_response(request, {"detail": "The request body is larger than "
+                                         f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"}, status=413)
 
 
 @api.exception_handler(SearchError)

@@ -22,17 +22,48 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from graph import selectors as graph_selectors
-from graph.api import entity_out, relationship_out
+from graph.schemas import EntityOut, RelationshipOut
 from graph.selectors import GraphQueryError
 from memories import search, selectors, services
-from memories.api import memory_out, search_filters, search_out
-from memories.schemas import SearchFiltersIn, SourceName, TierName
+from memories.api import search_filters
+from memories.schemas import MemoryDetailOut, MemoryOut, SearchFiltersIn, SearchOut, SourceName, TierName
 from memories.search import SearchError
 from memories.services import MemoryInputError
 from sleep import selectors as sleep_selectors
-from sleep.api import sleep_run_out
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_request
+from sleep.schemas import SleepRunOut
+
+
+# The tools answer with the API's own Out schemas, so a tool's JSON is the API's JSON.
+def _dump(schema, obj, **context) -> dict[str, Any]:
+    return schema.model_validate(obj, context=context or None).model_dump(by_alias=True, mode="json")
+
+
+def memory_out(memory, *, with_content: bool = False) -> dict[str, Any]:
+    return _dump(MemoryDetailOut if with_content else MemoryOut, memory)
+
+
+def entity_out(entity) -> dict[str, Any]:
+    return _dump(EntityOut, entity)
+
+
+def relationship_out(relationship) -> dict[str, Any]:
+    return _dump(RelationshipOut, relationship)
+
+
+def search_out(response) -> dict[str, Any]:
+    return _dump(SearchOut, response)
+
+
+def sleep_run_out(run, *, user) -> dict[str, Any]:
+    # The schema shows a run's details to whom the API would: it reads the user from the request.
+    return _dump(SleepRunOut, run, request=_Caller(user))
+
+
+class _Caller:
+    def __init__(self, user):
+        self.auth = self.user = user
 
 _user: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_user", default=None)
 
@@ -106,9 +137,8 @@ async def memory_add(
     source: SourceName = "upload",
 ) -> dict[str, Any]:
     def body():
-        item = services.MemoryInput(title=title, content=content, source=source, priority=priority,
-                                    metadata=metadata or {}, manual_tags=tags or [])
-        memory = services.memory_create_many(owner=_owner(), items=[item], _single=True)[0]
+        memory = services.memory_create(owner=_owner(), title=title, content=content, source=source,
+                                        priority=priority, metadata=metadata or {}, manual_tags=tags or [])
         return memory_out(memory, with_content=True)
 
     return await _db(body)()

@@ -1,6 +1,7 @@
 """Project middleware."""
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequiredMiddleware
+from django.http import multipartparser
 from django.http.multipartparser import MultiPartParser
 from django.utils.datastructures import ImmutableList
 from django.utils.encoding import force_str
@@ -13,6 +14,13 @@ class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
         if request.path_info.startswith("/api/"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+# Django refuses a whole multipart body when one part's headers exceed 1 KiB, so one file with a long
+# name (a ~5,000-character one) lost every file beside it with a bare 400. The parts' headers may be
+# up to 32 KiB instead; the long name then reaches the upload service, which refuses that file alone
+# with its reason (parsers.clean_filename). Each part's header is still read in one bounded chunk.
+multipartparser.MAX_TOTAL_HEADER_SIZE = max(multipartparser.MAX_TOTAL_HEADER_SIZE, 32 * 1024)
 
 
 class _NameKeepingMultiPartParser(MultiPartParser):

@@ -8,6 +8,9 @@ from typing import Any, Literal
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
+from core.schemas import Id, OutSchema
+from core.text import CleanDict, CleanStr
+
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
 
@@ -18,12 +21,12 @@ class StrictIn(Schema):
 
 
 class MemoryIn(StrictIn):
-    title: str | None = Field(None, description="Empty or missing: the first line of the content.")
-    content: str
-    tags: list[str] | None = Field(None, description="Manual tags; trimmed, lowercased, spaces become hyphens.")
+    title: CleanStr | None = Field(None, description="Empty or missing: the first line of the content.")
+    content: CleanStr
+    tags: list[CleanStr] | None = Field(None, description="Manual tags; trimmed, lowercased, spaces become hyphens.")
     source: SourceName = "upload"
     priority: float | None = Field(None, description="0 to 1; omitted means the default.")
-    metadata: dict[str, Any] | None = None
+    metadata: CleanDict | None = None
 
 
 class MemoryBatchIn(StrictIn):
@@ -31,20 +34,20 @@ class MemoryBatchIn(StrictIn):
 
 
 class MemoryPatchIn(StrictIn):
-    title: str | None = None
-    content: str | None = None
-    tags: list[str] | None = None
+    title: CleanStr | None = None
+    content: CleanStr | None = None
+    tags: list[CleanStr] | None = None
     source: SourceName | None = None
     priority: float | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: CleanDict | None = None
 
 
-class AutoTagOut(Schema):
+class AutoTagOut(OutSchema):
     tag: str
     confidence: float
 
 
-class MemoryOut(Schema):
+class MemoryOut(OutSchema):
     id: int
     title: str
     source: str
@@ -52,115 +55,160 @@ class MemoryOut(Schema):
     tier: str
     pinned: bool
     tags: list[str]
-    autoTags: list[AutoTagOut]
-    manualTags: list[str]
+    auto_tags: list[AutoTagOut]
+    manual_tags: list[str]
     summary: str
     metadata: dict[str, Any]
-    tierReason: str
-    tierChangedAt: datetime | None
-    decayScore: float
-    accessCount: int
-    createdAt: datetime
-    updatedAt: datetime
-    lastAccessedAt: datetime | None
-    chunkCount: int
+    tier_reason: str
+    tier_changed_at: datetime | None
+    decay_score: float
+    access_count: int
+    created_at: datetime
+    updated_at: datetime
+    last_accessed_at: datetime | None
+    chunk_count: int
+
+    @staticmethod
+    def resolve_chunk_count(memory) -> int:
+        # Lists annotate the count (selectors) and services set it; a lone memory may have to ask.
+        count = getattr(memory, "chunk_count", None)
+        return memory.chunks.count() if count is None else count
 
 
-class TierMoveOut(Schema):
-    fromTier: str
-    toTier: str
+class TierMoveOut(OutSchema):
+    from_tier: str
+    to_tier: str
     reason: str
     cause: str
-    movedAt: datetime
+    moved_at: datetime
 
 
 class MemoryDetailOut(MemoryOut):
     content: str
-    tierHistory: list[TierMoveOut]
+    tier_history: list[TierMoveOut]
+
+    @staticmethod
+    def resolve_tier_history(memory) -> list:
+        from memories.selectors import memory_tier_history
+
+        return list(memory_tier_history(memory=memory))
 
 
 class TagsIn(StrictIn):
-    tags: list[str] = Field(..., description="Manual tags to add; trimmed, lowercased, spaces become hyphens.")
+    tags: list[CleanStr] = Field(..., description="Manual tags to add; trimmed, lowercased, spaces become hyphens.")
 
 
-class TagCountOut(Schema):
+class TagCountOut(OutSchema):
     tag: str
     count: int = Field(..., description="Memories carrying the tag, manual or auto.")
     manual: int = Field(..., description="Memories where it is a manual tag.")
 
 
-class TagListOut(Schema):
+class TagListOut(OutSchema):
     items: list[TagCountOut]
 
 
-class MemoryBatchOut(Schema):
+class MemoryBatchOut(OutSchema):
     items: list[MemoryOut]
 
 
-class MemoryPageOut(Schema):
-    items: list[MemoryOut]
-    count: int
-    limit: int
-    offset: int
-
-
-class UploadResultOut(Schema):
+class UploadResultOut(OutSchema):
     filename: str
     status: Literal["created", "duplicate", "queued", "rejected"]
     memory: MemoryOut | None = None
     error: str | None = None
-    jobId: int | None = None
-    statusUrl: str | None = None
+    job_id: int | None = None
+    status_url: str | None = None
+
+    @staticmethod
+    def resolve_job_id(result) -> int | None:
+        return result.job.pk if result.job else None
+
+    @staticmethod
+    def resolve_status_url(result) -> str | None:
+        return f"/api/v1/uploads/{result.job.pk}" if result.job else None
 
 
-class UploadResultsOut(Schema):
+class UploadResultsOut(OutSchema):
     results: list[UploadResultOut]
 
 
-class UploadJobOut(Schema):
+class UploadJobOut(OutSchema):
     id: int
     filename: str
     status: Literal["pending", "processing", "done", "failed"]
     error: str | None = None
     memory: MemoryOut | None = None
-    createdAt: datetime
-    updatedAt: datetime
+    created_at: datetime
+    updated_at: datetime
+
+    @staticmethod
+    def resolve_error(job) -> str | None:
+        return job.error or None
+
+    @staticmethod
+    def resolve_memory(job):
+        return job.memory if job.memory_id else None
 
 
 class ChatMessageIn(StrictIn):
-    sessionId: int | None = None
-    content: str
+    sessionId: Id | None = None
+    content: CleanStr
 
 
-class RelatedMemoryOut(Schema):
-    memoryId: int
+class RelatedMemoryOut(OutSchema):
+    """From memory_related's items: {"memory", "snippet", "score"}."""
+
+    memory_id: int
     title: str
     snippet: str
     score: float
     source: str
     tier: str
 
+    @staticmethod
+    def resolve_memory_id(item) -> int:
+        return item["memory"].pk
 
-class ChatMessageOut(Schema):
-    sessionId: int
+    @staticmethod
+    def resolve_title(item) -> str:
+        return item["memory"].title
+
+    @staticmethod
+    def resolve_source(item) -> str:
+        return item["memory"].source
+
+    @staticmethod
+    def resolve_tier(item) -> str:
+        return item["memory"].tier
+
+
+class ChatMessageOut(OutSchema):
+    session_id: int
     memory: MemoryDetailOut
     related: list[RelatedMemoryOut]
 
 
-class ChatSessionOut(Schema):
+class ChatSessionOut(OutSchema):
     id: int
     title: str
-    messageCount: int
-    createdAt: datetime
-    updatedAt: datetime
+    message_count: int
+    created_at: datetime
+    updated_at: datetime
 
 
-class ChatSessionListOut(Schema):
+class ChatSessionListOut(OutSchema):
     items: list[ChatSessionOut]
 
 
 class ChatSessionDetailOut(ChatSessionOut):
     messages: list[MemoryDetailOut]
+
+    @staticmethod
+    def resolve_messages(session) -> list:
+        from memories.selectors import chat_session_messages
+
+        return list(chat_session_messages(session=session))
 
 
 class _SearchFilterFields(Schema):
@@ -173,12 +221,12 @@ class _SearchFilterFields(Schema):
     createdBefore: datetime | None = None
     updatedAfter: datetime | None = None
     updatedBefore: datetime | None = None
-    titleContains: str | None = Field(None, max_length=500)
+    titleContains: CleanStr | None = Field(None, max_length=500)
     pinned: bool | None = None
 
 
 class SearchFiltersIn(_SearchFilterFields):
-    tags: list[str] | None = None
+    tags: list[CleanStr] | None = None
     source: SourceName | list[SourceName] | None = None
     tier: TierName | list[TierName] | None = None
     tiers: list[TierName] | None = None
@@ -187,35 +235,39 @@ class SearchFiltersIn(_SearchFilterFields):
 class SearchQueryIn(_SearchFilterFields):
     """GET /search: the filters as query parameters (repeat tag, source and tier for several)."""
 
-    q: str
-    limit: int = 10
+    q: CleanStr = Field(..., max_length=2000)
+    limit: int = Field(10, ge=1, le=100)
     groupBy: Literal["chunk", "memory"] = "chunk"
-    tag: list[str] = Field(default_factory=list)
+    tag: list[CleanStr] = Field(default_factory=list)
     source: list[SourceName] = Field(default_factory=list)
     tier: list[TierName] = Field(default_factory=list)
 
 
 class SearchIn(StrictIn):
-    query: str
-    limit: int = 10
+    query: CleanStr = Field(..., max_length=2000)
+    limit: int = Field(10, ge=1, le=100)
     filters: SearchFiltersIn | None = None
     groupBy: Literal["chunk", "memory"] = "chunk"
 
 
-class SearchResultOut(Schema):
-    memoryId: int
-    chunkId: int
+class SearchResultOut(OutSchema):
+    memory_id: int
+    chunk_id: int
     title: str
     snippet: str
-    hybridScore: float
-    vectorScore: float
-    metadataScore: float
+    hybrid_score: float
+    vector_score: float
+    metadata_score: float
     tier: str
     source: str
     tags: list[str]
-    createdAt: datetime
+    created_at: datetime
 
 
-class SearchOut(Schema):
+class SearchOut(OutSchema):
     results: list[SearchResultOut]
-    tookMs: float
+    took_ms: float
+
+    @staticmethod
+    def resolve_took_ms(response) -> float:
+        return round(response.took_ms, 2)

@@ -22,7 +22,7 @@ import html
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, time as day_time, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -30,6 +30,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.text import text_problem
 from memories import embedding, lexical
 from memories.models import ACTIVE_TIERS, Memory, MemoryChunk, Source, Tier
 from memories.tagging import filter_tags
@@ -53,14 +54,24 @@ class SearchFilters:
     tiers: tuple[str, ...] = ()
     min_priority: float | None = None
     max_priority: float | None = None
-    created_after: datetime | None = None
-    created_before: datetime | None = None
-    updated_after: datetime | None = None
-    updated_before: datetime | None = None
+    # A datetime is used as it is (naive ones in the current time zone); a plain date means the
+    # whole day, so `created_before=2025-03-01` still includes memories of the first of March.
+    created_after: datetime | date | None = None
+    created_before: datetime | date | None = None
+    updated_after: datetime | date | None = None
+    updated_before: datetime | date | None = None
     title_contains: str | None = None
     pinned: bool | None = None
 
     def __post_init__(self):
+        for name in ("created_after", "created_before", "updated_after", "updated_before"):
+            object.__setattr__(self, name, _date_bound(getattr(self, name), name=name,
+                                                       end_of_day=name.endswith("_before")))
+        if self.title_contains is not None and (problem := text_problem(self.title_contains)):
+            raise SearchError(f"titleContains {problem}")
+        for tag in self.tags:
+            if isinstance(tag, str) and (problem := text_problem(tag)):
+                raise SearchError(f"tags {problem}")
         object.__setattr__(self, "tags", filter_tags(self.tags))
         if self.tags_mode not in ("any", "all"):
             raise SearchError("tagsMode must be 'any' or 'all'")
@@ -105,6 +116,33 @@ class SearchFilters:
             params["f_pinned"] = self.pinned
             memory.append("m.pinned = %(f_pinned)s")
         return " AND ".join(chunk), " AND ".join(memory)
+
+
+# Dates a filter may name. Wider than any memory's timestamps, and narrow enough that a day added for
+# "end of day" or a time-zone shift never leaves Python's datetime range (year 1 to 9999).
+MIN_FILTER_DATE = date(1000, 1, 1)
+MAX_FILTER_DATE = date(9998, 12, 31)
+
+
+def _date_bound(value, *, name: str, end_of_day: bool) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, (date, datetime)):
+        raise SearchError(f"{_camel(name)} must be a date or a date and time")
+    day = value.date() if isinstance(value, datetime) else value
+    if not MIN_FILTER_DATE <= day <= MAX_FILTER_DATE:
+        raise SearchError(f"a date must be between {MIN_FILTER_DATE.isoformat()} and {MAX_FILTER_DATE.isoformat()}; "
+                          f"got {day.isoformat()} ({_camel(name)})")
+    if not isinstance(value, datetime):
+        value = datetime.combine(value + timedelta(days=1) if end_of_day else value, day_time.min)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, timezone.get_current_timezone())
+    return value
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
 
 
 def _tier_condition(tiers) -> str:
@@ -195,6 +233,8 @@ FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m
 def _validate(query, limit) -> str:
     if not isinstance(query, str) or not query.strip():
         raise SearchError("the query is empty")
+    if problem := text_problem(query):
+        raise SearchError(f"the query {problem}")
     if len(query) > MAX_QUERY_CHARS:
         raise SearchError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:

@@ -13,6 +13,8 @@ import threading
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+from core.text import text_problem
+
 logger = logging.getLogger(__name__)
 
 MAX_AUTO_TAGS = 6
@@ -48,7 +50,8 @@ def normalize_tag(raw: str) -> str:
 def filter_tags(raw_tags) -> tuple[str, ...]:
     """Tags used to filter: normalised like stored tags; blanks dropped, never an error (an odd tag
     simply matches nothing)."""
-    return tuple(dict.fromkeys(re.sub(r"\s+", "-", t.strip().lower()) for t in raw_tags or () if t and t.strip()))
+    return tuple(dict.fromkeys(re.sub(r"\s+", "-", t.strip().lower()) for t in raw_tags or ()
+                               if t and t.strip() and text_problem(t) is None))
 
 
 def normalize_tags(raw_tags, *, limit: int) -> list[str]:

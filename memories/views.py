@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
@@ -14,7 +12,8 @@ from django.urls import reverse
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
-from core.http import redirect_back
+from core.redirects import redirect_back
+from core.text import text_problem
 from memories import search, selectors, services
 from memories.forms import ChatForm, MemoryFilterForm, MemoryForm, SearchForm, UploadForm
 from memories.models import Tier
@@ -136,6 +135,9 @@ def memory_tier_card(request, memory_id: int):
 def tag_list(request):
     """Every tag with how many memories carry it; each links to the memories with that tag."""
     prefix = request.GET.get("q", "")[:64]
+    if problem := text_problem(prefix):
+        messages.error(request, f"The tag filter {problem}; showing every tag.")
+        prefix = ""
     tags = selectors.tag_counts(user=request.user, prefix=prefix)
     biggest = max((t["count"] for t in tags), default=1)
     for item in tags:  # font size grows with the square root of use, between 0.8 and 1.6 rem
@@ -226,14 +228,6 @@ def chat(request):
     return response
 
 
-def _day_start(day):
-    from datetime import datetime, time
-
-    from django.utils import timezone
-
-    return timezone.make_aware(datetime.combine(day, time.min)) if day else None
-
-
 def search_page(request):
     """Live hybrid search with filters; the URL carries the query so a search can be shared."""
     form = SearchForm(request.GET or None)
@@ -244,9 +238,8 @@ def search_page(request):
             filters = search.SearchFilters(
                 tags=tuple(split_tags([data["tag"]])),
                 sources=(data["source"],) if data["source"] else (), tiers=tuple(data["tier"]),
-                min_priority=data["min_priority"], created_after=_day_start(data["created_after"]),
-                created_before=_day_start(data["created_before"] + timedelta(days=1)) if data["created_before"]
-                else None)
+                min_priority=data["min_priority"], created_after=data["created_after"],
+                created_before=data["created_before"])
             response = search.hybrid_search(request.user, data["q"], limit=25, filters=filters,
                                             group_by="memory" if data["group"] else "chunk")
         except search.SearchError as exc:

@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.text import strip_display_controls, text_problem
 from memories.models import ChatSession, Memory, Source
 from memories.services.memory import memory_create
 from memories.services.validation import MemoryInputError, MemoryTooLargeError
@@ -15,7 +16,7 @@ CHAT_TITLE_WORDS = 8
 
 
 def _first_words(text: str, *, words: int = CHAT_TITLE_WORDS, max_chars: int = 80) -> str:
-    parts = text.split()
+    parts = strip_display_controls(text).split()
     title = " ".join(parts[:words])
     if len(title) > max_chars:
         title = title[:max_chars].rsplit(" ", 1)[0] or title[:max_chars]
@@ -28,6 +29,8 @@ def chat_message_send(*, owner, content, session: ChatSession | None = None) -> 
         raise MemoryInputError("the message must be text", field="content")
     if not content.strip():
         raise MemoryInputError("the message is empty", field="content")
+    if problem := text_problem(content):
+        raise MemoryInputError(f"the message {problem}", field="content")
     limit = settings.KYBERNESIS_MAX_CHAT_MESSAGE_CHARS
     if len(content) > limit:
         raise MemoryTooLargeError(f"the message is {len(content):,} characters; the limit is {limit:,}",

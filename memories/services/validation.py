@@ -6,6 +6,7 @@ import json
 
 from django.conf import settings
 
+from core.text import TextError, check_json, check_text, strip_display_controls
 from memories.models import Source
 from memories.tagging import TagError, normalize_tags
 
@@ -39,10 +40,11 @@ def clean_title(title, content: str, *, index: int | None) -> str:
         title = ""
     if not isinstance(title, str):
         raise MemoryInputError("title must be a string", field="title", index=index)
-    title = " ".join(title.split())
+    _check(title, "title", index)
+    title = strip_display_controls(title)
     if not title:
         # No title given: the first line of the content, shortened at a word.
-        first_line = content.strip().splitlines()[0].strip()
+        first_line = strip_display_controls(content.strip().splitlines()[0])
         title = first_line if len(first_line) <= 80 else first_line[:80].rsplit(" ", 1)[0] + "…"
     if len(title) > MAX_TITLE_CHARS:
         raise MemoryInputError(f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}",
@@ -55,6 +57,7 @@ def clean_content(content, *, index: int | None) -> str:
         raise MemoryInputError("content must be a string", field="content", index=index)
     if "\x00" in content:
         raise MemoryInputError("content contains NUL bytes; is it a binary file?", field="content", index=index)
+    _check(content, "content", index)
     if not content.strip():
         raise MemoryInputError("content is empty", field="content", index=index)
     limit = settings.KYBERNESIS_MAX_MEMORY_CHARS
@@ -88,6 +91,10 @@ def clean_metadata(metadata, *, index: int | None) -> dict:
     if not isinstance(metadata, dict):
         raise MemoryInputError("metadata must be a JSON object", field="metadata", index=index)
     try:
+        check_json(metadata, field="metadata")
+    except TextError as exc:
+        raise MemoryInputError(str(exc), field=exc.field, index=index) from None
+    try:
         size = len(json.dumps(metadata).encode())
     except (TypeError, ValueError) as exc:
         raise MemoryInputError(f"metadata is not JSON-serialisable: {exc}", field="metadata", index=index) from exc
@@ -98,11 +105,18 @@ def clean_metadata(metadata, *, index: int | None) -> dict:
 
 
 def clean_tags(tags, *, index: int | None) -> list[str]:
+    for tag in tags or ():
+        _check(tag, "tags", index)
     try:
         return normalize_tags(tags, limit=MAX_MANUAL_TAGS)
     except TagError as exc:
         raise MemoryInputError(str(exc), field="tags", index=index) from exc
 
 
+def _check(value, field: str, index: int | None) -> None:
+    try:
+        check_text(value, field=field)
+    except TextError as exc:
+        raise MemoryInputError(str(exc), field=field, index=index) from None
 
 

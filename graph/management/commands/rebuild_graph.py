@@ -21,16 +21,15 @@ class Command(BaseCommand):
     def handle(self, *args, user: str | None, batch_size: int, **options):
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
-        users = get_user_model().objects.all()
         if user:
             found = user_find(user, by_id=True)
             if found is None:
                 raise CommandError(f"no user {user!r}")
-            users = users.filter(pk=found.pk)
+            users = [found]
         else:
-            users = users.filter(memories__isnull=False).distinct()
+            users = get_user_model().objects.filter(memories__isnull=False).distinct().order_by("pk")
         results = {}
-        for owner in users.order_by("pk"):
+        for owner in users:
             result = graph_rebuild(owner=owner, batch_size=batch_size)
             results[owner.get_username()] = result
             self.stdout.write(f"{owner.get_username()}: {result['memories']} memories, "
