@@ -1,6 +1,7 @@
 """Signal receivers that keep the graph right: extraction when memory content changes, and cleanup
 however a memory is deleted."""
 
+from django.conf import settings
 from django.db.models.signals import post_delete, pre_delete
 from django.dispatch import receiver
 from django_q.tasks import async_task
@@ -25,5 +26,11 @@ def recount_after_deleted_memory(sender, instance: Memory, **kwargs) -> None:
 
 @receiver(content_changed, dispatch_uid="graph.extract_changed_memories")
 def extract_changed_memories(sender, memory_ids, **kwargs) -> None:
-    # Runs after the memory's transaction committed: the worker sees the new chunks.
-    async_task("graph.tasks.extract_memories", list(memory_ids))
+    # Runs after the memory's transaction committed: the worker sees the new chunks. A large batch is
+    # split so that each task fits its timeout, and a task of a killed worker is handed out again soon
+    # (see core.queue); the task is idempotent, so running one twice is harmless.
+    ids = list(memory_ids)
+    size = max(1, settings.KYBERNESIS_GRAPH_TASK_MEMORIES)
+    for start in range(0, len(ids), size):
+        async_task("graph.tasks.extract_memories", ids[start:start + size],
+                   timeout=settings.KYBERNESIS_GRAPH_TASK_TIMEOUT)

@@ -173,12 +173,21 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # --- Background work (django-q2); PostgreSQL is the broker unless Redis is configured -----------
+# KYBERNESIS_Q_TIMEOUT is the longest any task may run (sleep cycles, connector syncs); graph and
+# upload tasks carry shorter timeouts of their own, and with the database broker a task whose worker
+# died is handed out again once its own timeout plus two minutes has passed (core.queue).
+KYBERNESIS_GRAPH_TASK_TIMEOUT = env_int("KYBERNESIS_GRAPH_TASK_TIMEOUT", 300)
+KYBERNESIS_GRAPH_TASK_MEMORIES = env_int("KYBERNESIS_GRAPH_TASK_MEMORIES", 200)
+KYBERNESIS_UPLOAD_TASK_TIMEOUT = env_int("KYBERNESIS_UPLOAD_TASK_TIMEOUT", 900)
 Q_CLUSTER = {
     "name": "kybernesis",
     "workers": env_int("KYBERNESIS_Q_WORKERS", 2),
     "timeout": env_int("KYBERNESIS_Q_TIMEOUT", 1800),
     "retry": env_int("KYBERNESIS_Q_TIMEOUT", 1800) + 60,
-    "max_attempts": 1,
+    # A task that failed (raised) is run again up to this many times in all; every task is idempotent.
+    "max_attempts": env_int("KYBERNESIS_Q_MAX_ATTEMPTS", 3),
+    # Prefetch no more than one task per worker, so a claimed task does not wait long behind others.
+    "queue_limit": env_int("KYBERNESIS_Q_WORKERS", 2),
     "catch_up": False,
     "sync": TESTING or env_bool("KYBERNESIS_TASKS_SYNC", False),
     "label": "Task queue",
@@ -187,6 +196,7 @@ if env_str("KYBERNESIS_REDIS_URL"):
     Q_CLUSTER["redis"] = env_str("KYBERNESIS_REDIS_URL")
 else:
     Q_CLUSTER["orm"] = "default"
+    Q_CLUSTER["broker_class"] = "core.queue.TimedORM"
 
 # --- Kybernesis ---------------------------------------------------------------------------------
 KYBERNESIS_MAX_MEMORY_CHARS = env_int("KYBERNESIS_MAX_MEMORY_CHARS", 5_000_000)

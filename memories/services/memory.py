@@ -9,9 +9,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.retry import run_with_retry
+
 from memories import embedding, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
+from memories.services.locking import memory_lock
 from memories.services.tags import autotag
 from memories.signals import content_changed_on_commit
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
@@ -176,20 +179,25 @@ def memory_update(
     if manual_tags is not _UNSET:
         changes["manual_tags"] = clean_tags(manual_tags, index=None)
 
-    with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
-        rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
-        for name, value in changes.items():
-            setattr(locked, name, value)
-        if rechunk or "metadata" in changes or "source" in changes:
-            autotag(locked, now=timezone.now())
-        if rechunk:
-            _replace_chunks(locked)
-            content_changed_on_commit(memory_ids=[locked.pk])
-        locked.save()
-        if {"priority", "manual_tags", "metadata"} & changes.keys():
-            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
-            locked.refresh_from_db()
+    def write() -> Memory:
+        with transaction.atomic():
+            locked = memory_lock(memory.pk)
+            rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+            for name, value in changes.items():
+                setattr(locked, name, value)
+            if rechunk or "metadata" in changes or "source" in changes:
+                autotag(locked, now=timezone.now())
+            if rechunk:
+                _replace_chunks(locked)
+                content_changed_on_commit(memory_ids=[locked.pk])
+            locked.save()
+            if {"priority", "manual_tags", "metadata"} & changes.keys():
+                memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+                locked.refresh_from_db()
+        return locked
+
+    # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
+    locked = run_with_retry(write, label="memory_update")
     locked.chunk_count = locked.chunks.count()
     return locked
 
@@ -214,18 +222,28 @@ def _replace_chunks(memory: Memory) -> None:
 def memory_archive(*, memory: Memory, reason: str) -> Memory:
     """Archive a memory whose source is gone, noting why in metadata["archivedReason"]. The tier rules
     keep it archived (unless pinned) until that note is removed, e.g. when the file is restored."""
-    with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
-        locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
-        locked.save(update_fields=["metadata", "updated_at"])
-        memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
-    return reloaded(locked)
+    def write() -> Memory:
+        with transaction.atomic():
+            locked = memory_lock(memory.pk)
+            locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
+            locked.save(update_fields=["metadata", "updated_at"])
+            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
+        return locked
+
+    return reloaded(run_with_retry(write, label="memory_archive"))
 
 
 def memory_delete(*, memory: Memory) -> None:
-    """Remove a memory; its chunks and their lexical postings go with it (see memories.signals)."""
-    with transaction.atomic():
-        memory.delete()
+    """Remove a memory; its chunks and their lexical postings go with it (see memories.signals).
+
+    The memory's row is locked before anything that hangs off it, the order every writer keeps, so a
+    delete waits for an edit or a graph extraction of the same memory instead of deadlocking with it;
+    a memory already deleted by a concurrent request is a 404."""
+    def write() -> None:
+        with transaction.atomic():
+            memory_lock(memory.pk).delete()
+
+    run_with_retry(write, label="memory_delete")
 
 
 def memory_summaries_save(*, summaries: dict[int, tuple[str, str, str]]) -> int:

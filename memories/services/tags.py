@@ -9,6 +9,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from memories.models import Memory, TierMove
+from memories.services.locking import memory_lock
 from memories.services.tiers import BatchResult, memories_retier, reloaded
 from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
 from memories.tagging import TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags
@@ -71,7 +72,7 @@ def memory_tags_add(*, memory: Memory, tags) -> Memory:
     if not new:
         raise MemoryInputError("give at least one tag", field="tags")
     with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked = memory_lock(memory.pk)
         combined = [*locked.manual_tags, *(t for t in new if t not in locked.manual_tags)]
         if len(combined) > MAX_MANUAL_TAGS:
             raise MemoryInputError(f"a memory can have at most {MAX_MANUAL_TAGS} manual tags; it has "
@@ -91,7 +92,7 @@ def memory_tag_remove(*, memory: Memory, tag: str) -> Memory:
     except TagError as exc:
         raise MemoryInputError(str(exc), field="tag") from None
     with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked = memory_lock(memory.pk)
         if tag not in locked.manual_tags:
             raise TagNotFoundError(f"this memory has no manual tag '{tag}'", field="tag")
         locked.manual_tags = [t for t in locked.manual_tags if t != tag]

@@ -113,7 +113,8 @@ def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
                                    title=item.title, text=item.content, metadata=item.metadata,
                                    manual_tags=list(item.manual_tags))
     transaction.on_commit(lambda: async_task("memories.tasks.ingest_upload", job.pk,
-                                             task_name=f"ingest upload {job.pk}"))
+                                             task_name=f"ingest upload {job.pk}",
+                                             timeout=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT))
     return job
 
 
