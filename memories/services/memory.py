@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
@@ -101,19 +102,80 @@ def memory_create(
     return memory_create_many(owner=owner, items=[item], _single=True)[0]
 
 
-def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = False) -> list[Memory]:
-    """Store several memories, embedding all their chunks in one pass. One bad item refuses them all."""
+def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = False,
+                       unique: bool = False) -> list[Memory]:
+    """Store several memories, embedding all their chunks in one pass. One bad item refuses them all.
+
+    Each returned memory has `created` set. With `unique`, an item whose content the owner already
+    has (or an earlier item of the same call has) is not stored again: its place holds the memory that
+    has that content, with `created` False. The check and the insert hold a lock on (owner, content
+    hash), so of concurrent calls with the same content exactly one creates it.
+    """
     limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
     if len(items) > limit:
         raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
     prepared = [_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
     if not prepared:
         return []
+    if unique:
+        return run_with_retry(lambda: _create_unique(owner, prepared), label="memory_create_many")
+    return _create(owner, prepared)
+
+
+def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
+    digests = [content_hash(p.content) for p in prepared]
+    # Known content costs no embedding: look before the lock, then again under it.
+    known = _memories_by_hash(owner, digests)
+    fresh: dict[str, _Prepared] = {}
+    for digest, p in zip(digests, prepared, strict=True):
+        if digest not in known:
+            fresh.setdefault(digest, p)
+    vectors = embedding.embed_texts([chunk.text for p in fresh.values() for chunk in p.chunks])
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                               [_CONTENT_LOCK_NAMESPACE, f"{owner.pk}:{digest}"])
+        known.update(_memories_by_hash(owner, list(fresh)))
+        to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
+        store_vectors = []
+        offset = 0
+        for digest, p in fresh.items():
+            if digest not in known:
+                store_vectors.extend(vectors[offset:offset + len(p.chunks)])
+            offset += len(p.chunks)
+        created = _create(owner, [p for _, p in to_store], vectors=store_vectors) if to_store else []
+    by_hash = {**known, **{digest: memory for (digest, _), memory in zip(to_store, created, strict=True)}}
+    results, seen = [], set()
+    for digest in digests:
+        memory = by_hash[digest]
+        if digest in seen:  # a second copy within this call points at what the first became
+            memory = copy.copy(memory)
+            memory.created = False
+        seen.add(digest)
+        results.append(memory)
+    return results
+
+
+# pg_advisory_xact_lock(namespace, hashtext('owner:content hash')) serialises creating one content.
+_CONTENT_LOCK_NAMESPACE = 7_412
+
+
+def _memories_by_hash(owner, digests: Sequence[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    for memory in Memory.objects.for_user(owner).filter(content_hash__in=list(set(digests))).order_by("pk"):
+        if memory.content_hash not in found:
+            memory.created = False
+            found[memory.content_hash] = memory
+    return found
+
+
+def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed.
-    texts = [chunk.text for p in prepared for chunk in p.chunks]
-    vectors = embedding.embed_texts(texts)
+    if vectors is None:
+        vectors = embedding.embed_texts([chunk.text for p in prepared for chunk in p.chunks])
 
     now = timezone.now()
     policy = tiering.TierPolicy.from_settings()
@@ -148,6 +210,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
         content_changed_on_commit(memory_ids=[m.pk for m in memories])
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)
+        memory.created = True
     return memories
 
 

@@ -12,7 +12,7 @@ from django_q.tasks import async_task
 
 from memories.parsers import ExtractionError, clean_filename, extract
 from memories.models import Memory, Source, UploadJob, content_hash
-from memories.services.memory import MemoryInput, memory_create, memory_create_many
+from memories.services.memory import MemoryInput, memory_create_many
 from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_tags,
                                           clean_title, megabytes)
 
@@ -50,7 +50,7 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
 
     results: list[UploadResult] = []
     to_create: list[tuple[UploadResult, MemoryInput]] = []
-    first_with: dict[str, UploadResult] = {}  # content hash -> the first file of this request with it
+    queued_with: dict[str, UploadResult] = {}  # content hash -> the file of this request queued with it
     copies: list[tuple[UploadResult, UploadResult]] = []
     for upload in files:
         result = UploadResult(filename=_client_name(upload), status="rejected")
@@ -61,28 +61,29 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
             result.error = str(exc)
             result.http_status = getattr(exc, "status", 422)
             continue
-        digest = content_hash(item.content)
-        if digest in first_with:
-            result.status = "duplicate"
-            copies.append((result, first_with[digest]))
+        if len(item.content) <= settings.KYBERNESIS_ASYNC_UPLOAD_CHARS:
+            to_create.append((result, item))
             continue
+        digest = content_hash(item.content)
         existing = _existing_memory(owner, digest)
         if existing is not None:
             result.status, result.memory = "duplicate", existing
-            continue
-        first_with[digest] = result
-        if len(item.content) > settings.KYBERNESIS_ASYNC_UPLOAD_CHARS:
+        elif digest in queued_with:
+            result.status = "duplicate"
+            copies.append((result, queued_with[digest]))
+        else:
+            queued_with[digest] = result
             result.status = "queued"
             result.job = _upload_job_queue(owner=owner, item=item)
-        else:
-            result.status = "created"
-            to_create.append((result, item))
 
     if to_create:
-        memories = memory_create_many(owner=owner, items=[item for _, item in to_create])
+        # Identical content (already stored, earlier in this request, or sent by a concurrent request)
+        # is stored once; every other copy is reported as a duplicate of that memory.
+        memories = memory_create_many(owner=owner, items=[item for _, item in to_create], unique=True)
         for (result, _), memory in zip(to_create, memories, strict=True):
             result.memory = memory
-    # A second copy of a file in the same request points at what the first copy became.
+            result.status = "created" if memory.created else "duplicate"
+    # A second copy of a queued file in the same request points at the first copy's job.
     for copy, first in copies:
         copy.memory, copy.job = first.memory, first.job
     return results
@@ -128,10 +129,9 @@ def upload_job_run(*, job_id: int) -> UploadJob | None:
         job.status = UploadJob.Status.PROCESSING
         job.save(update_fields=["status", "updated_at"])
     try:
-        existing = _existing_memory(job.owner, content_hash(job.text))
-        memory = existing or memory_create(owner=job.owner, title=job.title, content=job.text,
-                                           source=Source.UPLOAD, metadata=job.metadata,
-                                           manual_tags=job.manual_tags)
+        [memory] = memory_create_many(owner=job.owner, unique=True, _single=True, items=[MemoryInput(
+            title=job.title, content=job.text, source=Source.UPLOAD, metadata=job.metadata,
+            manual_tags=job.manual_tags)])
     except Exception as exc:  # noqa: BLE001 - the job records any failure for the person to see
         logger.exception("upload job %s failed", job.pk)
         job.status, job.error = UploadJob.Status.FAILED, str(exc) or type(exc).__name__
