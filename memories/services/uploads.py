@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django_q.tasks import async_task
 
-from memories.parsers import ExtractionError, clean_filename, extract
+from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
 from memories.models import Memory, Source, UploadJob, content_hash
 from memories.services.memory import MemoryInput, memory_create_many
 from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_tags,
@@ -47,6 +47,8 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
     if not files:
         raise MemoryInputError("no files were sent", field="files")
     tags = clean_tags(list(manual_tags), index=None)
+    # Decompressing (a .docx, PDF streams) is limited per file and, across the files, per request.
+    budget = InflateBudget(settings.KYBERNESIS_MAX_REQUEST_INFLATED_BYTES)
 
     results: list[UploadResult] = []
     to_create: list[tuple[UploadResult, MemoryInput]] = []
@@ -56,7 +58,7 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
         result = UploadResult(filename=_client_name(upload), status="rejected")
         results.append(result)
         try:
-            item = _upload_item(upload, tags)
+            item = _upload_item(upload, tags, budget)
         except (ExtractionError, MemoryInputError) as exc:
             result.error = str(exc)
             result.http_status = getattr(exc, "status", 422)
@@ -94,7 +96,7 @@ def _client_name(upload) -> str:
     return str(getattr(upload, "client_name", None) or upload.name or "")
 
 
-def _upload_item(upload, tags: list[str]) -> MemoryInput:
+def _upload_item(upload, tags: list[str], budget: InflateBudget) -> MemoryInput:
     name = clean_filename(_client_name(upload))
     max_bytes = settings.KYBERNESIS_MAX_UPLOAD_BYTES
     if upload.size is not None and upload.size > max_bytes:
@@ -102,7 +104,7 @@ def _upload_item(upload, tags: list[str]) -> MemoryInput:
     data = upload.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise MemoryTooLargeError(f"the file is over the limit of {megabytes(max_bytes)}")
-    extracted = extract(name, data)
+    extracted = extract(name, data, budget=budget, max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES)
     content = clean_content(extracted.text, index=None)
     title = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
     return MemoryInput(title=clean_title(title, content, index=None), content=content, source=Source.UPLOAD,
