@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    "ninja",  # its Swagger UI from its own static files rather than a CDN
+    "csp",
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
@@ -62,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "kybernesis.middleware.UploadClientNamesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -74,6 +77,43 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
+
+# --- HTTPS and browser security ----------------------------------------------------------------
+# KYBERNESIS_HTTPS=1 when the site is served over HTTPS (directly or by a reverse proxy): plain HTTP is
+# redirected, cookies are only sent over HTTPS, and browsers are told to use HTTPS only (HSTS).
+# Behind a proxy that terminates TLS, KYBERNESIS_PROXY_SSL_HEADER names the header it sets to "https"
+# (usually X-Forwarded-Proto); only set it when the proxy always sets or strips that header.
+KYBERNESIS_HTTPS = env_bool("KYBERNESIS_HTTPS", False)
+SECURE_SSL_REDIRECT = KYBERNESIS_HTTPS and env_bool("KYBERNESIS_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = KYBERNESIS_HTTPS
+SECURE_HSTS_SECONDS = env_int("KYBERNESIS_HSTS_SECONDS", 31_536_000) if KYBERNESIS_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("KYBERNESIS_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("KYBERNESIS_HSTS_PRELOAD", True)
+if env_str("KYBERNESIS_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + env_str("KYBERNESIS_PROXY_SSL_HEADER").upper().replace("-", "_"), "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp): scripts, styles, fonts and images only from this site (every
+# script is a static file; the two data-driven widths in the pages are inline style attributes, which
+# cannot run code). Forms may also post to the OAuth providers' sign-in pages for connectors.
+_OAUTH_ORIGINS = sorted({url.rstrip("/") for url in (env_str("KYBERNESIS_GOOGLE_ACCOUNTS_URL", "https://accounts.google.com"),
+                                                     env_str("KYBERNESIS_NOTION_API_URL", "https://api.notion.com"))})
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'", *_OAUTH_ORIGINS],
+    },
+}
 
 ROOT_URLCONF = "kybernesis.urls"
 WSGI_APPLICATION = "kybernesis.wsgi.application"
