@@ -11,6 +11,7 @@ from ninja.parser import Parser
 from ninja.security import django_auth
 
 from core.auth import BearerTokenAuth
+from core.throttling import api_throttles
 
 from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
@@ -47,6 +48,7 @@ api = NinjaAPI(
     auth=[BearerTokenAuth(), django_auth],
     parser=StrictJSONParser(),
     docs_url="/docs",
+    throttle=api_throttles(),
 )
 
 

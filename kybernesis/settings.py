@@ -165,6 +165,43 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 # Self-hosted with no mail server by default: accounts are usable straight after sign-up.
 ACCOUNT_EMAIL_VERIFICATION = env_str("KYBERNESIS_EMAIL_VERIFICATION", "none")
 EMAIL_BACKEND = env_str("KYBERNESIS_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("KYBERNESIS_EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("KYBERNESIS_EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("KYBERNESIS_EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("KYBERNESIS_EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("KYBERNESIS_EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("KYBERNESIS_EMAIL_FROM", "kybernesis@localhost")
+# Who may sign up (core.accounts): open, invite (KYBERNESIS_SIGNUP_INVITES: addresses or @domains) or closed.
+KYBERNESIS_SIGNUP = env_str("KYBERNESIS_SIGNUP", "open")
+KYBERNESIS_SIGNUP_INVITES = env_list("KYBERNESIS_SIGNUP_INVITES", "")
+ACCOUNT_ADAPTER = "core.accounts.AccountAdapter"
+# Sign-in, password reset and sign-up answer alike whether or not an address has an account. On
+# sign-up this needs KYBERNESIS_EMAIL_VERIFICATION=mandatory (the owner of a taken address is told by
+# mail); with "none" a new account is signed in at once, so a taken address has to be refused.
+ACCOUNT_PREVENT_ENUMERATION = True
+# Failed sign-ins lock an address and a client out for a while (allauth's rate limits, on the
+# shared cache below, so every web process counts together).
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("KYBERNESIS_LOGIN_FAILED_LIMIT", "10/m/ip,5/5m/key"),
+    "login": env_str("KYBERNESIS_LOGIN_LIMIT", "30/m/ip"),
+    "signup": env_str("KYBERNESIS_SIGNUP_LIMIT", "20/m/ip"),
+    "reset_password": "20/m/ip,5/m/key",
+}
+
+# --- Cache shared by all processes: Redis when configured, else a table in the database ----------
+if env_str("KYBERNESIS_REDIS_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": env_str("KYBERNESIS_REDIS_URL")}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+                          "LOCATION": "kybernesis_cache"}}
+
+# --- API rate limits (core.throttling): requests per account and per client address; empty turns a
+# limit off. KYBERNESIS_NUM_PROXIES: how many proxies in front append to X-Forwarded-For (0: none,
+# the address is the connection's, so a client cannot pick its own).
+KYBERNESIS_API_RATE = env_str("KYBERNESIS_API_RATE", "" if TESTING else "600/m")
+KYBERNESIS_API_ADDRESS_RATE = env_str("KYBERNESIS_API_ADDRESS_RATE", "" if TESTING else "1200/m")
+NINJA_NUM_PROXIES = env_int("KYBERNESIS_NUM_PROXIES", 0)
 
 # --- Connectors: OAuth through allauth (client ids from env, or SocialApp rows added in admin) ----
 SOCIALACCOUNT_STORE_TOKENS = True
