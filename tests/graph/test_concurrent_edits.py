@@ -42,8 +42,8 @@ def test_an_edit_of_a_deleted_memory_is_a_404(api, user):
 def test_graph_extraction_skips_a_memory_edited_or_deleted_after_it_was_read(user):
     """The store step re-checks each memory under its row lock: content changed since the chunks
     were read (a newer extraction is queued) or the memory gone means nothing is written for it."""
-    from graph.services.ingest import _store_owner_graph
     from graph.entities import extract_texts
+    from graph.services.ingest import _store_owner_graph
     from memories.services import memory_update
     from tests.factories import make_memory
 
@@ -59,7 +59,7 @@ def test_graph_extraction_skips_a_memory_edited_or_deleted_after_it_was_read(use
     EntityMention.objects.filter(memory=edited).delete()  # as if only the newer extraction had not run yet
     Memory.objects.filter(pk=gone.pk).delete()
 
-    counts, written = _store_owner_graph(owner_id=user.pk, memory_ids=[kept.pk, edited.pk, gone.pk], items=items,
+    _, written = _store_owner_graph(owner_id=user.pk, memory_ids=[kept.pk, edited.pk, gone.pk], items=items,
                                          hashes=hashes, entities_seen=set())
 
     assert written == {kept.pk}

@@ -11,7 +11,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from memories import services
 from memories.bench import bombs
 from memories.models import Memory
-from memories.parsers import DecompressionBombError, ExtractionError, InflateBudget, extract
+from memories.parsers import (
+    DecompressionBombError,
+    ExtractionError,
+    InflateBudget,
+    extract,
+)
 from tests.files import make_docx
 
 

@@ -45,6 +45,10 @@ def run_rounds(*, rounds: int, seed: int = 0) -> dict:
     auth = {"HTTP_AUTHORIZATION": f"Bearer {key}", "HTTP_HOST": host}
     statuses: Counter = Counter()
     lock = threading.Lock()
+
+    def count(key: str) -> None:
+        with lock:
+            statuses[key] += 1
     errors: list[str] = []
     retried_before, gave_up_before = retry.stats["retried"], retry.stats["gave_up"]
     sync_before = Conf.SYNC
@@ -53,52 +57,9 @@ def run_rounds(*, rounds: int, seed: int = 0) -> dict:
     try:
         for number in range(rounds):
             memory = memory_create(owner=user, title=f"round {number}", content=" ".join(rng.sample(TOPICS, 3)))
-            url = f"/api/v1/memories/{memory.pk}"
-            barrier = threading.Barrier(4)
-            deleted = threading.Event()
-            delay = rng.uniform(0.0, 0.4)
             texts = [" ".join(rng.sample(TOPICS, 2)) + f" Edit {number}.{i}." for i in range(4)]
-
-            def guarded(fn):
-                def run():
-                    try:
-                        barrier.wait(timeout=60)
-                        fn()
-                    except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
-                        errors.append(f"{type(exc).__name__}: {exc}")
-                    finally:
-                        connection.close()
-                return run
-
-            def patcher(first: int):
-                client = Client()
-                for text in texts[first:first + 2]:
-                    response = client.patch(url, json.dumps({"content": text}), content_type="application/json",
-                                            **auth)
-                    with lock:
-                        statuses[f"PATCH {response.status_code}"] += 1
-
-            def deleter():
-                time.sleep(delay)
-                response = Client().delete(url, **auth)
-                with lock:
-                    statuses[f"DELETE {response.status_code}"] += 1
-                deleted.set()
-
-            def worker():
-                while not deleted.is_set():
-                    tasks.extract_memories([memory.pk])
-                    with lock:
-                        statuses["worker runs"] += 1
-                tasks.extract_memories([memory.pk])  # once more after the delete: it must skip the memory
-
-            threads = [threading.Thread(target=guarded(fn)) for fn in
-                       (lambda: patcher(0), lambda: patcher(2), deleter, worker)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=300)
-            if any(thread.is_alive() for thread in threads):
+            if not _round(memory.pk, texts=texts, delay=rng.uniform(0.0, 0.4), auth=auth, count=count,
+                          errors=errors):
                 errors.append(f"round {number}: a thread did not finish within 300 s")
                 break
     finally:
@@ -109,6 +70,51 @@ def run_rounds(*, rounds: int, seed: int = 0) -> dict:
             "conflicts_retried": retry.stats["retried"] - retried_before,
             "conflicts_given_up": retry.stats["gave_up"] - gave_up_before,
             "seconds": round(time.perf_counter() - started, 1)}
+
+
+def _round(memory_id: int, *, texts: list[str], delay: float, auth: dict, count, errors: list[str]) -> bool:
+    """One round: two editors, a deleter and a worker on one memory, started together. False when a
+    thread is still running after 300 s (a hang)."""
+    url = f"/api/v1/memories/{memory_id}"
+    barrier = threading.Barrier(4)
+    deleted = threading.Event()
+
+    def guarded(fn):
+        def run():
+            try:
+                barrier.wait(timeout=60)
+                fn()
+            except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
+                errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                connection.close()
+        return run
+
+    def patcher(first: int):
+        client = Client()
+        for text in texts[first:first + 2]:
+            response = client.patch(url, json.dumps({"content": text}), content_type="application/json", **auth)
+            count(f"PATCH {response.status_code}")
+
+    def deleter():
+        time.sleep(delay)
+        response = Client().delete(url, **auth)
+        count(f"DELETE {response.status_code}")
+        deleted.set()
+
+    def worker():
+        while not deleted.is_set():
+            tasks.extract_memories([memory_id])
+            count("worker runs")
+        tasks.extract_memories([memory_id])  # once more after the delete: it must skip the memory
+
+    threads = [threading.Thread(target=guarded(fn)) for fn in
+               (lambda: patcher(0), lambda: patcher(2), deleter, worker)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    return not any(thread.is_alive() for thread in threads)
 
 
 class Command(BaseCommand):
