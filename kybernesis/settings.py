@@ -6,6 +6,8 @@ import secrets
 import sys
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from core.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
 from kybernesis.db import database_settings, embedded_database_url
 
@@ -172,7 +174,9 @@ EMAIL_HOST_PASSWORD = env_str("KYBERNESIS_EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("KYBERNESIS_EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env_str("KYBERNESIS_EMAIL_FROM", "kybernesis@localhost")
 # Who may sign up (core.accounts): open, invite (KYBERNESIS_SIGNUP_INVITES: addresses or @domains) or closed.
-KYBERNESIS_SIGNUP = env_str("KYBERNESIS_SIGNUP", "open")
+KYBERNESIS_SIGNUP = env_str("KYBERNESIS_SIGNUP", "open").strip().lower()
+if KYBERNESIS_SIGNUP not in ("open", "invite", "closed"):
+    raise ImproperlyConfigured(f"KYBERNESIS_SIGNUP must be open, invite or closed; got {KYBERNESIS_SIGNUP!r}")
 KYBERNESIS_SIGNUP_INVITES = env_list("KYBERNESIS_SIGNUP_INVITES", "")
 ACCOUNT_ADAPTER = "core.accounts.AccountAdapter"
 # Sign-in, password reset and sign-up answer alike whether or not an address has an account. On
