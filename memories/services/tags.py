@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from django.db import connection, transaction
@@ -12,12 +13,25 @@ from memories.models import Memory, TierMove
 from memories.services.locking import memory_lock
 from memories.services.tiers import BatchResult, memories_retier, reloaded
 from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
-from memories.tagging import TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags
+from memories.tagging import (TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags,
+                              structural_auto_tags)
+
+logger = logging.getLogger(__name__)
 
 
 def autotag(memory: Memory, *, now) -> None:
-    _apply_auto_tags(memory, auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
-                                           summary=memory.summary), now=now)
+    try:
+        tags = auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
+                             summary=memory.summary)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError) as exc:
+        # Keyword extraction (YAKE's tokenizer) can trip on odd text; the memory is still stored, with
+        # its structural tags, and left due so that the sleep agent's tag step tries again.
+        logger.warning("auto-tagging failed (%s: %s); keeping structural tags only", type(exc).__name__, exc)
+        memory.auto_tags = structural_auto_tags(source=memory.source, metadata=memory.metadata)
+        memory.sync_derived_fields()
+        memory.auto_tagged_at, memory.auto_tagged_hash = None, ""
+        return
+    _apply_auto_tags(memory, tags, now=now)
 
 
 def _apply_auto_tags(memory: Memory, tags: list[dict], *, now) -> None:
