@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import re
 import unicodedata
@@ -31,6 +32,8 @@ from graph.vocabulary import (
     WORKS_WITH,
 )
 from graph.nlp import get_nlp
+
+logger = logging.getLogger(__name__)
 
 # Confidence follows the kind of evidence: a verb or preposition that names the relation beats a
 # plain dependency link, which beats two names merely sharing a sentence.
@@ -403,9 +406,28 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
     graphs = [ChunkGraph() for _ in texts]
     jobs = [(i, offset, piece) for i, text in enumerate(texts)
             for offset, piece in _pieces(clean_text(text[:max_chars])) if piece.strip()]
-    docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)
-    for (i, offset, _), doc in zip(jobs, docs, strict=True):
-        _analyse(doc, offset, graphs[i])
+    done = 0
+    try:
+        docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)
+        for (i, offset, _), doc in zip(jobs, docs, strict=True):
+            _analyse(doc, offset, graphs[i])
+            done += 1
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as exc:
+        # Odd text can trip the tokenizer or a component inside a batch; the batch's other pieces are
+        # still read, one by one, and only a piece that fails on its own is left out (and logged).
+        logger.warning("entity extraction failed in a batch (%s: %s); reading its pieces one by one",
+                       type(exc).__name__, exc)
+        for i, offset, piece in jobs[done:]:
+            partial_graph = ChunkGraph()
+            try:
+                for doc in spacy_pipeline.pipe([piece], batch_size=1):
+                    _analyse(doc, offset, partial_graph)
+            except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as piece_exc:
+                logger.warning("entity extraction skipped a piece of %d characters (%s: %s)", len(piece),
+                               type(piece_exc).__name__, piece_exc)
+                continue
+            graphs[i].mentions.extend(partial_graph.mentions)
+            graphs[i].relations.extend(partial_graph.relations)
     return graphs
 
 

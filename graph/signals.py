@@ -27,9 +27,10 @@ def recount_after_deleted_memory(sender, instance: Memory, **kwargs) -> None:
 @receiver(content_changed, dispatch_uid="graph.extract_changed_memories")
 def extract_changed_memories(sender, memory_ids, chunk_counts=None, **kwargs) -> None:
     # Runs after the memory's transaction committed: the worker sees the new chunks. A large batch
-    # becomes several tasks, so that every task fits the task timeout.
+    # becomes several tasks, so that each fits its timeout, and a task of a killed worker is handed
+    # out again soon (see core.queue); the task is idempotent, so running one twice is harmless.
     for ids in task_groups(memory_ids, chunk_counts):
-        async_task("graph.tasks.extract_memories", ids)
+        async_task("graph.tasks.extract_memories", ids, timeout=settings.KYBERNESIS_GRAPH_TASK_TIMEOUT)
 
 
 def task_groups(memory_ids, chunk_counts) -> list[list[int]]:

@@ -11,6 +11,7 @@ from ninja.parser import Parser
 
 from core.auth import BearerTokenAuth, session_auth
 from core.text import MAX_JSON_DEPTH, TextError, check_json
+from core.throttling import api_throttles
 
 from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
@@ -64,6 +65,7 @@ api = NinjaAPI(
     auth=[BearerTokenAuth(), session_auth],
     parser=StrictJSONParser(),
     docs_url="/docs",
+    throttle=api_throttles(),
 )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from core.env import env_bool, env_float, env_int, env_list, env_prefixed, env_str
 from kybernesis.db import database_settings, embedded_database_settings
 
@@ -31,6 +33,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_q",
+    "ninja",  # its Swagger UI from its own static files rather than a CDN
+    "csp",
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
@@ -47,6 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "kybernesis.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "kybernesis.middleware.UploadClientNamesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -59,6 +64,43 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
+
+# --- HTTPS and browser security ----------------------------------------------------------------
+# KYBERNESIS_HTTPS=1 when the site is served over HTTPS (directly or by a reverse proxy): plain HTTP is
+# redirected, cookies are only sent over HTTPS, and browsers are told to use HTTPS only (HSTS).
+# Behind a proxy that terminates TLS, KYBERNESIS_PROXY_SSL_HEADER names the header it sets to "https"
+# (usually X-Forwarded-Proto); only set it when the proxy always sets or strips that header.
+KYBERNESIS_HTTPS = env_bool("KYBERNESIS_HTTPS", False)
+SECURE_SSL_REDIRECT = KYBERNESIS_HTTPS and env_bool("KYBERNESIS_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = KYBERNESIS_HTTPS
+SECURE_HSTS_SECONDS = env_int("KYBERNESIS_HSTS_SECONDS", 31_536_000) if KYBERNESIS_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("KYBERNESIS_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("KYBERNESIS_HSTS_PRELOAD", True)
+if env_str("KYBERNESIS_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + env_str("KYBERNESIS_PROXY_SSL_HEADER").upper().replace("-", "_"), "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp): scripts, styles, fonts and images only from this site (every
+# script is a static file; the two data-driven widths in the pages are inline style attributes, which
+# cannot run code). Forms may also post to the OAuth providers' sign-in pages for connectors.
+_OAUTH_ORIGINS = sorted({url.rstrip("/") for url in (env_str("KYBERNESIS_GOOGLE_ACCOUNTS_URL", "https://accounts.google.com"),
+                                                     env_str("KYBERNESIS_NOTION_API_URL", "https://api.notion.com"))})
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'", *_OAUTH_ORIGINS],
+    },
+}
 
 ROOT_URLCONF = "kybernesis.urls"
 WSGI_APPLICATION = "kybernesis.wsgi.application"
@@ -117,6 +159,45 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 # Self-hosted with no mail server by default: accounts are usable straight after sign-up.
 ACCOUNT_EMAIL_VERIFICATION = env_str("KYBERNESIS_EMAIL_VERIFICATION", "none")
 EMAIL_BACKEND = env_str("KYBERNESIS_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("KYBERNESIS_EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("KYBERNESIS_EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("KYBERNESIS_EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("KYBERNESIS_EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("KYBERNESIS_EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("KYBERNESIS_EMAIL_FROM", "kybernesis@localhost")
+# Who may sign up (core.accounts): open, invite (KYBERNESIS_SIGNUP_INVITES: addresses or @domains) or closed.
+KYBERNESIS_SIGNUP = env_str("KYBERNESIS_SIGNUP", "open").strip().lower()
+if KYBERNESIS_SIGNUP not in ("open", "invite", "closed"):
+    raise ImproperlyConfigured(f"KYBERNESIS_SIGNUP must be open, invite or closed; got {KYBERNESIS_SIGNUP!r}")
+KYBERNESIS_SIGNUP_INVITES = env_list("KYBERNESIS_SIGNUP_INVITES", "")
+ACCOUNT_ADAPTER = "core.accounts.AccountAdapter"
+# Sign-in, password reset and sign-up answer alike whether or not an address has an account. On
+# sign-up this needs KYBERNESIS_EMAIL_VERIFICATION=mandatory (the owner of a taken address is told by
+# mail); with "none" a new account is signed in at once, so a taken address has to be refused.
+ACCOUNT_PREVENT_ENUMERATION = True
+# Failed sign-ins lock an address and a client out for a while (allauth's rate limits, on the
+# shared cache below, so every web process counts together).
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("KYBERNESIS_LOGIN_FAILED_LIMIT", "10/m/ip,5/5m/key"),
+    "login": env_str("KYBERNESIS_LOGIN_LIMIT", "30/m/ip"),
+    "signup": env_str("KYBERNESIS_SIGNUP_LIMIT", "20/m/ip"),
+    "reset_password": "20/m/ip,5/m/key",
+}
+
+# --- Cache shared by all processes: Redis when configured, else a table in the database ----------
+if env_str("KYBERNESIS_REDIS_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": env_str("KYBERNESIS_REDIS_URL")}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
+                          "LOCATION": "kybernesis_cache"}}
+
+# --- API rate limits (core.throttling): requests per account and per client address; empty turns a
+# limit off. KYBERNESIS_NUM_PROXIES: how many proxies in front append to X-Forwarded-For (0: none,
+# the address is the connection's, so a client cannot pick its own).
+KYBERNESIS_API_RATE = env_str("KYBERNESIS_API_RATE", "600/m")
+KYBERNESIS_API_ADDRESS_RATE = env_str("KYBERNESIS_API_ADDRESS_RATE", "1200/m")
+NINJA_NUM_PROXIES = env_int("KYBERNESIS_NUM_PROXIES", 0)
 
 # --- Connectors: OAuth through allauth (client ids from env, or SocialApp rows added in admin) ----
 SOCIALACCOUNT_STORE_TOKENS = True
@@ -164,19 +245,25 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # --- Background work (django-q2); PostgreSQL is the broker unless Redis is configured -----------
-# A task a dead worker held is handed out again `retry` seconds after it was taken, so `retry` is
-# how long a kill -9 delays it. Graph extraction and the other short tasks fit the default timeout
-# (a batch is split into tasks of at most KYBERNESIS_GRAPH_TASK_CHUNKS chunks); the sleep cycle,
-# connector syncs and queued uploads get KYBERNESIS_Q_LONG_TIMEOUT and are guarded against a second
-# copy running at once (advisory lock, claimed status), so their redelivery while running is a no-op.
-KYBERNESIS_Q_LONG_TIMEOUT = env_int("KYBERNESIS_Q_LONG_TIMEOUT", 3600)
+# KYBERNESIS_Q_TIMEOUT is the longest any task may run (sleep cycles, connector syncs, imports);
+# graph and upload tasks carry shorter timeouts of their own (a graph batch is split into tasks of at
+# most KYBERNESIS_GRAPH_TASK_CHUNKS chunks so each fits), and with the database broker a task whose
+# worker died is handed out again once its own timeout plus two minutes has passed (core.queue).
+# Long tasks are guarded against a second copy running at once (advisory lock, claimed status).
+KYBERNESIS_Q_TIMEOUT = env_int("KYBERNESIS_Q_TIMEOUT", 3600)
+KYBERNESIS_Q_LONG_TIMEOUT = KYBERNESIS_Q_TIMEOUT
+KYBERNESIS_GRAPH_TASK_TIMEOUT = env_int("KYBERNESIS_GRAPH_TASK_TIMEOUT", 300)
 KYBERNESIS_GRAPH_TASK_CHUNKS = env_int("KYBERNESIS_GRAPH_TASK_CHUNKS", 1000)
+KYBERNESIS_UPLOAD_TASK_TIMEOUT = env_int("KYBERNESIS_UPLOAD_TASK_TIMEOUT", 900)
 Q_CLUSTER = {
     "name": "kybernesis",
     "workers": env_int("KYBERNESIS_Q_WORKERS", 2),
-    "timeout": env_int("KYBERNESIS_Q_TIMEOUT", 300),
-    "retry": env_int("KYBERNESIS_Q_RETRY", env_int("KYBERNESIS_Q_TIMEOUT", 300) + 60),
-    "max_attempts": 1,
+    "timeout": KYBERNESIS_Q_TIMEOUT,
+    "retry": KYBERNESIS_Q_TIMEOUT + 60,
+    # A task that failed (raised) is run again up to this many times in all; every task is idempotent.
+    "max_attempts": env_int("KYBERNESIS_Q_MAX_ATTEMPTS", 3),
+    # Prefetch no more than one task per worker, so a claimed task does not wait long behind others.
+    "queue_limit": env_int("KYBERNESIS_Q_WORKERS", 2),
     "catch_up": False,
     "sync": env_bool("KYBERNESIS_TASKS_SYNC", False),
     "label": "Task queue",
@@ -185,6 +272,7 @@ if env_str("KYBERNESIS_REDIS_URL"):
     Q_CLUSTER["redis"] = env_str("KYBERNESIS_REDIS_URL")
 else:
     Q_CLUSTER["orm"] = "default"
+    Q_CLUSTER["broker_class"] = "core.queue.TimedORM"
 
 # --- Kybernesis ---------------------------------------------------------------------------------
 KYBERNESIS_MAX_MEMORY_CHARS = env_int("KYBERNESIS_MAX_MEMORY_CHARS", 5_000_000)
@@ -213,6 +301,9 @@ KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 *
 # The largest file POST /api/v1/import and the import page accept (an export zip with its vectors).
 KYBERNESIS_MAX_IMPORT_BYTES = env_int("KYBERNESIS_MAX_IMPORT_BYTES", 2 * 1024 * 1024 * 1024)
 KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
+# Decompressed bytes a compressed upload (.docx, PDF streams) may produce, per file and per request.
+KYBERNESIS_MAX_INFLATED_BYTES = env_int("KYBERNESIS_MAX_INFLATED_BYTES", 64 * 1024 * 1024)
+KYBERNESIS_MAX_REQUEST_INFLATED_BYTES = env_int("KYBERNESIS_MAX_REQUEST_INFLATED_BYTES", 256 * 1024 * 1024)
 KYBERNESIS_ASYNC_UPLOAD_CHARS = env_int("KYBERNESIS_ASYNC_UPLOAD_CHARS", 200_000)
 KYBERNESIS_MAX_CHAT_MESSAGE_CHARS = env_int("KYBERNESIS_MAX_CHAT_MESSAGE_CHARS", 20_000)
 KYBERNESIS_CONNECTOR_SYNC_MINUTES = env_int("KYBERNESIS_CONNECTOR_SYNC_MINUTES", 60)

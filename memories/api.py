@@ -44,12 +44,12 @@ def _input(item: MemoryIn) -> services.MemoryInput:
                                 priority=item.priority, metadata=item.metadata or {}, manual_tags=item.tags or [])
 
 
-@router.post("/memories", response={201: MemoryOut, **ERRORS}, summary="Create a memory")
+@router.post("/memories", response={201: MemoryOut, 200: MemoryOut, **ERRORS}, summary="Create a memory")
 def create_memory(request: HttpRequest, payload: MemoryIn):
-    memory = services.memory_create(owner=request.auth, title=payload.title, content=payload.content,
-                                    source=payload.source, priority=payload.priority, metadata=payload.metadata,
-                                    manual_tags=payload.tags or ())
-    return Status(201, memory)
+    """201 with the new memory; 200 with the existing one when you already have a memory with exactly
+    this content (a retried or repeated create stores nothing twice, even when sent concurrently)."""
+    memory = services.memory_create_many(owner=request.auth, items=[_input(payload)], _single=True, unique=True)[0]
+    return Status(201 if memory.created else 200, memory)
 
 
 @router.post("/memories/batch", response={201: MemoryBatchOut, **ERRORS}, summary="Create many memories at once")

@@ -7,16 +7,26 @@ import io
 import mimetypes
 import re
 import shutil
+import struct
 import subprocess
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
 MAX_FILENAME_CHARS = 255
-# A .docx is a zip; refuse archives that inflate beyond this (zip bombs) before parsing them.
-MAX_DOCX_INFLATED_BYTES = 200 * 1024 * 1024
-MAX_DOCX_RATIO = 200
+# Compressed formats (a .docx is a zip; PDF streams are deflated) are decompressed with a byte budget
+# while they are read, never trusting the sizes the file declares: a file may inflate to at most
+# MAX_INFLATED_BYTES (the uploads service passes KYBERNESIS_MAX_INFLATED_BYTES, and a budget shared by
+# all the files of one request), and a zip member may not inflate more than MAX_INFLATE_RATIO times
+# its compressed bytes once past INFLATE_RATIO_FLOOR (text XML compresses about 5-20 times).
+MAX_INFLATED_BYTES = 64 * 1024 * 1024
+MAX_INFLATE_RATIO = 100
+INFLATE_RATIO_FLOOR = 8 * 1024 * 1024
+MAX_ZIP_MEMBERS = 5_000
+# One PDF content stream holds one page's drawing operators, a few hundred KB even for dense text.
+MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024
 ANTIWORD_TIMEOUT_S = 60
 
 TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "csv", "tsv", "json", "xml", "log", "tex", "org",
@@ -39,6 +49,41 @@ KNOWN_NAMES = {"dockerfile": "dockerfile", "makefile": "makefile", "readme": "tx
 
 class ExtractionError(ValueError):
     """The file cannot become a memory; the message says why, in words a person understands."""
+
+    status = 422
+
+
+class DecompressionBombError(ExtractionError):
+    """The file would decompress to more than its budget allows (a likely zip bomb): 413."""
+
+    status = 413
+
+
+class InflateBudget:
+    """How many bytes decompressing may still produce. One budget can be shared by all the files of a
+    request, so that many small bombs cannot add up; each file also has its own limit."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.remaining = total
+        self.left_at_file_start = total
+
+    def file_limit(self, per_file: int = MAX_INFLATED_BYTES) -> int:
+        """The limit of the next file: its own, or what is left of the request's when that is less."""
+        self.left_at_file_start = self.remaining
+        return max(0, min(per_file, self.remaining))
+
+    def charge(self, produced: int) -> None:
+        self.remaining -= produced
+
+    def refuse(self, what: str, per_file: int) -> DecompressionBombError:
+        """The error for a file that went past its limit: the request's, when less was left of it than
+        the per-file limit, else the file's own."""
+        if self.left_at_file_start < per_file:
+            return DecompressionBombError(f"{what} would decompress past what is left of this upload's limit of "
+                                          f"{self.total:,} decompressed bytes; send fewer files at once")
+        return DecompressionBombError(f"{what} decompresses to more than {per_file:,} bytes, which is refused as a "
+                                      "likely zip bomb")
 
 
 @dataclass
@@ -71,8 +116,13 @@ def file_extension(filename: str) -> str:
     return ext if dot and stem else ""
 
 
-def extract(filename: str, data: bytes) -> Extracted:
-    """Extract the text of one uploaded file. Raises ExtractionError with the reason when it cannot."""
+def extract(filename: str, data: bytes, *, budget: InflateBudget | None = None,
+            max_inflated: int = MAX_INFLATED_BYTES) -> Extracted:
+    """Extract the text of one uploaded file. Raises ExtractionError with the reason when it cannot.
+
+    Decompression is charged to `budget` (a fresh one per call when not given) and limited to
+    `max_inflated` bytes for this file."""
+    budget = budget if budget is not None else InflateBudget(max_inflated)
     name = clean_filename(filename)
     ext = file_extension(name)
     if ext not in SUPPORTED_EXTENSIONS:
@@ -90,10 +140,10 @@ def extract(filename: str, data: bytes) -> Extracted:
         "sha256": hashlib.sha256(data).hexdigest(),
     }
     if ext == "pdf":
-        text, page_count = _pdf_text(data)
+        text, page_count = _pdf_text(data, budget=budget, max_inflated=max_inflated)
         metadata["pageCount"] = page_count
     elif ext == "docx":
-        text = _docx_text(data)
+        text = _docx_text(data, budget=budget, max_inflated=max_inflated)
     elif ext == "doc":
         text = _doc_text(data)
     elif ext in HTML_EXTENSIONS:
@@ -157,22 +207,28 @@ def _decode(data: bytes) -> str:
     return text
 
 
-def _pdf_text(data: bytes) -> tuple[str, int]:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+def _pdf_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> tuple[str, int]:
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import LimitReachedError, PyPdfError
 
     if not data.lstrip()[:5].startswith(b"%PDF"):
         raise ExtractionError("this is not a PDF file (it does not start with %PDF)")
+    limit = budget.file_limit(max_inflated)
+    # pypdf decompresses each stream with an output limit; it gets this file's budget, and the text
+    # read so far is charged against it page by page.
+    stream_limits = {name: min(limit, MAX_PDF_STREAM_BYTES) for name in (
+        "zlib_maximum_output_length", "lzw_maximum_output_length", "run_length_maximum_output_length",
+        "brotli_maximum_output_length", "jbig2_maximum_output_length", "array_based_stream_maximum_output_length",
+        "maximum_declared_stream_length", "stream_decoding_work_maximum_length", "image_maximum_buffer_size",
+        "xmp_maximum_input_length", "xfa_decoding_work_maximum_length")}
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            try:
-                opened = reader.decrypt("")
-            except Exception:  # noqa: BLE001 - any decrypt failure means we cannot read it
-                opened = 0
-            if not opened:
-                raise ExtractionError("the PDF is encrypted with a password")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        with apply_configuration(**stream_limits):
+            pages = _pdf_pages(PdfReader(io.BytesIO(data), strict=False), budget=budget, limit=limit,
+                               max_inflated=max_inflated)
+    except LimitReachedError as exc:
+        raise DecompressionBombError(f"a stream inside this PDF decompresses to more than "
+                                     f"{min(limit, MAX_PDF_STREAM_BYTES):,} bytes, which is refused as a likely "
+                                     "zip bomb") from exc
     except ExtractionError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError,
@@ -182,18 +238,51 @@ def _pdf_text(data: bytes) -> tuple[str, int]:
     return "\n\n".join(page.strip() for page in pages if page.strip()), len(pages)
 
 
-def _docx_text(data: bytes) -> str:
+def _pdf_pages(reader, *, budget: InflateBudget, limit: int, max_inflated: int) -> list[str]:
+    if reader.is_encrypted:
+        try:
+            opened = reader.decrypt("")
+        except Exception:  # noqa: BLE001 - any decrypt failure means we cannot read it
+            opened = 0
+        if not opened:
+            raise ExtractionError("the PDF is encrypted with a password")
+    pages: list[str] = []
+    produced = 0
+    for page in reader.pages:
+        text = page.extract_text() or ""
+        size = len(text.encode("utf-8", "surrogatepass"))
+        produced += size
+        budget.charge(size)
+        if produced > limit:
+            raise budget.refuse("this PDF", max_inflated)
+        pages.append(text)
+    return pages
+
+
+def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:
+    limit = budget.file_limit(max_inflated)
+    safe = io.BytesIO()
+    produced = 0
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise ExtractionError("this is not a valid .docx file (it is not a zip archive)") from exc
-    with archive:
-        inflated = sum(info.file_size for info in archive.infolist())
-        if inflated > MAX_DOCX_INFLATED_BYTES or inflated > MAX_DOCX_RATIO * max(len(data), 1) + 10_000_000:
-            raise ExtractionError(f"the .docx would decompress to {inflated:,} bytes, which is refused as a "
-                                  "likely zip bomb")
-        if "word/document.xml" not in archive.namelist():
+    with archive, zipfile.ZipFile(safe, "w", zipfile.ZIP_STORED) as rebuilt:
+        members = archive.infolist()
+        if len(members) > MAX_ZIP_MEMBERS:
+            raise ExtractionError(f"the .docx holds {len(members):,} files; at most {MAX_ZIP_MEMBERS:,} are read")
+        if "word/document.xml" not in {info.filename for info in members}:
             raise ExtractionError("this is not a valid .docx file (no word/document.xml inside)")
+        # Every member is inflated here, by its real bytes and within the budget, into a stored copy
+        # of the archive that python-docx then reads (zipfile would inflate a member whole before
+        # checking it against the size the archive declares, and that size can lie).
+        for info in members:
+            if info.is_dir():
+                continue
+            content = _zip_member(data, info, limit=limit - produced, budget=budget, per_file=max_inflated)
+            produced += len(content)
+            rebuilt.writestr(info.filename, content)
+    data = safe.getvalue()
     import docx
     from docx.table import Table
     from docx.text.paragraph import Paragraph
@@ -229,6 +318,59 @@ def _docx_text(data: bytes) -> str:
     except Exception as exc:  # noqa: BLE001 - python-docx raises many kinds on malformed XML
         raise ExtractionError(f"the .docx is damaged and cannot be read ({type(exc).__name__})") from exc
     return "\n\n".join(blocks)
+
+
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
+
+
+def _zip_member(data: bytes, info: zipfile.ZipInfo, *, limit: int, budget: InflateBudget, per_file: int) -> bytes:
+    """One zip member's bytes, read from its local header on and inflated with a byte budget: at most
+    `limit` bytes out, and at most MAX_INFLATE_RATIO times the compressed bytes read once past
+    INFLATE_RATIO_FLOOR. The sizes in the headers are not trusted for anything."""
+    start = info.header_offset
+    header = data[start:start + _LOCAL_HEADER.size]
+    if len(header) < _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+        raise ExtractionError("this .docx is damaged (a file inside it has no valid header)")
+    fields = _LOCAL_HEADER.unpack(header)
+    flags, method, name_length, extra_length = fields[3], fields[4], fields[10], fields[11]
+    if flags & 0x1:
+        raise ExtractionError("the .docx is encrypted")
+    offset = start + _LOCAL_HEADER.size + name_length + extra_length
+    if method == zipfile.ZIP_STORED:
+        size = min(info.compress_size, max(0, len(data) - offset))
+        budget.charge(min(size, limit + 1))
+        if size > limit:
+            raise budget.refuse("this .docx", per_file)
+        return data[offset:offset + size]
+    if method != zipfile.ZIP_DEFLATED:
+        raise ExtractionError("the .docx uses a compression method other than deflate, which is not read")
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+    parts: list[bytes] = []
+    produced = consumed = 0
+    position = offset
+    pending = b""
+    while not inflater.eof:
+        if not pending:
+            if position >= len(data):
+                raise ExtractionError("this .docx is damaged (a file inside it is cut short)")
+            pending = data[position:position + 65536]
+            position += len(pending)
+            consumed += len(pending)
+        try:
+            # At most 1 MB per step, so the checks below run before much memory is taken.
+            piece = inflater.decompress(pending, min(1 << 20, limit - produced + 1))
+        except zlib.error as exc:
+            raise ExtractionError("this .docx is damaged (a file inside it cannot be decompressed)") from exc
+        pending = inflater.unconsumed_tail
+        produced += len(piece)
+        budget.charge(len(piece))  # refused files count too: many bombs cannot add up
+        if produced > limit:
+            raise budget.refuse("this .docx", per_file)
+        if produced > INFLATE_RATIO_FLOOR and produced > MAX_INFLATE_RATIO * (consumed - len(pending)):
+            raise DecompressionBombError(f"a file inside this .docx inflates more than {MAX_INFLATE_RATIO} times "
+                                         "its compressed size, which is refused as a likely zip bomb")
+        parts.append(piece)
+    return b"".join(parts)
 
 
 def antiword_available() -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from graph import entities as extractor
 from core import workers
+from core.retry import run_with_retry
 from graph.models import (ALIASED_SQL, EntityMention, MemoryExtraction, Relationship,
                           RelationshipEvidence)
 from memories.models import Memory, MemoryChunk
@@ -75,11 +77,15 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
                 per_owner[live[memory_id]].append((chunk_id, memory_id, graph))
         for owner_id, items in per_owner.items():
             owner_memory_ids = [m for m, o in live.items() if o == owner_id]
-            totals.update(_store_owner_graph(owner_id=owner_id, memory_ids=owner_memory_ids, items=items,
-                                             entities_seen=entities, only_named=len(units) > 1))
+            counts, written = run_with_retry(
+                partial(_store_owner_graph, owner_id=owner_id, memory_ids=owner_memory_ids, items=items,
+                        hashes=hashes, entities_seen=entities, only_named=len(units) > 1),
+                vanished=True, label="graph store")
+            totals.update(counts)
             owners.add(owner_id)
-        _mark_extracted({memory_id: hashes[memory_id] for memory_id in live})
-        stored.update(live)
+            run_with_retry(partial(_mark_extracted, {memory_id: hashes[memory_id] for memory_id in written}),
+                           vanished=True, label="graph mark extracted")
+            stored.update(written)
     if len(units) > 1:
         # Each unit set exact values on what it changed; the rest of each graph follows once here.
         for owner_id in owners:
@@ -111,11 +117,33 @@ def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
                 .order_by("pk").values_list("pk", flat=True))
 
 
-def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, entities_seen: set[int],
-                       only_named: bool = False) -> Counter:
+def _lock_unchanged_memories(memory_ids: list[int], hashes: dict[int, str]) -> set[int]:
+    """Lock the memories' rows (in id order, the first lock of every memory writer) against edits and
+    deletes until the transaction ends, and return those that still hold the content that was extracted.
+    A memory deleted or edited since is skipped: its mentions went with it, or its edit queued a new
+    extraction. FOR KEY SHARE is the lock the mention rows' foreign keys take anyway; it waits for an
+    edit's or a delete's row lock and lets pins and tier moves through."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, content_hash FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",
+                       [sorted(memory_ids)])
+        return {memory_id for memory_id, digest in cursor.fetchall() if hashes.get(memory_id) == digest}
+
+
+def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, hashes: dict[int, str],
+                       entities_seen: set[int], only_named: bool = False) -> tuple[Counter, set[int]]:
+    """One transaction: the memory rows first, then the owner's graph lock, then the graph rows."""
     now = timezone.now()
     counts: Counter = Counter()
     with transaction.atomic():
+        unchanged = _lock_unchanged_memories(memory_ids, hashes)
+        # Chunks of an unchanged memory are those that were read, unless its content went A -> B -> A.
+        chunk_ids = {chunk_id for chunk_id, memory_id, _ in items if memory_id in unchanged}
+        existing = set(MemoryChunk.objects.filter(pk__in=chunk_ids).values_list("pk", flat=True))
+        unchanged -= {memory_id for chunk_id, memory_id, _ in items if chunk_id not in existing}
+        memory_ids = sorted(unchanged)
+        items = [item for item in items if item[1] in unchanged]
+        if not memory_ids:
+            return counts, set()
         lock_owner_graph(owner_id)
         old_entities = set(EntityMention.objects.filter(memory_id__in=memory_ids)
                            .values_list("entity_id", flat=True).distinct())
@@ -160,7 +188,7 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, ent
     counts["entities_removed"] = removed_entities
     counts["relationships"] = len(new_relationships)
     counts["relationships_removed"] = removed_relationships
-    return counts
+    return counts, set(memory_ids)
 
 
 def _best_type(votes: Counter) -> str:
@@ -245,8 +273,11 @@ def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
 
 
 def graph_ingest_memories(*, memory_ids: Sequence[int]) -> dict:
-    """Extract the graph of new or changed memories, then refresh their links, owner by owner."""
-    result = graph_extract_memories(memory_ids=memory_ids)
+    """Extract the graph of new or changed memories, then refresh their links, owner by owner. A
+    conflict with a concurrent edit or delete (a deadlock, a row gone under a foreign key) runs the
+    idempotent extraction again."""
+    result = run_with_retry(lambda: graph_extract_memories(memory_ids=memory_ids), vanished=True, attempts=3,
+                            label="graph extract task")
     owners: dict[int, list[int]] = {}
     for memory_id, owner_id in Memory.objects.filter(pk__in=memory_ids).values_list("pk", "owner_id"):
         owners.setdefault(owner_id, []).append(memory_id)

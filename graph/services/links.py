@@ -6,6 +6,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 from django.conf import settings
@@ -14,12 +15,14 @@ from django.db.models import Aggregate, Count, Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
+from core.retry import run_with_retry
+
 from graph.models import (EntityMention, MemoryLink)
 from graph.notelinks import note_link_evidence
 from graph.selectors import topical_tags
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, MemoryChunk
-from graph.services.sql import lock_owner_graph
+from graph.services.sql import lock_memories, lock_owner_graph
 
 class _VectorAvg(Aggregate):
     function = "AVG"
@@ -185,8 +188,20 @@ def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None, expi
         focus = set(Memory.objects.filter(owner_id=owner_id, pk__in=list(memory_ids)).values_list("pk", flat=True))
         if not focus and not expire_all:
             return {"created": 0, "reinforced": 0, "unchanged": 0, "expired": 0}
+    # A deadlock with a delete of a neighbouring memory (whose row it is linked to) is retried, as is a
+    # link to a memory deleted meanwhile.
+    return run_with_retry(partial(_links_refresh, owner_id, focus, expire_all), vanished=True,
+                          label="memory_links_refresh")
+
+
+def _links_refresh(owner_id: int, focus: set[int] | None, expire_all: bool) -> dict:
     now = timezone.now()
     with transaction.atomic():
+        if focus:
+            # The memories' rows first, as every memory writer does (see core.retry); deleted ones drop out.
+            focus = lock_memories(focus)
+            if not focus and not expire_all:
+                return {"created": 0, "reinforced": 0, "unchanged": 0, "expired": 0}
         lock_owner_graph(owner_id)
         found = _links_evidence(owner_id, None if expire_all else focus)
         links = MemoryLink.objects.filter(owner_id=owner_id)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
+
+from core.retry import run_with_retry
 
 from memories import embedding, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
+from memories.services.locking import memory_lock
 from memories.services.tags import autotag
 from memories.signals import content_changed_on_commit
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
@@ -101,19 +105,84 @@ def memory_create(
     return memory_create_many(owner=owner, items=[item], _single=True)[0]
 
 
-def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = False) -> list[Memory]:
-    """Store several memories, embedding all their chunks in one pass. One bad item refuses them all."""
+def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = False,
+                       unique: bool = False) -> list[Memory]:
+    """Store several memories, embedding all their chunks in one pass. One bad item refuses them all.
+
+    Each returned memory has `created` set. With `unique`, an item whose content the owner already
+    has (or an earlier item of the same call has) is not stored again: its place holds the memory that
+    has that content, with `created` False. The check and the insert hold a lock on (owner, content
+    hash), so of concurrent calls with the same content exactly one creates it.
+    """
     limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
     if len(items) > limit:
         raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
     prepared = [_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
     if not prepared:
         return []
+    if unique:
+        return run_with_retry(lambda: _create_unique(owner, prepared), label="memory_create_many")
+    return _create(owner, prepared)
+
+
+def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
+    digests = [content_hash(p.content) for p in prepared]
+    # Known content costs no embedding: look before the lock, then again under it.
+    known = _memories_by_hash(owner, digests)
+    fresh: dict[str, _Prepared] = {}
+    for digest, p in zip(digests, prepared, strict=True):
+        if digest not in known:
+            fresh.setdefault(digest, p)
+    vectors = embedding.embed_texts(_embedding_texts(fresh.values()))
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                               [_CONTENT_LOCK_NAMESPACE, f"{owner.pk}:{digest}"])
+        known.update(_memories_by_hash(owner, list(fresh)))
+        to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
+        store_vectors = []
+        offset = 0
+        for digest, p in fresh.items():
+            if digest not in known:
+                store_vectors.extend(vectors[offset:offset + len(p.chunks)])
+            offset += len(p.chunks)
+        created = _create(owner, [p for _, p in to_store], vectors=store_vectors) if to_store else []
+    by_hash = {**known, **{digest: memory for (digest, _), memory in zip(to_store, created, strict=True)}}
+    results, seen = [], set()
+    for digest in digests:
+        memory = by_hash[digest]
+        if digest in seen:  # a second copy within this call points at what the first became
+            memory = copy.copy(memory)
+            memory.created = False
+        seen.add(digest)
+        results.append(memory)
+    return results
+
+
+# pg_advisory_xact_lock(namespace, hashtext('owner:content hash')) serialises creating one content.
+_CONTENT_LOCK_NAMESPACE = 7_412
+
+
+def _memories_by_hash(owner, digests: Sequence[str]) -> dict[str, Memory]:
+    found: dict[str, Memory] = {}
+    for memory in Memory.objects.for_user(owner).filter(content_hash__in=list(set(digests))).order_by("pk"):
+        if memory.content_hash not in found:
+            memory.created = False
+            found[memory.content_hash] = memory
+    return found
+
+
+def _embedding_texts(prepared) -> list[str]:
+    return [embedding.chunk_embedding_text(chunk.text, title=p.title) for p in prepared for chunk in p.chunks]
+
+
+def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed.
-    texts = [embedding.chunk_embedding_text(chunk.text, title=p.title) for p in prepared for chunk in p.chunks]
-    vectors = embedding.embed_texts(texts)
+    if vectors is None:
+        vectors = embedding.embed_texts(_embedding_texts(prepared))
 
     now = timezone.now()
     policy = tiering.TierPolicy.from_settings()
@@ -148,6 +217,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
         content_changed_on_commit(memory_ids=[m.pk for m in memories], chunk_counts=[len(p.chunks) for p in prepared])
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)
+        memory.created = True
     return memories
 
 
@@ -179,20 +249,25 @@ def memory_update(
     if manual_tags is not _UNSET:
         changes["manual_tags"] = clean_tags(manual_tags, index=None)
 
-    with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
-        rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
-        for name, value in changes.items():
-            setattr(locked, name, value)
-        if rechunk or "metadata" in changes or "source" in changes:
-            autotag(locked, now=timezone.now())
-        if rechunk:
-            _replace_chunks(locked)
-            content_changed_on_commit(memory_ids=[locked.pk])
-        locked.save()
-        if {"priority", "manual_tags", "metadata"} & changes.keys():
-            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
-            locked.refresh_from_db()
+    def write() -> Memory:
+        with transaction.atomic():
+            locked = memory_lock(memory.pk)
+            rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+            for name, value in changes.items():
+                setattr(locked, name, value)
+            if rechunk or "metadata" in changes or "source" in changes:
+                autotag(locked, now=timezone.now())
+            if rechunk:
+                _replace_chunks(locked)
+                content_changed_on_commit(memory_ids=[locked.pk])
+            locked.save()
+            if {"priority", "manual_tags", "metadata"} & changes.keys():
+                memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+                locked.refresh_from_db()
+        return locked
+
+    # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
+    locked = run_with_retry(write, label="memory_update")
     locked.chunk_count = locked.chunks.count()
     return locked
 
@@ -219,18 +294,28 @@ def _replace_chunks(memory: Memory) -> None:
 def memory_archive(*, memory: Memory, reason: str) -> Memory:
     """Archive a memory whose source is gone, noting why in metadata["archivedReason"]. The tier rules
     keep it archived (unless pinned) until that note is removed, e.g. when the file is restored."""
-    with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
-        locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
-        locked.save(update_fields=["metadata", "updated_at"])
-        memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
-    return reloaded(locked)
+    def write() -> Memory:
+        with transaction.atomic():
+            locked = memory_lock(memory.pk)
+            locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
+            locked.save(update_fields=["metadata", "updated_at"])
+            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
+        return locked
+
+    return reloaded(run_with_retry(write, label="memory_archive"))
 
 
 def memory_delete(*, memory: Memory) -> None:
-    """Remove a memory; its chunks and their lexical postings go with it (see memories.signals)."""
-    with transaction.atomic():
-        memory.delete()
+    """Remove a memory; its chunks and their lexical postings go with it (see memories.signals).
+
+    The memory's row is locked before anything that hangs off it, the order every writer keeps, so a
+    delete waits for an edit or a graph extraction of the same memory instead of deadlocking with it;
+    a memory already deleted by a concurrent request is a 404."""
+    def write() -> None:
+        with transaction.atomic():
+            memory_lock(memory.pk).delete()
+
+    run_with_retry(write, label="memory_delete")
 
 
 def memory_summaries_save(*, summaries: dict[int, tuple[str, str, str]]) -> int:

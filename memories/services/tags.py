@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from django.db import connection, transaction
@@ -9,14 +10,28 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from memories.models import Memory, TierMove
+from memories.services.locking import memory_lock
 from memories.services.tiers import BatchResult, memories_retier, reloaded
 from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
-from memories.tagging import TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags
+from memories.tagging import (TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags,
+                              structural_auto_tags)
+
+logger = logging.getLogger(__name__)
 
 
 def autotag(memory: Memory, *, now) -> None:
-    _apply_auto_tags(memory, auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
-                                           summary=memory.summary), now=now)
+    try:
+        tags = auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
+                             summary=memory.summary)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError) as exc:
+        # Keyword extraction (YAKE's tokenizer) can trip on odd text; the memory is still stored, with
+        # its structural tags, and left due so that the sleep agent's tag step tries again.
+        logger.warning("auto-tagging failed (%s: %s); keeping structural tags only", type(exc).__name__, exc)
+        memory.auto_tags = structural_auto_tags(source=memory.source, metadata=memory.metadata)
+        memory.sync_derived_fields()
+        memory.auto_tagged_at, memory.auto_tagged_hash = None, ""
+        return
+    _apply_auto_tags(memory, tags, now=now)
 
 
 def _apply_auto_tags(memory: Memory, tags: list[dict], *, now) -> None:
@@ -71,7 +86,7 @@ def memory_tags_add(*, memory: Memory, tags) -> Memory:
     if not new:
         raise MemoryInputError("give at least one tag", field="tags")
     with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked = memory_lock(memory.pk)
         combined = [*locked.manual_tags, *(t for t in new if t not in locked.manual_tags)]
         if len(combined) > MAX_MANUAL_TAGS:
             raise MemoryInputError(f"a memory can have at most {MAX_MANUAL_TAGS} manual tags; it has "
@@ -91,7 +106,7 @@ def memory_tag_remove(*, memory: Memory, tag: str) -> Memory:
     except TagError as exc:
         raise MemoryInputError(str(exc), field="tag") from None
     with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked = memory_lock(memory.pk)
         if tag not in locked.manual_tags:
             raise TagNotFoundError(f"this memory has no manual tag '{tag}'", field="tag")
         locked.manual_tags = [t for t in locked.manual_tags if t != tag]

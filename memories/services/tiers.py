@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from memories import tiering
 from memories.models import Memory, TierMove
+from memories.services.locking import memory_lock
 
 # Set by memory_archive when a connector's item is gone at its source; it keeps the memory archived.
 ARCHIVED_REASON = "archivedReason"
@@ -154,6 +155,7 @@ def memory_retier(*, memory: Memory, cause: str = TierMove.Cause.SLEEP) -> Memor
 def memory_pin(*, memory: Memory, pinned: bool) -> Memory:
     """Pin (the memory moves to hot at once and stays there) or unpin (the rules decide again)."""
     with transaction.atomic():
+        memory_lock(memory.pk)
         Memory.objects.filter(pk=memory.pk).update(pinned=pinned, updated_at=timezone.now())
         memories_retier(memory_ids=[memory.pk], cause=TierMove.Cause.PIN)
     return reloaded(memory)

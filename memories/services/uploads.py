@@ -11,9 +11,9 @@ from django.db import transaction
 from django_q.tasks import async_task
 
 from core.formatting import megabytes
-from memories.parsers import ExtractionError, clean_filename, extract
+from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
 from memories.models import Memory, Source, UploadJob, content_hash
-from memories.services.memory import MemoryInput, memory_create, memory_create_many
+from memories.services.memory import MemoryInput, memory_create_many
 from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_tags,
                                           clean_title)
 
@@ -48,42 +48,45 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
     if not files:
         raise MemoryInputError("no files were sent", field="files")
     tags = clean_tags(list(manual_tags), index=None)
+    # Decompressing (a .docx, PDF streams) is limited per file and, across the files, per request.
+    budget = InflateBudget(settings.KYBERNESIS_MAX_REQUEST_INFLATED_BYTES)
 
     results: list[UploadResult] = []
     to_create: list[tuple[UploadResult, MemoryInput]] = []
-    first_with: dict[str, UploadResult] = {}  # content hash -> the first file of this request with it
+    queued_with: dict[str, UploadResult] = {}  # content hash -> the file of this request queued with it
     copies: list[tuple[UploadResult, UploadResult]] = []
     for upload in files:
         result = UploadResult(filename=_client_name(upload), status="rejected")
         results.append(result)
         try:
-            item = _upload_item(upload, tags)
+            item = _upload_item(upload, tags, budget)
         except (ExtractionError, MemoryInputError) as exc:
             result.error = str(exc)
             result.http_status = getattr(exc, "status", 422)
             continue
-        digest = content_hash(item.content)
-        if digest in first_with:
-            result.status = "duplicate"
-            copies.append((result, first_with[digest]))
+        if len(item.content) <= settings.KYBERNESIS_ASYNC_UPLOAD_CHARS:
+            to_create.append((result, item))
             continue
+        digest = content_hash(item.content)
         existing = _existing_memory(owner, digest)
         if existing is not None:
             result.status, result.memory = "duplicate", existing
-            continue
-        first_with[digest] = result
-        if len(item.content) > settings.KYBERNESIS_ASYNC_UPLOAD_CHARS:
+        elif digest in queued_with:
+            result.status = "duplicate"
+            copies.append((result, queued_with[digest]))
+        else:
+            queued_with[digest] = result
             result.status = "queued"
             result.job = _upload_job_queue(owner=owner, item=item)
-        else:
-            result.status = "created"
-            to_create.append((result, item))
 
     if to_create:
-        memories = memory_create_many(owner=owner, items=[item for _, item in to_create])
+        # Identical content (already stored, earlier in this request, or sent by a concurrent request)
+        # is stored once; every other copy is reported as a duplicate of that memory.
+        memories = memory_create_many(owner=owner, items=[item for _, item in to_create], unique=True)
         for (result, _), memory in zip(to_create, memories, strict=True):
             result.memory = memory
-    # A second copy of a file in the same request points at what the first copy became.
+            result.status = "created" if memory.created else "duplicate"
+    # A second copy of a queued file in the same request points at the first copy's job.
     for copy, first in copies:
         copy.memory, copy.job = first.memory, first.job
     return results
@@ -94,7 +97,7 @@ def _client_name(upload) -> str:
     return str(getattr(upload, "client_name", None) or upload.name or "")
 
 
-def _upload_item(upload, tags: list[str]) -> MemoryInput:
+def _upload_item(upload, tags: list[str], budget: InflateBudget) -> MemoryInput:
     name = clean_filename(_client_name(upload))
     max_bytes = settings.KYBERNESIS_MAX_UPLOAD_BYTES
     if upload.size is not None and upload.size > max_bytes:
@@ -102,7 +105,7 @@ def _upload_item(upload, tags: list[str]) -> MemoryInput:
     data = upload.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise MemoryTooLargeError(f"the file is over the limit of {megabytes(max_bytes)}")
-    extracted = extract(name, data)
+    extracted = extract(name, data, budget=budget, max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES)
     content = clean_content(extracted.text, index=None)
     title = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
     return MemoryInput(title=clean_title(title, content, index=None), content=content, source=Source.UPLOAD,
@@ -115,7 +118,7 @@ def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
                                    manual_tags=list(item.manual_tags))
     transaction.on_commit(lambda: async_task("memories.tasks.ingest_upload", job.pk,
                                              task_name=f"ingest upload {job.pk}",
-                                             timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT))
+                                             timeout=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT))
     return job
 
 
@@ -129,10 +132,9 @@ def upload_job_run(*, job_id: int) -> UploadJob | None:
         job.status = UploadJob.Status.PROCESSING
         job.save(update_fields=["status", "updated_at"])
     try:
-        existing = _existing_memory(job.owner, content_hash(job.text))
-        memory = existing or memory_create(owner=job.owner, title=job.title, content=job.text,
-                                           source=Source.UPLOAD, metadata=job.metadata,
-                                           manual_tags=job.manual_tags)
+        [memory] = memory_create_many(owner=job.owner, unique=True, _single=True, items=[MemoryInput(
+            title=job.title, content=job.text, source=Source.UPLOAD, metadata=job.metadata,
+            manual_tags=job.manual_tags)])
     except Exception as exc:  # noqa: BLE001 - the job records any failure for the person to see
         logger.exception("upload job %s failed", job.pk)
         job.status, job.error = UploadJob.Status.FAILED, str(exc) or type(exc).__name__

@@ -1,0 +1,85 @@
+"""Duplicate detection under concurrency, in real threads against the real database: of identical
+uploads or creates sent at the same time, exactly one stores a memory and the rest point at it."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+from django.test.client import MULTIPART_CONTENT
+
+from core.auth import api_token_create
+from memories.models import Memory
+from tests.conftest import ApiClient
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CLIENTS = 10
+
+
+def _concurrently(call) -> list:
+    barrier = threading.Barrier(CLIENTS)
+    out: list = [None] * CLIENTS
+
+    def run(i: int):
+        try:
+            barrier.wait(timeout=60)
+            out[i] = call()
+        except Exception as exc:  # noqa: BLE001 - shown by the assertions
+            out[i] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    return out
+
+
+def test_ten_concurrent_uploads_of_identical_bytes_create_exactly_one(user):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    _, key = api_token_create(user=user)
+    data = b"Quarterly budget review: Alice Smith presents the numbers to the board in Paris."
+
+    def send():
+        client = ApiClient(token=key)
+        response = client.post("/api/v1/uploads", {"files": [SimpleUploadedFile("same.txt", data)]},
+                               content_type=MULTIPART_CONTENT)
+        return response.status_code, response.json()["results"][0]
+
+    results = _concurrently(send)
+
+    assert all(not isinstance(r, Exception) for r in results), results
+    assert {status for status, _ in results} == {200}
+    statuses = sorted(item["status"] for _, item in results)
+    assert statuses == ["created"] + ["duplicate"] * (CLIENTS - 1)
+    assert Memory.objects.filter(owner=user).count() == 1
+    memory = Memory.objects.get(owner=user)
+    assert all(item["memory"]["id"] == memory.pk for _, item in results)
+
+
+def test_ten_concurrent_api_creates_of_identical_content_create_exactly_one(user):
+    _, key = api_token_create(user=user)
+
+    def send():
+        response = ApiClient(token=key).post("/api/v1/memories", {"content": "The same note, sent ten times."})
+        return response.status_code, response.json()["id"]
+
+    results = _concurrently(send)
+
+    assert all(not isinstance(r, Exception) for r in results), results
+    assert sorted(status for status, _ in results) == [200] * (CLIENTS - 1) + [201]
+    assert len({memory_id for _, memory_id in results}) == 1
+    assert Memory.objects.filter(owner=user).count() == 1
+
+
+def test_a_repeated_api_create_returns_the_existing_memory_with_200(api, user):
+    first = api.post("/api/v1/memories", {"content": "Written once."})
+    again = api.post("/api/v1/memories", {"title": "Another title", "content": "Written once."})
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert Memory.objects.filter(owner=user).count() == 1
