@@ -50,7 +50,7 @@ class Child:
     env: dict | None = field(default=None, repr=False)
 
     def start(self) -> None:
-        self.process = subprocess.Popen(self.argv, cwd=ROOT, preexec_fn=_default_sigint, env=self.env)
+        self.process = subprocess.Popen(self.argv, cwd=ROOT, preexec_fn=_default_sigint, env=self.env)  # noqa: PLW1509
         self.started_at = time.monotonic()
         self.restart_at = None
 

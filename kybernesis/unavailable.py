@@ -28,7 +28,7 @@ _PAGE = """<!doctype html>
 <style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2933}
 h1{font-size:1.4rem}</style></head>
 <body><main><h1>Kybernesis is busy</h1>
-<p>The server could not reach its database just now ({{ reason }}). Nothing was changed.</p>
+<p>The server could not reach its database just now ({{ reason }}), so your request was not completed.</p>
 <p>Please try again in {{ retry_after }} seconds: <a href="{{ path }}">reload</a>.</p></main></body></html>
 """
 

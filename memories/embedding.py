@@ -89,9 +89,8 @@ def get_model():
         with _model_lock:
             if _model is None:
                 import torch
-                from sentence_transformers import SentenceTransformer
-
                 from django.conf import settings
+                from sentence_transformers import SentenceTransformer
 
                 threads = getattr(settings, "KYBERNESIS_EMBED_THREADS", 0)
                 if threads:

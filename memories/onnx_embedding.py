@@ -111,6 +111,9 @@ class OnnxEncoder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # Without the arena, most memory for a large batch goes back to the system afterwards: after
+        # one 50-abstract batch a process held 430 MB instead of 724 MB (speed not measured apart).
+        options.enable_cpu_mem_arena = False
         self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer(model_path)

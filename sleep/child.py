@@ -52,7 +52,7 @@ def cycle_in_child(run_id: int, *, timeout: float | None = None) -> dict:
     manage = Path(settings.BASE_DIR) / "manage.py"
     env = {**os.environ, "DATABASE_URL": _database_url()}
     done = subprocess.run([sys.executable, str(manage), "sleep_execute", str(run_id)], cwd=settings.BASE_DIR,
-                          env=env, capture_output=True, text=True, preexec_fn=_die_with_parent,
+                          env=env, capture_output=True, text=True, preexec_fn=_die_with_parent, check=False,
                           timeout=timeout or settings.KYBERNESIS_Q_LONG_TIMEOUT)
     if done.stderr.strip():
         logger.info("sleep run %s child: %s", run_id, done.stderr.strip()[-4000:])

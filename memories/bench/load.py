@@ -69,7 +69,7 @@ class Server:
 
     def manage(self, *args: str, timeout: float = 600) -> str:
         done = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"manage.py {args[0]} failed: {done.stderr[-2000:]}")
         return done.stdout
@@ -289,8 +289,8 @@ def bench_load(*, seconds: float, clients: int, memories: int, users: int, data:
             position += count
         texts = texts[position:] or texts
         phases = {}
-        common = dict(base_url=server.base_url, tokens=tokens, queries=queries, known_ids=known_ids,
-                      clients=clients, texts=texts)
+        common = {"base_url": server.base_url, "tokens": tokens, "queries": queries, "known_ids": known_ids,
+                  "clients": clients, "texts": texts}
         log("warm-up: 5 s of searches (not measured)")
         run_phase(**common, seconds=min(5, seconds), keep_alive=[True], mixed=False, seed=seed)
         created: list[tuple[str, int]] = []

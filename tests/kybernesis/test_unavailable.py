@@ -7,7 +7,6 @@ import threading
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import OperationalError, connections
-from django.test import Client
 
 from kybernesis import db as kybernesis_db
 from tests.conftest import ApiClient
@@ -97,9 +96,8 @@ def test_an_exhausted_pool_raises_the_error_that_becomes_a_503():
         thread.start()
         held.wait(10)
         try:
-            with pytest.raises(OperationalError) as caught:
-                with wrapper.wrap_database_errors:
-                    pool.getconn()
+            with pytest.raises(OperationalError) as caught, wrapper.wrap_database_errors:
+                pool.getconn()
         finally:
             release.set()
             thread.join()
