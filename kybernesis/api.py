@@ -14,6 +14,7 @@ from connectors.api import router as connectors_router
 from sleep.api import router as sleep_router
 from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
+from kybernesis.docs import VendoredSwagger
 from memories.api import router as memories_router
 from memories.search import SearchError
 from memories.services import MemoryInputError, api_token_user
@@ -53,6 +54,7 @@ api = NinjaAPI(
     auth=[BearerTokenAuth(), django_auth],
     parser=StrictJSONParser(),
     docs_url="/docs",
+    docs=VendoredSwagger(),
 )
 
 

@@ -1,6 +1,9 @@
 """URL routes: pages, the JSON API under /api/v1/, accounts and admin."""
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
+from django.views.generic import RedirectView
 from django.urls import include, path
 
 from kybernesis.api import api
@@ -8,6 +11,7 @@ from memories import views as memory_views
 
 urlpatterns = [
     path("", memory_views.home, name="home"),
+    path("favicon.ico", login_not_required(RedirectView.as_view(url=static("favicon.svg")))),
     path("memories/", include("memories.urls")),
     path("upload/", memory_views.upload, name="upload"),
     path("chat/", memory_views.chat, name="chat"),

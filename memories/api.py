@@ -59,6 +59,7 @@ def memory_out(memory: Memory, *, with_content: bool = False) -> dict:
         "accessCount": memory.access_count,
         "createdAt": memory.created_at,
         "updatedAt": memory.updated_at,
+        "editedAt": memory.edited_at,
         "lastAccessedAt": memory.last_accessed_at,
         "chunkCount": _chunk_count(memory),
     }

@@ -62,6 +62,7 @@ class MemoryOut(Schema):
     accessCount: int
     createdAt: datetime
     updatedAt: datetime
+    editedAt: datetime | None
     lastAccessedAt: datetime | None
     chunkCount: int
 

@@ -282,8 +282,11 @@ def memory_update(
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+        edited = any(getattr(locked, name) != changes[name] for name in ("title", "content", "metadata") if name in changes)
         for name, value in changes.items():
             setattr(locked, name, value)
+        if edited:
+            locked.edited_at = timezone.now()
         if rechunk or "metadata" in changes or "source" in changes:
             _autotag(locked, now=timezone.now())
         if rechunk:
