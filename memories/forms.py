@@ -27,7 +27,7 @@ class MemoryFilterForm(forms.Form):
                                                         ("chat", "Chat"), ("connector", "Connector")],
                                widget=forms.Select(attrs={"aria-label": "Source"}))
     tag = forms.CharField(required=False, max_length=64)
-    sort = forms.ChoiceField(required=False, choices=[("updated", "Recently updated"), ("created", "Newest first"),
+    sort = forms.ChoiceField(required=False, choices=[("created", "Newest first"), ("updated", "Recently updated"),
                                                       ("priority", "Highest priority"), ("title", "Title A–Z"),
                                                       ("accessed", "Last accessed")],
                              widget=forms.Select(attrs={"aria-label": "Sort by"}))

@@ -16,7 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
-from memories import bulk, search, selectors, services
+from memories import answers, bulk, search, selectors, services
 from memories.forms import ChatForm, MemoryEditForm, MemoryFilterForm, MemoryForm, SearchForm, UploadForm
 from memories.models import Tier
 from memories.tagging import split_tags
@@ -293,7 +293,7 @@ def chat(request):
             if not request.htmx:
                 return redirect(f"{reverse('chat')}?session={session.pk}")
             form = ChatForm(initial={"session": session.pk})
-    exchanges = selectors.chat_session_exchanges(session=session) if session is not None else []
+    exchanges = answers.chat_exchanges(session=session) if session is not None else []
     context = {"session": session, "sessions": selectors.chat_session_list(user=request.user)[:50],
                "exchanges": exchanges, "form": form, "error": error}
     template = "memories/chat.html#layout" if request.htmx else "memories/chat.html"

@@ -69,7 +69,7 @@ def check_page(page, artifacts: Path, name: str, width: int) -> list[str]:
                         f"{violation['nodes']}")
     folder = artifacts / "pages"
     folder.mkdir(exist_ok=True)
-    page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True, timeout=90_000)
     return problems
 
 
