@@ -67,17 +67,25 @@ def provider_options(request) -> list[ProviderOption]:
 # Three steps per provider; the page adds the exact redirect URI for this host and the admin link.
 SETUP_STEPS = {
     "google": (
-        "In the Google Cloud console (console.cloud.google.com), open APIs & Services, enable the Google Drive "
-        "API, and under Credentials create an OAuth client ID of type “Web application”.",
+        (
+            "In the Google Cloud console (console.cloud.google.com), open APIs & Services, enable the Google Drive "
+            "API, and under Credentials create an OAuth client ID of type “Web application”."
+        ),
         "Add the redirect URI shown below under “Authorized redirect URIs” and save.",
-        "Copy the client ID and secret into KYBERNESIS_GOOGLE_CLIENT_ID and KYBERNESIS_GOOGLE_CLIENT_SECRET and "
-        "restart Kybernesis, or add a Google social application with them in the admin.",
+        (
+            "Copy the client ID and secret into KYBERNESIS_GOOGLE_CLIENT_ID and KYBERNESIS_GOOGLE_CLIENT_SECRET and "
+            "restart Kybernesis, or add a Google social application with them in the admin."
+        ),
     ),
     "notion": (
-        "At notion.so/profile/integrations create a new public integration (OAuth) with the “Read content” "
-        "capability.",
+        (
+            "At notion.so/profile/integrations create a new public integration (OAuth) with the “Read content” "
+            "capability."
+        ),
         "Add the redirect URI shown below to the integration's OAuth redirect URIs and save.",
-        "Copy the OAuth client ID and secret into KYBERNESIS_NOTION_CLIENT_ID and KYBERNESIS_NOTION_CLIENT_SECRET and "
-        "restart Kybernesis, or add a Notion social application with them in the admin.",
+        (
+            "Copy the OAuth client ID and secret into KYBERNESIS_NOTION_CLIENT_ID and KYBERNESIS_NOTION_CLIENT_SECRET and "
+            "restart Kybernesis, or add a Notion social application with them in the admin."
+        ),
     ),
 }

@@ -3,8 +3,8 @@
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.templatetags.static import static
-from django.views.generic import RedirectView
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from kybernesis.api import api
 from memories import views as memory_views

@@ -20,6 +20,7 @@ from memories.search import SearchError, SearchFilters, hybrid_search
 
 CANDIDATE_CHUNKS = 8
 MAX_SENTENCES = 3
+MAX_CANDIDATES = 48       # sentences embedded per question (embedding is the slow part)
 MIN_SCORE = 0.35          # below this no sentence is offered as an answer
 KEEP_WITHIN = 0.12        # further sentences must score within this of the best one
 SENTENCE_MIN_CHARS = 12
@@ -125,10 +126,14 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
             candidates.append((sentence, result, row["position"]))
     if not candidates:
         return answer
+    wanted = content_words(question)
+    if len(candidates) > MAX_CANDIDATES:
+        # Keep the sentences sharing most words with the question, then those from the better chunks
+        # (candidates are in chunk rank order and sorted() is stable).
+        candidates = sorted(candidates, key=lambda c: -len(wanted & content_words(c[0])))[:MAX_CANDIDATES]
 
     vectors = embedding.embed_texts([question, *(c[0] for c in candidates)])
     meaning = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-    wanted = content_words(question)
     best_chunk = max(r.hybrid_score for r in results) or 1.0
     scored = []
     for (sentence, result, position), cosine in zip(candidates, meaning, strict=True):
@@ -155,12 +160,11 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
 
 def chat_exchanges(*, session) -> list[dict]:
     """Each message of a chat session with its extractive answer and the related memories."""
-    from memories.selectors import chat_session_exchanges
-
     from django.core.cache import cache
     from django.db.models import Count, Max
 
     from memories.models import Memory
+    from memories.selectors import chat_session_exchanges
 
     # An answer only changes when the person's memories do, so it is kept until then.
     state = Memory.objects.filter(owner_id=session.owner_id).aggregate(n=Count("id"), last=Max("updated_at"))

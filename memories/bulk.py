@@ -7,8 +7,14 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from memories.models import Memory
-from memories.services import MemoryInput, MemoryInputError, memory_create_many, memory_pin, memory_tag_remove, \
-    memory_tags_add
+from memories.services import (
+    MemoryInput,
+    MemoryInputError,
+    memory_create_many,
+    memory_pin,
+    memory_tag_remove,
+    memory_tags_add,
+)
 from memories.tagging import TagError, normalize_tag
 
 ACTIONS = ("tag", "pin", "unpin", "delete")

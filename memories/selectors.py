@@ -7,9 +7,16 @@ from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
-from memories.models import ACTIVE_TIERS, ChatSession, Memory, MemoryChunk, Tier, TierMove, UploadJob
+from memories.models import (
+    ACTIVE_TIERS,
+    ChatSession,
+    Memory,
+    MemoryChunk,
+    Tier,
+    TierMove,
+    UploadJob,
+)
 from memories.tagging import filter_tags
-
 
 MEMORY_SORTS = {
     "created": ("-created_at", "-id"),

@@ -17,7 +17,14 @@ from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
 from memories import answers, bulk, search, selectors, services
-from memories.forms import ChatForm, MemoryEditForm, MemoryFilterForm, MemoryForm, SearchForm, UploadForm
+from memories.forms import (
+    ChatForm,
+    MemoryEditForm,
+    MemoryFilterForm,
+    MemoryForm,
+    SearchForm,
+    UploadForm,
+)
 from memories.models import Tier
 from memories.tagging import split_tags
 

@@ -20,6 +20,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 PASSWORD = "correct horse battery staple"
 AXE = Path(__file__).resolve().parents[2] / "static" / "vendor" / "axe-core" / "axe-4.14.1.min.js"
 WIDTHS = (390, 1280)
+# Desktop views of these pages are also saved at window size in test-artifacts/readme/ (the README's
+# screenshots in docs/screenshots/ are copies of them).
+README_SHOTS = {"memories": "memory-list", "memory": "memory-page", "search": "search", "graph": "graph"}
 
 RUN_AXE = """
 async () => {
@@ -77,8 +80,8 @@ def check_page(page, artifacts: Path, name: str, width: int) -> list[str]:
 def seeded(db):
     user = UserFactory()
     notes = [make_memory(user, text, title=title, manual_tags=tags) for title, text, tags in (
-        ("Product team offsite", "Alice works with the Product Team, which is based in San Francisco. "
-         "The offsite is planned for March.", ["team", "planning"]),
+        ("Product team offsite", ("Alice works with the Product Team, which is based in San Francisco. "
+                                  "The offsite is planned for March."), ["team", "planning"]),
         ("Roadmap review", "Alice presented the roadmap. The Product Team uses Django and PostgreSQL.", ["team"]),
         ("Design hire", "Bob joined the Design Team in Berlin.", ["design"]),
     )]
@@ -144,5 +147,13 @@ def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(browser, live_serv
             if name == "api-docs":
                 page.locator(".opblock").first.wait_for()
             problems += check_page(page, artifacts, name, width)
+            if width == 1280 and name in README_SHOTS:
+                if name == "graph":  # open a node's side panel from the keyboard-reachable node list
+                    if not page.locator("#graph-list[open]").count():
+                        page.click("#graph-list summary")
+                    page.locator("#graph-list a", has_text="Alice").first.click()
+                    page.locator("#graph-panel .entity-panel").wait_for()
+                (artifacts / "readme").mkdir(exist_ok=True)
+                page.screenshot(path=str(artifacts / "readme" / f"{README_SHOTS[name]}.png"), timeout=90_000)
         context.close()
     assert not problems, "\n".join(problems)

@@ -37,7 +37,7 @@ def test_connectors_page_shows_redirect_uris_steps_and_the_admin_link(logged_in_
     assert 'value="http://testserver/accounts/google/login/callback/"' in html
     assert 'value="http://testserver/accounts/notion/login/callback/"' in html
     assert html.count('<ol class="setup-steps">') == 2
-    assert re.findall(r'<ol class="setup-steps">(.*?)</ol>', html, re.S)[0].count("<li>") == 3
+    assert re.findall(r'<ol class="setup-steps">(.*?)</ol>', html, re.DOTALL)[0].count("<li>") == 3
     assert 'href="/admin/socialaccount/socialapp/"' in html
 
 

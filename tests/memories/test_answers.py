@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from memories.answers import answer_question, content_words, is_question, split_sentences
+from memories.answers import (
+    answer_question,
+    content_words,
+    is_question,
+    split_sentences,
+)
 from memories.services import chat_message_send
 from tests.factories import make_memory
 

@@ -14,8 +14,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.answers import answer_question
+from memories.answers import CANDIDATE_CHUNKS, answer_question
 from memories.models import Memory
+from memories.search import hybrid_search
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-answers"
@@ -64,8 +65,14 @@ class Command(BaseCommand):
                 for s in answer.sentences:
                     self.stdout.write(f"    {s.score:.3f} {s.text}")
         elapsed = time.perf_counter() - started
+        started = time.perf_counter()
+        for item in questions:  # the search alone, for the share of the time the sentences add
+            hybrid_search(user, item["q"], limit=CANDIDATE_CHUNKS, track_access=False)
+        search_elapsed = time.perf_counter() - started
         n = len(questions)
         result = {"questions": n, "answered": answered, "first_sentence_contains_answer": round(first_hits / n, 3),
                   "any_cited_sentence_contains_answer": round(any_hits / n, 3),
-                  "chat_questions_cited": cited_chat, "ms_per_question": round(1000 * elapsed / n, 1)}
+                  "chat_questions_cited": cited_chat, "ms_per_question": round(1000 * elapsed / n, 1),
+                  "search_only_ms_per_question": round(1000 * search_elapsed / n, 1),
+                  "answer_to_search_time_ratio": round(elapsed / search_elapsed, 2) if search_elapsed else None}
         self.stdout.write(json.dumps(result))
