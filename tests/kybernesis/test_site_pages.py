@@ -55,3 +55,13 @@ def test_no_template_has_inline_scripts_or_event_handlers():
         for match in re.finditer(r"\son[a-z]+\s*=\s*[\"']", text):
             offenders.append(f"{path.name}: {match.group(0)}")
     assert offenders == []
+
+
+def test_the_500_page_is_in_the_site_layout():
+    from django.test import RequestFactory
+    from django.views.defaults import server_error
+
+    response = server_error(RequestFactory().get("/"))
+    html = response.content.decode()
+    assert response.status_code == 500
+    assert "Something went wrong on our side" in html and 'class="topbar"' in html
