@@ -35,6 +35,8 @@ class ProviderOption:
     social_name: str
     env_prefix: str
     configured: bool
+    redirect_uri: str = ""
+    steps: tuple[str, ...] = ()
 
     @property
     def login_url(self) -> str:
@@ -56,5 +58,34 @@ def provider_options(request) -> list[ProviderOption]:
         social = SOCIAL_PROVIDER[provider]
         options.append(ProviderOption(provider=provider.value, name=provider.label, social_provider=social,
                                       social_name=social.capitalize(), env_prefix=f"KYBERNESIS_{social.upper()}",
-                                      configured=bool(adapter.list_apps(request, provider=social))))
+                                      configured=bool(adapter.list_apps(request, provider=social)),
+                                      redirect_uri=request.build_absolute_uri(reverse(f"{social}_callback")),
+                                      steps=SETUP_STEPS.get(social, ())))
     return options
+
+
+# Three steps per provider; the page adds the exact redirect URI for this host and the admin link.
+SETUP_STEPS = {
+    "google": (
+        (
+            "In the Google Cloud console (console.cloud.google.com), open APIs & Services, enable the Google Drive "
+            "API, and under Credentials create an OAuth client ID of type “Web application”."
+        ),
+        "Add the redirect URI shown below under “Authorized redirect URIs” and save.",
+        (
+            "Copy the client ID and secret into KYBERNESIS_GOOGLE_CLIENT_ID and KYBERNESIS_GOOGLE_CLIENT_SECRET and "
+            "restart Kybernesis, or add a Google social application with them in the admin."
+        ),
+    ),
+    "notion": (
+        (
+            "At notion.so/profile/integrations create a new public integration (OAuth) with the “Read content” "
+            "capability."
+        ),
+        "Add the redirect URI shown below to the integration's OAuth redirect URIs and save.",
+        (
+            "Copy the OAuth client ID and secret into KYBERNESIS_NOTION_CLIENT_ID and KYBERNESIS_NOTION_CLIENT_SECRET and "
+            "restart Kybernesis, or add a Notion social application with them in the admin."
+        ),
+    ),
+}

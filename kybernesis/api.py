@@ -18,6 +18,7 @@ from sleep.api import router as sleep_router
 from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
 from kybernesis.unavailable import UNAVAILABLE_ERRORS, unavailable_response
+from kybernesis.docs import VendoredSwagger
 from memories.api import router as memories_router
 from memories.portability_api import router as portability_router
 from memories.search import SearchError
@@ -66,6 +67,7 @@ api = NinjaAPI(
     parser=StrictJSONParser(),
     docs_url="/docs",
     throttle=api_throttles(),
+    docs=VendoredSwagger(),
 )
 
 

@@ -1,7 +1,10 @@
 """URL routes: pages, the JSON API under /api/v1/, accounts and admin."""
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from kybernesis.api import api
 from kybernesis.mcp_http import mcp_endpoint
@@ -11,6 +14,7 @@ handler500 = "kybernesis.unavailable.handler500"
 
 urlpatterns = [
     path("", memory_views.home, name="home"),
+    path("favicon.ico", login_not_required(RedirectView.as_view(url=static("favicon.svg")))),
     path("memories/", include("memories.urls")),
     path("upload/", memory_views.upload, name="upload"),
     path("chat/", memory_views.chat, name="chat"),

@@ -24,10 +24,16 @@ class MemoryForm(forms.Form):
 
 class MemoryFilterForm(forms.Form):
     tier = forms.ChoiceField(required=False, choices=[("", "All tiers"), ("hot", "Hot"), ("warm", "Warm"),
-                                                      ("archive", "Archive")])
+                                                      ("archive", "Archive")],
+                             widget=forms.Select(attrs={"aria-label": "Tier"}))
     source = forms.ChoiceField(required=False, choices=[("", "All sources"), ("upload", "Upload"),
-                                                        ("chat", "Chat"), ("connector", "Connector")])
+                                                        ("chat", "Chat"), ("connector", "Connector")],
+                               widget=forms.Select(attrs={"aria-label": "Source"}))
     tag = forms.CharField(validators=[validate_clean_text], required=False, max_length=64)
+    sort = forms.ChoiceField(required=False, choices=[("created", "Newest first"), ("updated", "Recently updated"),
+                                                      ("priority", "Highest priority"), ("title", "Title A–Z"),
+                                                      ("accessed", "Last accessed")],
+                             widget=forms.Select(attrs={"aria-label": "Sort by"}))
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -39,12 +45,13 @@ class UploadForm(forms.Form):
 
     files = forms.FileField(widget=MultipleFileInput(attrs={"multiple": True}), required=False)
     tags = forms.CharField(validators=[validate_clean_text], required=False, max_length=2000,
-                           widget=forms.TextInput(attrs={"placeholder": "Tags for these files, comma-separated"}))
+                           widget=forms.TextInput(attrs={"placeholder": "Tags for these files, comma-separated",
+                                                         "aria-label": "Tags for these files"}))
 
 
 class ChatForm(forms.Form):
-    content = forms.CharField(validators=[validate_clean_text],
-                              widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Write a message…"}),
+    content = forms.CharField(validators=[validate_clean_text], widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Ask or note something… (Enter sends, Shift+Enter for a new line)",
+                                                           "aria-label": "Message", "data-enter-sends": True}),
                               strip=False, required=False)
     session = forms.IntegerField(required=False, widget=forms.HiddenInput)
 
@@ -54,11 +61,14 @@ class SearchForm(forms.Form):
 
     q = forms.CharField(validators=[validate_clean_text], required=False, max_length=2000,
                         widget=forms.TextInput(attrs={"type": "search", "placeholder": "Search by meaning or keyword…",
-                                                      "autofocus": True, "autocomplete": "off"}))
+                                                      "autofocus": True, "autocomplete": "off",
+                                                      "aria-label": "Search your memories"}))
     tag = forms.CharField(validators=[validate_clean_text], required=False, max_length=200,
-                          widget=forms.TextInput(attrs={"placeholder": "Tags, comma-separated"}))
+                          widget=forms.TextInput(attrs={"placeholder": "Tags, comma-separated",
+                                                        "aria-label": "Only with these tags"}))
     source = forms.ChoiceField(required=False, choices=[("", "Any source"), ("upload", "Upload"), ("chat", "Chat"),
-                                                        ("connector", "Connector")])
+                                                        ("connector", "Connector")],
+                               widget=forms.Select(attrs={"aria-label": "Source"}))
     tier = forms.MultipleChoiceField(required=False, choices=[("hot", "Hot"), ("warm", "Warm"),
                                                                ("archive", "Archive")],
                                      widget=forms.CheckboxSelectMultiple)
@@ -74,3 +84,28 @@ class SearchForm(forms.Form):
         if after and before and after > before:
             raise forms.ValidationError("The “from” date is after the “to” date.")
         return data
+
+
+class MemoryEditForm(forms.Form):
+    """Edit a memory's title, content and metadata on its page; saved through services.memory_update."""
+
+    title = forms.CharField(validators=[validate_clean_text], max_length=500, required=False,
+                            help_text="Leave empty to use the content's first line.")
+    content = forms.CharField(validators=[validate_clean_text], widget=forms.Textarea(attrs={"rows": 16}), strip=False)
+    metadata = forms.CharField(validators=[validate_clean_text], required=False, widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false",
+                                                                            "class": "mono"}),
+                               help_text='A JSON object, e.g. {"project": "atlas"}. Leave empty for none.')
+
+    def clean_metadata(self) -> dict:
+        import json
+
+        raw = self.cleaned_data["metadata"].strip()
+        if not raw:
+            return {}
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"This is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Metadata must be a JSON object, like {\"key\": \"value\"}.")
+        return value

@@ -65,6 +65,8 @@ class Memory(models.Model):
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # When a person last changed the title, content or metadata (page or API); None if never edited.
+    edited_at = models.DateTimeField(null=True, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
     # Manual tags are the user's and are never touched by the system; auto tags are
     # [{"tag": str, "confidence": float}] written by memories.tagging; `tags` is their union,

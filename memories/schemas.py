@@ -65,6 +65,7 @@ class MemoryOut(OutSchema):
     access_count: int
     created_at: datetime
     updated_at: datetime
+    edited_at: datetime | None
     last_accessed_at: datetime | None
     chunk_count: int
 

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
 from memories.models import ACTIVE_TIERS, ChatSession, ImportJob, Memory, MemoryChunk, Tier, TierMove, UploadJob
 from memories.tagging import filter_tags
 
+MEMORY_SORTS = {
+    "created": ("-created_at", "-id"),
+    "updated": ("-updated_at", "-id"),
+    "priority": ("-priority", "-created_at", "-id"),
+    "title": (Lower("title"), "id"),
+    "accessed": (F("last_accessed_at").desc(nulls_last=True), "-created_at", "-id"),
+}
+
 
 def memory_list(*, user, tier: str | None = None, source: str | None = None,
-                tags: list[str] | None = None) -> QuerySet[Memory]:
-    """The user's memories, newest first, with chunk counts; content is deferred."""
+                tags: list[str] | None = None, sort: str | None = None) -> QuerySet[Memory]:
+    """The user's memories with chunk counts, newest first unless `sort` names one of MEMORY_SORTS;
+    content is deferred."""
+    order = MEMORY_SORTS.get(sort or "created", MEMORY_SORTS["created"])
     qs = (Memory.objects.for_user(user).defer("content").annotate(chunk_count=Count("chunks"))
-          .order_by("-created_at", "-id"))  # Meta.ordering is not applied to GROUP BY queries
+          .order_by(*order))  # Meta.ordering is not applied to GROUP BY queries
     if tier:
         qs = qs.filter(tier=tier)
     if source:
@@ -27,6 +38,30 @@ def memory_list(*, user, tier: str | None = None, source: str | None = None,
 def memory_get(*, user, memory_id: int) -> Memory:
     """One of the user's memories with its chunk count; another user's memory is a 404."""
     return get_object_or_404(Memory.objects.for_user(user).annotate(chunk_count=Count("chunks")), pk=memory_id)
+
+
+CHUNKS_PER_PAGE = 20
+
+
+def memory_chunk_page(*, memory: Memory, page=None, chunk=None, per_page: int = CHUNKS_PER_PAGE):
+    """One page of a memory's chunks in order. `chunk` (a 0-based position) picks the page that holds it,
+    so a link to chunk N opens the right page even when N is far down a long memory."""
+    from django.core.paginator import Paginator
+
+    qs = memory.chunks.only("position", "text", "char_start", "char_end", "tier").order_by("position")
+    paginator = Paginator(qs, per_page)
+    try:
+        position = int(chunk) if chunk not in (None, "") else None
+    except (TypeError, ValueError):
+        position = None
+    if position is not None and position >= 0:
+        return paginator.get_page(position // per_page + 1)
+    return paginator.get_page(page)
+
+
+def chunk_positions(*, chunk_ids) -> dict[int, int]:
+    """Chunk id -> its 0-based position in its memory (the #chunk-N anchors on a memory's page)."""
+    return dict(MemoryChunk.objects.filter(pk__in=list(chunk_ids)).values_list("pk", "position"))
 
 
 def memory_tier_counts(*, user) -> dict[str, int]:

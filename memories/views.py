@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
@@ -12,10 +14,17 @@ from django.urls import reverse
 from django.utils.text import capfirst
 from django.views.decorators.http import require_POST
 
-from core.redirects import redirect_back
+from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import search, selectors, services
-from memories.forms import ChatForm, MemoryFilterForm, MemoryForm, SearchForm, UploadForm
+from memories import answers, bulk, search, selectors, services
+from memories.forms import (
+    ChatForm,
+    MemoryEditForm,
+    MemoryFilterForm,
+    MemoryForm,
+    SearchForm,
+    UploadForm,
+)
 from memories.models import Tier
 from memories.tagging import split_tags
 
@@ -24,20 +33,22 @@ PAGE_SIZE = 25
 
 @login_not_required
 def home(request):
-    """Signed-in people go to their memories; anyone else starts at sign-up."""
+    """Signed-in people go to their memories; anyone else sees what Kybernesis is, with sign-in and sign-up."""
     if request.user.is_authenticated:
         return redirect("memories:list")
-    return redirect("account_signup")
+    return render(request, "landing.html")
 
 
 def memory_list(request):
     filters = MemoryFilterForm(request.GET or None)
     cleaned = filters.cleaned_data if filters.is_valid() else {}
     qs = selectors.memory_list(user=request.user, tier=cleaned.get("tier") or None,
-                               source=cleaned.get("source") or None, tags=[cleaned.get("tag") or ""])
+                               source=cleaned.get("source") or None, tags=[cleaned.get("tag") or ""],
+                               sort=cleaned.get("sort") or None)
     page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
+        "undo": request.session.pop(BULK_UNDO_NOTICE, None) and request.session.get(BULK_UNDO),
         "filters": filters,
         "tier_counts": selectors.memory_tier_counts(user=request.user),
         "tiers": Tier,
@@ -47,6 +58,45 @@ def memory_list(request):
     return render(request, template, context)
 
 
+BULK_UNDO = "memories_bulk_undo"
+BULK_UNDO_NOTICE = "memories_bulk_undo_notice"
+
+
+@require_POST
+def memory_bulk(request):
+    """Tag, pin, unpin or delete the memories ticked on the list. The first post shows a confirmation
+    page; the confirmed post applies the action and leaves an undo button on the list."""
+    ids, action, tag = request.POST.getlist("ids"), request.POST.get("action", ""), request.POST.get("tag", "")
+    back = safe_next(request, reverse("memories:list"))
+    try:
+        if request.POST.get("confirmed") != "1":
+            selected = bulk.memories_bulk_preview(owner=request.user, memory_ids=ids, action=action, tag=tag)
+            return render(request, "memories/bulk_confirm.html",
+                          {"selected": selected, "action": action, "tag": tag, "next": back})
+        result = bulk.memories_bulk(owner=request.user, memory_ids=ids, action=action, tag=tag)
+    except services.MemoryInputError as exc:
+        messages.error(request, capfirst(str(exc)) + ".")
+        return redirect(back)
+    request.session[BULK_UNDO] = {"undo": result.undo, "message": result.message}
+    request.session[BULK_UNDO_NOTICE] = True
+    messages.success(request, result.message)
+    return redirect(back)
+
+
+@require_POST
+def memory_bulk_undo(request):
+    back = safe_next(request, reverse("memories:list"))
+    record = request.session.pop(BULK_UNDO, None)
+    if not record:
+        messages.error(request, "There is nothing to undo: the last bulk action was already undone or has expired.")
+        return redirect(back)
+    try:
+        messages.success(request, bulk.memories_bulk_undo(owner=request.user, undo=record["undo"]))
+    except services.MemoryInputError as exc:
+        messages.error(request, capfirst(str(exc)) + ".")
+    return redirect(back)
+
+
 def _querystring_without_page(request) -> str:
     params = request.GET.copy()
     params.pop("page", None)
@@ -54,11 +104,33 @@ def _querystring_without_page(request) -> str:
 
 
 def memory_detail(request, memory_id: int):
+    """A memory with one page of its chunks; `?chunk=N` opens the page that holds chunk N."""
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
     search.memory_access_record(memory_ids=[memory.pk])
     memory.refresh_from_db(fields=["last_accessed_at", "access_count"])
-    chunks = memory.chunks.only("position", "text", "char_start", "char_end", "tier")
+    chunks = selectors.memory_chunk_page(memory=memory, page=request.GET.get("cpage"), chunk=request.GET.get("chunk"))
     return render(request, "memories/detail.html", {"memory": memory, "chunks": chunks, **_tier_context(memory)})
+
+
+def memory_edit(request, memory_id: int):
+    """Change the title, content and metadata through the same service as the API's PATCH: changed chunks
+    are re-embedded and the graph is re-extracted for new content."""
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    initial = {"title": memory.title, "content": memory.content,
+               "metadata": json.dumps(memory.metadata, indent=2, ensure_ascii=False) if memory.metadata else ""}
+    form = MemoryEditForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            memory = services.memory_update(memory=memory, title=data["title"], content=data["content"],
+                                            metadata=data["metadata"])
+        except services.MemoryInputError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
+        else:
+            messages.success(request, f"Saved your changes to “{memory.title}”.")
+            return redirect("memories:detail", memory_id=memory.pk)
+    return render(request, "memories/edit.html", {"memory": memory, "form": form},
+                  status=422 if form.errors else 200)
 
 
 def _tier_context(memory) -> dict:
@@ -83,7 +155,9 @@ def memory_pin(request, memory_id: int):
         return _back(request, memory_id)
     if request.POST.get("from") == "list":
         return render(request, "memories/list.html#row", {"memory": memory})
-    return render(request, "memories/detail.html#tier-card", {"memory": memory, **_tier_context(memory)})
+    return render(request, "memories/detail.html#tier-card",
+                  {"memory": memory, "tier_message": f"{'Pinned' if memory.pinned else 'Unpinned'}.",
+                   **_tier_context(memory)})
 
 
 @require_POST
@@ -119,8 +193,12 @@ def memory_tags(request, memory_id: int):
         error = capfirst(str(exc)) + "."
     if not request.htmx:
         return _back(request, memory_id, error)
+    if "remove" in request.POST:
+        message = f"Removed tag {request.POST['remove']}."
+    else:
+        message = f"Tags now: {', '.join(memory.manual_tags) or 'none'}."
     context = {"memory": memory, "tag_error": error, "tag_input": request.POST.get("tags", "") if error else "",
-               **_tier_context(memory)}
+               "tag_message": message, **_tier_context(memory)}
     response = render(request, "memories/detail.html#tag-editor", context, status=422 if error else 200)
     if not error:
         response["HX-Trigger"] = "tier-changed"  # manual tags can move the memory between tiers
@@ -218,7 +296,7 @@ def chat(request):
             if not request.htmx:
                 return redirect(f"{reverse('chat')}?session={session.pk}")
             form = ChatForm(initial={"session": session.pk})
-    exchanges = selectors.chat_session_exchanges(session=session) if session is not None else []
+    exchanges = answers.chat_exchanges(session=session) if session is not None else []
     context = {"session": session, "sessions": selectors.chat_session_list(user=request.user)[:50],
                "exchanges": exchanges, "form": form, "error": error}
     template = "memories/chat.html#layout" if request.htmx else "memories/chat.html"
@@ -242,6 +320,9 @@ def search_page(request):
                 created_before=data["created_before"])
             response = search.hybrid_search(request.user, data["q"], limit=25, filters=filters,
                                             group_by="memory" if data["group"] else "chunk")
+            positions = selectors.chunk_positions(chunk_ids=[r.chunk_id for r in response.results])
+            for result in response.results:  # result links open the memory at #chunk-<position>
+                result.chunk_position = positions.get(result.chunk_id, 0)
         except search.SearchError as exc:
             error = capfirst(str(exc))
     elif form.is_bound and not form.is_valid():

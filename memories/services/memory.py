@@ -253,8 +253,13 @@ def memory_update(
         with transaction.atomic():
             locked = memory_lock(memory.pk)
             rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+            # "Edited" means a person changed what the memory says: its title, content or metadata.
+            edited = any(getattr(locked, name) != changes[name] for name in ("title", "content", "metadata")
+                         if name in changes)
             for name, value in changes.items():
                 setattr(locked, name, value)
+            if edited:
+                locked.edited_at = timezone.now()
             if rechunk or "metadata" in changes or "source" in changes:
                 autotag(locked, now=timezone.now())
             if rechunk:

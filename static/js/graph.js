@@ -136,6 +136,15 @@
         if (url) htmx.ajax("GET", url, { target: "#graph-panel", swap: "innerHTML" });
       }
     }
+    // The node list under the canvas opens the same side panel (via hx-get); keep the drawing in step.
+    document.addEventListener("click", (event) => {
+      const link = event.target.closest("#graph-list [data-node-id]");
+      if (!link) return;
+      const node = cy.getElementById(link.dataset.nodeId);
+      if (node.empty()) return;
+      cy.nodes().unselect();
+      node.select();
+    });
     container.dataset.ready = "true";
   }
 

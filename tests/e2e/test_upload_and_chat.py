@@ -33,7 +33,9 @@ def as_drop(name: str, data: bytes, mime: str) -> dict:
 
 def test_sign_up_drop_two_files_open_one_and_chat(page, artifacts):
     page.goto("/")
-    assert "/accounts/signup/" in page.url
+    assert "self-hosted memory" in page.locator("main").inner_text()
+    page.click("main >> text=Create an account")
+    page.wait_for_url("**/accounts/signup/")
     sign_up(page, "ada@example.com")
 
     page.goto("/upload/")

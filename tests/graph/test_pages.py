@@ -81,7 +81,7 @@ def test_another_users_graph_pages_are_404_and_their_graph_is_not_shown(spec_gra
     assert page_graph(client.get("/graph/"))["nodes"] == []
     assert client.get(f"/graph/entities/{alice.pk}/").status_code == 404
     assert client.get(f"/graph/memories/{spec_graph.pk}/panel/").status_code == 404
-    assert b"Alice" not in client.get("/graph/", {"q": "alice"}).content.split(b"<main>")[1].split(b'name="q"')[0]
+    assert b"Alice" not in client.get("/graph/", {"q": "alice"}).content.split(b"<main id=\"main\" tabindex=\"-1\">")[1].split(b'name="q"')[0]
 
 
 def test_graph_pages_need_sign_in(client):

@@ -11,10 +11,12 @@ from tests.factories import make_memory
 pytestmark = pytest.mark.django_db
 
 
-def test_a_new_visitor_lands_on_the_sign_up_page():
-    response = Client().get("/", follow=True)
-    assert response.redirect_chain[-1][0] == "/accounts/signup/"
-    assert b"Sign Up" in response.content
+def test_a_signed_out_visitor_sees_what_kybernesis_is_with_sign_in_and_sign_up():
+    response = Client().get("/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "self-hosted memory" in page
+    assert 'href="/accounts/signup/"' in page and 'href="/accounts/login/"' in page
 
 
 def test_every_page_needs_a_login():

@@ -1,0 +1,116 @@
+/* Behaviour shared by every page (no inline scripts, so a strict Content-Security-Policy can apply):
+   the collapsible nav, confirmations, keeping keyboard focus where it was across HTMX swaps,
+   live values next to range inputs, and Enter-to-send in the chat. */
+(function () {
+  "use strict";
+  document.documentElement.classList.replace("no-js", "js");
+
+  function announce(text) {
+    const live = document.getElementById("live-status");
+    if (!live || !text) return;
+    live.textContent = "";
+    window.setTimeout(() => { live.textContent = text; }, 30);
+  }
+
+  // --- Collapsible navigation (narrow screens) -------------------------------------------------
+  document.addEventListener("click", (event) => {
+    const toggle = event.target.closest(".nav-toggle");
+    if (!toggle) return;
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    document.getElementById(toggle.getAttribute("aria-controls")).classList.toggle("open", open);
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    const toggle = document.querySelector(".nav-toggle[aria-expanded=true]");
+    if (!toggle) return;
+    toggle.setAttribute("aria-expanded", "false");
+    document.getElementById(toggle.getAttribute("aria-controls")).classList.remove("open");
+    toggle.focus();
+  });
+
+  // --- Confirmations: <form data-confirm="…"> (plain forms; HTMX forms use hx-confirm) -----------
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    const submitter = event.submitter;
+    const message = (submitter && submitter.dataset.confirm) || form.dataset.confirm;
+    if (message && !form.hasAttribute("hx-post") && !window.confirm(message)) event.preventDefault();
+  }, true);
+
+  // --- Range inputs show their value in the <output> named by data-output ----------------------
+  document.addEventListener("input", (event) => {
+    const input = event.target;
+    if (!input.dataset || !input.dataset.output) return;
+    const output = document.getElementById(input.dataset.output);
+    if (output) output.value = Number(input.value).toFixed(2);
+  });
+
+  // --- Chat: Enter sends, Shift+Enter starts a new line ----------------------------------------
+  document.addEventListener("keydown", (event) => {
+    const box = event.target;
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing || !box.matches("textarea[data-enter-sends]")) return;
+    event.preventDefault();
+    if (box.value.trim()) box.form.requestSubmit();
+  });
+
+  // --- Focus stays where the person was after an HTMX swap ------------------------------------
+  // Before the request we note the focused element's id (and which [data-focus-group] it was in, with
+  // its position there). After the swap we focus the element with the same id; if it is gone (a removed
+  // tag chip), its neighbour in the same group; else the swap target's [data-focus-fallback]; else the
+  // swapped element itself. A status message ([data-announce] in the new content) is read out.
+  let remembered = null;
+  document.addEventListener("htmx:beforeRequest", () => {
+    const el = document.activeElement;
+    if (!el || el === document.body) { remembered = null; return; }
+    const group = el.closest("[data-focus-group]");
+    let index = -1;
+    if (group) index = Array.from(group.querySelectorAll("[data-focus-item]")).indexOf(el);
+    remembered = { id: el.id, group: group ? group.dataset.focusGroup : null, index };
+  });
+  document.addEventListener("htmx:afterSettle", (event) => {
+    const target = event.detail.target;
+    const message = target && target.isConnected ? target.querySelector("[data-announce]") : null;
+    if (message) announce(message.dataset.announce || message.textContent);
+    const active = document.activeElement;
+    const memory = remembered;
+    remembered = null;
+    if (!memory || (active && active !== document.body && active.isConnected && active.id === memory.id)) return;
+    let next = memory.id ? document.getElementById(memory.id) : null;
+    if (!next && memory.group) {
+      const group = document.querySelector(`[data-focus-group="${CSS.escape(memory.group)}"]`);
+      if (group) {
+        const items = group.querySelectorAll("[data-focus-item]");
+        next = items[Math.min(Math.max(memory.index, 0), items.length - 1)] || null;
+      }
+    }
+    if (!next && target && target.isConnected) {
+      next = target.querySelector("[data-focus-fallback]");
+      if (!next && active && active !== document.body && active.isConnected) return;
+      if (!next) { next = target; if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1"); }
+    }
+    if (next) next.focus({ preventScroll: false });
+  });
+
+  // --- A chunk named in the address (#chunk-N) is highlighted and scrolled to ------------------
+  function highlightChunk() {
+    const match = /^#chunk-(\d+)$/.exec(window.location.hash);
+    document.querySelectorAll(".chunk.highlight").forEach((el) => el.classList.remove("highlight"));
+    if (!match) return;
+    const chunk = document.getElementById(`chunk-${match[1]}`);
+    if (!chunk) return;
+    chunk.classList.add("highlight");
+    if (!chunk.hasAttribute("tabindex")) chunk.setAttribute("tabindex", "-1");
+    chunk.focus({ preventScroll: true });
+    chunk.scrollIntoView({ block: "start" });
+  }
+  window.addEventListener("hashchange", highlightChunk);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", highlightChunk);
+  else highlightChunk();
+})();
+
+/* "All on this page" ticks every checkbox that belongs to the named form. */
+document.addEventListener("change", (event) => {
+  const all = event.target.closest("[data-select-all]");
+  if (!all) return;
+  document.querySelectorAll(`input[type=checkbox][form="${all.dataset.selectAll}"]`).forEach((box) => { box.checked = all.checked; });
+});

@@ -1,0 +1,125 @@
+"""Keyboard and phone use: the collapsible nav, focus kept across HTMX swaps, Enter sends in the chat,
+a link to chunk N opens the page at it, and the graph's node list opens the side panel."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.services import graph_extract_memories, memory_links_refresh
+from tests.e2e.test_pages_everywhere import sign_in
+from tests.factories import UserFactory, make_memory
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+FOCUSED_ID = "document.activeElement && document.activeElement.id"
+
+
+def test_phone_nav_collapses_and_opens(browser, live_server, artifacts):
+    user = UserFactory()
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    sign_in(page, user)
+    nav = page.locator("#site-nav")
+    assert not nav.is_visible()
+    page.click(".nav-toggle")
+    assert nav.is_visible() and page.get_attribute(".nav-toggle", "aria-expanded") == "true"
+    page.screenshot(path=str(artifacts / "phone-nav-open.png"))
+    page.keyboard.press("Escape")
+    assert not nav.is_visible()
+    context.close()
+
+
+def test_skip_link_is_the_first_tab_stop(page):
+    user = UserFactory()
+    sign_in(page, user)
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Skip to content"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+
+
+def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
+    user = UserFactory()
+    memory = make_memory(user, content="A note about the garden.", manual_tags=["garden", "plants", "summer"])
+    sign_in(page, user)
+    page.goto(f"/memories/{memory.pk}/")
+
+    pin = f"pin-button-{memory.pk}"
+    page.focus(f"#{pin}")
+    page.keyboard.press("Enter")
+    page.locator(".tier-card .badge.pinned").wait_for()
+    assert page.evaluate(FOCUSED_ID) == pin
+
+    page.focus(f"#tag-input-{memory.pk}")
+    page.keyboard.type("roses")
+    page.keyboard.press("Enter")
+    page.locator("#tag-editor .tag-manual", has_text="roses").wait_for()
+    assert page.evaluate(FOCUSED_ID) == f"tag-input-{memory.pk}"
+
+    remove = page.locator("#tag-editor .chip-remove").nth(1)  # "plants"
+    remove.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("![...document.querySelectorAll('#tag-editor .tag-manual')].some((a) => a.textContent === 'plants')")
+    assert page.locator("#live-status").inner_text() in ("", "Removed tag plants.")
+    focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    assert focused == "Remove tag summer"  # the chip that took the removed one's place
+    page.screenshot(path=str(artifacts / "focus-after-tag-remove.png"))
+
+    page.goto("/memories/")
+    toggle = f"pin-toggle-{memory.pk}"
+    page.focus(f"#{toggle}")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"document.getElementById('{toggle}').getAttribute('aria-pressed') === 'false'")
+    assert page.evaluate(FOCUSED_ID) == toggle
+
+
+def test_enter_sends_and_shift_enter_adds_a_line_in_the_chat(page):
+    user = UserFactory()
+    make_memory(user, title="Offsite", content="The product team offsite will take place in Lisbon in March.")
+    sign_in(page, user)
+    page.goto("/chat/")
+    box = page.locator("textarea[name=content]")
+    box.focus()
+    page.keyboard.type("Where is the")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("product team offsite?")
+    assert box.input_value() == "Where is the\nproduct team offsite?"
+    page.keyboard.press("Enter")
+    page.locator(".chat-message.reply").first.wait_for()
+    reply = page.locator(".chat-message.reply").first
+    assert "Lisbon" in reply.locator(".answer").inner_text()
+    cite = reply.locator(".answer .cite").first
+    assert "chunk=0#chunk-0" in cite.get_attribute("href")
+
+
+def test_a_link_to_a_late_chunk_opens_its_page_and_highlights_it(page, artifacts):
+    user = UserFactory()
+    content = "\n\n".join(f"Section {i}. " + f"Paragraph {i} of the long report on project {i}. " * 12
+                          for i in range(60))
+    memory = make_memory(user, content=content, title="Long report")
+    last = memory.chunks.count() - 1
+    sign_in(page, user)
+    page.goto(f"/memories/{memory.pk}/?chunk={last}#chunk-{last}")
+    chunk = page.locator(f"#chunk-{last}")
+    assert "highlight" in chunk.get_attribute("class")
+    assert chunk.is_visible() and page.locator("#chunk-0").count() == 0
+    box = chunk.bounding_box()
+    assert 0 <= box["y"] < 900
+    page.screenshot(path=str(artifacts / "long-memory-chunk.png"))
+
+
+def test_the_graph_node_list_opens_the_side_panel_by_keyboard(page):
+    user = UserFactory()
+    memories = [make_memory(user, text) for text in (
+        "Alice works with the Product Team, which is based in San Francisco.",
+        "Bob joined the Design Team in Berlin.")]
+    graph_extract_memories(memory_ids=[m.pk for m in memories])
+    memory_links_refresh(owner=user)
+    sign_in(page, user)
+    page.goto("/graph/")
+    page.wait_for_selector("#cy[data-ready=true]")
+    link = page.locator("#graph-list a", has_text="Berlin")
+    link.focus()
+    page.keyboard.press("Enter")
+    page.locator("#graph-panel .panel-title", has_text="Berlin").wait_for()
+    assert page.evaluate("window.kybernesisGraph.$(':selected').data('label')") == "Berlin"
