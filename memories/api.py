@@ -213,8 +213,9 @@ def upload_status(request: HttpRequest, job_id: int):
 
 def related_out(item: dict) -> dict:
     memory = item["memory"]
-    return {"memoryId": memory.pk, "title": memory.title, "snippet": item["snippet"], "score": item["score"],
-            "source": memory.source, "tier": memory.tier}
+    return {"memoryId": memory.pk, "chunkIndex": item["chunkIndex"], "url": item["url"], "title": memory.title,
+            "snippet": item["snippet"], "score": item["score"], "kind": item["kind"], "source": memory.source,
+            "tier": memory.tier}
 
 
 def chat_session_out(session) -> dict:
@@ -277,8 +278,10 @@ def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
 
 
 def search_out(response: search.SearchResponse) -> dict:
-    return {"tookMs": round(response.took_ms, 2), "results": [
-        {"memoryId": r.memory_id, "chunkId": r.chunk_id, "title": r.title, "snippet": r.snippet,
+    return {"tookMs": round(response.took_ms, 2), "minScore": response.min_score,
+            "weakerCount": response.weaker_count, "reason": response.reason or None, "results": [
+        {"memoryId": r.memory_id, "chunkId": r.chunk_id, "chunkIndex": r.chunk_index, "url": r.url,
+         "kind": r.kind, "title": r.title, "snippet": r.snippet,
          "hybridScore": r.hybrid_score, "vectorScore": r.vector_score, "metadataScore": r.metadata_score,
          "tier": r.tier, "source": r.source, "tags": r.tags, "createdAt": r.created_at}
         for r in response.results]}
@@ -287,9 +290,12 @@ def search_out(response: search.SearchResponse) -> dict:
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
 def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
-    chunk with groupBy=memory."""
+    chunk with groupBy=memory. Only results at or above the relevance floor are returned (minScore
+    overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
+    after the notes. A query of only common words or punctuation returns no results and a reason."""
     response = search.hybrid_search(request.auth, payload.query, limit=payload.limit,
-                                     filters=search_filters(payload.filters), group_by=payload.groupBy)
+                                     filters=search_filters(payload.filters), group_by=payload.groupBy,
+                                     min_score=payload.minScore)
     return search_out(response)
 
 
@@ -298,7 +304,7 @@ def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
     data = query.model_dump()
     filters = SearchFiltersIn(tags=data.pop("tag") or None, source=data.pop("source") or None,
                               tiers=data.pop("tier") or None,
-                              **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy")})
+                              **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy", "minScore")})
     response = search.hybrid_search(request.auth, data["q"], limit=data["limit"], filters=search_filters(filters),
-                                    group_by=data["groupBy"])
+                                    group_by=data["groupBy"], min_score=data["minScore"])
     return search_out(response)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -81,3 +82,30 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
 
 def embed_query(text: str) -> np.ndarray:
     return embed_texts([text])[0]
+
+
+TITLE_SEPARATOR = " — "
+
+
+def chunk_embedding_text(title: str, text: str) -> str:
+    """The exact text embedded for a chunk: its memory's title as context, then the chunk text.
+
+    "Postgres vacuum tuning — Autovacuum falls behind on big tables…" lets a chunk whose body never
+    names its subject be found by it. When the chunk already opens with the title (a title taken
+    from the first line, a chat message's first words, a document that repeats its title) the
+    title is not added twice. This is the one rule for it: services embed with it, and a chunk's
+    `embedded_hash` is `embedded_text_hash(...)` of its result, so a changed title (or rule) is
+    what marks a chunk for re-embedding.
+    """
+    title = " ".join((title or "").split()).rstrip("…").strip()
+    if not title:
+        return text
+    opening = " ".join(text[: len(title) * 2 + 16].split()).lower()
+    if opening.startswith(title.lower()):
+        return text
+    return f"{title}{TITLE_SEPARATOR}{text}"
+
+
+def embedded_text_hash(text: str) -> str:
+    """sha256 of the text given to the model (what `MemoryChunk.embedded_hash` stores)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -119,6 +119,9 @@ class MemoryChunk(models.Model):
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
     text_hash = models.CharField(max_length=64)
+    # sha256 of the exact text the embedding was computed from (embedding.chunk_embedding_text:
+    # title context + chunk text); "" for chunks embedded before titles were part of it.
+    embedded_hash = models.CharField(max_length=64, default="", db_default="", blank=True)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
     search_vector = models.GeneratedField(

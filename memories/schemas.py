@@ -134,9 +134,12 @@ class ChatMessageIn(StrictIn):
 
 class RelatedMemoryOut(Schema):
     memoryId: int
+    chunkIndex: int = Field(description="Position of the matched chunk in its memory (0-based)")
+    url: str = Field(description="The memory page at the matched chunk")
     title: str
     snippet: str
-    score: float
+    score: float = Field(description="hybridScore of the message (as the query) against this memory")
+    kind: str = Field(description='"question" for a chat message that asks something, else ""')
     source: str
     tier: str
 
@@ -161,6 +164,10 @@ class ChatSessionListOut(Schema):
 
 class ChatSessionDetailOut(ChatSessionOut):
     messages: list[MemoryDetailOut]
+
+
+MIN_SCORE_HELP = ("Relevance floor on hybridScore, 0..1. Default: the calibrated floor (KYBERNESIS_SEARCH_MIN_SCORE); "
+                  "0 returns every candidate.")
 
 
 class _SearchFilterFields(Schema):
@@ -190,6 +197,7 @@ class SearchQueryIn(_SearchFilterFields):
     q: str
     limit: int = 10
     groupBy: Literal["chunk", "memory"] = "chunk"
+    minScore: float | None = Field(None, ge=0, le=1, description=MIN_SCORE_HELP)
     tag: list[str] = Field(default_factory=list)
     source: list[SourceName] = Field(default_factory=list)
     tier: list[TierName] = Field(default_factory=list)
@@ -200,11 +208,16 @@ class SearchIn(StrictIn):
     limit: int = 10
     filters: SearchFiltersIn | None = None
     groupBy: Literal["chunk", "memory"] = "chunk"
+    minScore: float | None = Field(None, ge=0, le=1, description=MIN_SCORE_HELP)
 
 
 class SearchResultOut(Schema):
     memoryId: int
     chunkId: int
+    chunkIndex: int = Field(description="Position of the chunk in its memory (0-based); the page anchor is "
+                                        "#chunk-<chunkIndex>")
+    url: str = Field(description="The memory page at this chunk")
+    kind: str = Field(description='"question" for a chat message that asks something, else ""')
     title: str
     snippet: str
     hybridScore: float
@@ -218,4 +231,8 @@ class SearchResultOut(Schema):
 
 class SearchOut(Schema):
     results: list[SearchResultOut]
+    minScore: float = Field(description="The relevance floor applied (hybridScore below it is left out)")
+    weakerCount: int = Field(description="Candidates the floor left out; ask again with a lower minScore to see them")
+    reason: str | None = Field(None, description="Why nothing was searched (a query of only common words or "
+                                                 "punctuation)")
     tookMs: float

@@ -65,6 +65,10 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
     )
 
 
+def _embedding_texts(title: str, chunks: Sequence[Chunk]) -> list[str]:
+    return [embedding.chunk_embedding_text(title, chunk.text) for chunk in chunks]
+
+
 def _chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
     return [
         MemoryChunk(
@@ -75,6 +79,7 @@ def _chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[Memory
             char_start=chunk.char_start,
             char_end=chunk.char_end,
             text_hash=content_hash(chunk.text),
+            embedded_hash=embedding.embedded_text_hash(embedding.chunk_embedding_text(memory.title, chunk.text)),
             embedding=vector,
             tier=memory.tier,
         )
@@ -109,7 +114,7 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = F
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed.
-    texts = [chunk.text for p in prepared for chunk in p.chunks]
+    texts = [text for p in prepared for text in _embedding_texts(p.title, p.chunks)]
     vectors = embedding.embed_texts(texts)
 
     now = timezone.now()
@@ -179,14 +184,21 @@ def memory_update(
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+        retitle = "title" in changes and changes["title"] != locked.title
+        if rechunk or retitle:
+            # Before the new title is saved: the index subtracts what it added for the old one.
+            lexical.unindex_memories(memory_ids=[locked.pk])
         for name, value in changes.items():
             setattr(locked, name, value)
         if rechunk or "metadata" in changes or "source" in changes:
             autotag(locked, now=timezone.now())
-        if rechunk:
-            _replace_chunks(locked)
-            content_changed_on_commit(memory_ids=[locked.pk])
         locked.save()
+        if rechunk or retitle:
+            # The title is part of each chunk's lexical fields and of its embedded text.
+            _replace_chunks(locked)
+            lexical.index_memories(owner_id=locked.owner_id, memory_ids=[locked.pk])
+        if rechunk:
+            content_changed_on_commit(memory_ids=[locked.pk])
         if {"priority", "manual_tags", "metadata"} & changes.keys():
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
             locked.refresh_from_db()
@@ -195,20 +207,22 @@ def memory_update(
 
 
 def _replace_chunks(memory: Memory) -> None:
+    """Re-chunk the saved memory (its lexical postings are already removed; the caller re-indexes).
+    A chunk whose embedded text (title context + text) is unchanged keeps its vector."""
     chunks = _chunks_for(memory.content)
     known = {
-        row.text_hash: row.embedding
-        for row in MemoryChunk.objects.filter(memory=memory).only("text_hash", "embedding")
+        row.embedded_hash: row.embedding
+        for row in MemoryChunk.objects.filter(memory=memory).exclude(embedded_hash="")
+        .only("embedded_hash", "embedding")
     }
-    hashes = [content_hash(chunk.text) for chunk in chunks]
+    texts = _embedding_texts(memory.title, chunks)
+    hashes = [embedding.embedded_text_hash(text) for text in texts]
     missing = [i for i, h in enumerate(hashes) if h not in known]
-    fresh = embedding.embed_texts([chunks[i].text for i in missing])
+    fresh = embedding.embed_texts([texts[i] for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
-    lexical.unindex_memories(memory_ids=[memory.pk])
     MemoryChunk.objects.filter(memory=memory).delete()
     MemoryChunk.objects.bulk_create(_chunk_rows(memory, chunks, vectors), batch_size=500)
-    lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
 
 
 def memory_archive(*, memory: Memory, reason: str) -> Memory:
