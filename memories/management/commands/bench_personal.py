@@ -15,8 +15,9 @@ as chunks and the first chunk of each memory counted. The last line is JSON:
     paraphrase_top1        top1 over the queries that share no word with their answer (reported apart:
                            they depend most on the embedding model)
     by_type                top1 per query type
-    floor_sweep            top1 and no_answer_empty at other floors (from the same unfloored rankings),
-                           used to calibrate KYBERNESIS_SEARCH_MIN_SCORE
+    floor_sweep            top1 and no_answer_empty at other floors (from the same unfloored rankings)
+    calibration            the floor that best separates answers from no-answer queries (see
+                           `calibrate`), which is how KYBERNESIS_SEARCH_MIN_SCORE was chosen
 """
 
 from __future__ import annotations
@@ -66,6 +67,22 @@ def load_collection(owner, items: list[dict]) -> dict[int, str]:
 
 def dcg(grades: list[int]) -> float:
     return sum(g / math.log2(i + 2) for i, g in enumerate(grades))
+
+
+def calibrate(answer_scores: list[float], no_answer_top: list[float]) -> dict:
+    """The floor that best separates answers from no-answer queries: on a 0.01 grid, the floors with
+    the highest balanced accuracy (mean of the share of answers kept and the share of no-answer
+    queries left empty); the middle of that range, so neither side is favoured by a hair."""
+    def accuracy(at: float) -> float:
+        kept = sum(s >= at for s in answer_scores) / max(len(answer_scores), 1)
+        empty = sum(s < at for s in no_answer_top) / max(len(no_answer_top), 1)
+        return (kept + empty) / 2
+    grid = [round(0.10 + i / 100, 2) for i in range(51)]
+    scores = {at: accuracy(at) for at in grid}
+    best = max(scores.values())
+    top = [at for at in grid if scores[at] == best]
+    return {"balanced_accuracy": round(best, 4), "range": [top[0], top[-1]],
+            "floor": round((top[0] + top[-1]) / 2, 2)}
 
 
 class Command(BaseCommand):
@@ -153,6 +170,7 @@ class Command(BaseCommand):
             for q in queries if q.get("relevant"))
         no_answer_top = sorted(max((r.hybrid_score for r in rankings[q["id"]]), default=0.0)
                                for q in queries if not q.get("relevant"))
+        result["calibration"] = calibrate(answer_scores, no_answer_top)
         result["answer_score_quantiles"] = [round(answer_scores[int(p * (len(answer_scores) - 1))], 3)
                                             for p in (0.05, 0.1, 0.25, 0.5)]
         result["no_answer_top_scores"] = [round(s, 3) for s in no_answer_top]
