@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
-from memories.models import ACTIVE_TIERS, ChatSession, Memory, MemoryChunk, Tier, TierMove, UploadJob
+from memories.models import ChatSession, Memory, MemoryChunk, TierMove, UploadJob
 from memories.tagging import filter_tags
 
 

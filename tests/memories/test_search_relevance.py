@@ -10,8 +10,14 @@ from django.core.management import call_command
 
 from memories import embedding
 from memories.models import MemoryChunk
-from memories.search import (NO_WORDS, ONLY_COMMON_WORDS, SearchError, hybrid_search, lexical_score,
-                             result_url)
+from memories.search import (
+    NO_WORDS,
+    ONLY_COMMON_WORDS,
+    SearchError,
+    hybrid_search,
+    lexical_score,
+    result_url,
+)
 from memories.selectors import memory_related
 from memories.services import chat_message_send, memory_update
 from memories.services.chat import message_kind

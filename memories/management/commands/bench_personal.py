@@ -32,7 +32,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding, search
 from memories.models import Memory
-from memories.services import MemoryInput, chat_message_send, memory_create_many, upload_files
+from memories.services import (
+    MemoryInput,
+    chat_message_send,
+    memory_create_many,
+    upload_files,
+)
 
 BENCH_USER = "bench-personal"
 DATA = Path(__file__).resolve().parents[2] / "bench" / "personal"
