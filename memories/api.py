@@ -201,9 +201,12 @@ def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
 def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
-    chunk with groupBy=memory."""
+    chunk with groupBy=memory. Only results at or above the relevance floor are returned (minScore
+    overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
+    after the notes. A query of only common words or punctuation returns no results and a reason."""
     return search.hybrid_search(request.auth, payload.query, limit=payload.limit,
-                                filters=search_filters(payload.filters), group_by=payload.groupBy)
+                                filters=search_filters(payload.filters), group_by=payload.groupBy,
+                                min_score=payload.minScore)
 
 
 @router.get("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search (query string)")
@@ -211,6 +214,6 @@ def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
     data = query.model_dump()
     filters = SearchFiltersIn(tags=data.pop("tag") or None, source=data.pop("source") or None,
                               tiers=data.pop("tier") or None,
-                              **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy")})
+                              **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy", "minScore")})
     return search.hybrid_search(request.auth, data["q"], limit=data["limit"], filters=search_filters(filters),
-                                group_by=data["groupBy"])
+                                group_by=data["groupBy"], min_score=data["minScore"])

@@ -165,12 +165,6 @@ def embedding_key(text: str, *, model_id: str | None = None) -> str:
     return hashlib.sha256(f"{model_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def chunk_embedding_text(chunk_text: str, **_context) -> str:
-    """The exact text a chunk is embedded as. Today the chunk's own text; a change here (a title as
-    context, say) makes every existing key stale, and `reembed` brings them up to date."""
-    return chunk_text
-
-
 def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
     """Embed texts as L2-normalised float32 vectors, shape (len(texts), 384)."""
     if not texts:
@@ -197,3 +191,25 @@ def reset() -> None:
     global _encoder, _active_backend
     with _model_lock:
         _encoder, _active_backend = None, None
+
+
+TITLE_SEPARATOR = " — "
+
+
+def chunk_embedding_text(title: str, text: str) -> str:
+    """The exact text embedded for a chunk: its memory's title as context, then the chunk text.
+
+    "Postgres vacuum tuning — Autovacuum falls behind on big tables…" lets a chunk whose body never
+    names its subject be found by it. When the chunk already opens with the title (a title taken
+    from the first line, a chat message's first words, a document that repeats its title) the
+    title is not added twice. This is the one rule for it: services embed with it, and a chunk's
+    `embedding_key` is `embedding_key(...)` of its result, so a changed title (or rule, or model)
+    is what marks a chunk for re-embedding by `manage.py reembed`.
+    """
+    title = " ".join((title or "").split()).rstrip("…").strip()
+    if not title:
+        return text
+    opening = " ".join(text[: len(title) * 2 + 16].split()).lower()
+    if opening.startswith(title.lower()):
+        return text
+    return f"{title}{TITLE_SEPARATOR}{text}"

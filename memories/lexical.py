@@ -1,4 +1,6 @@
-"""The lexical (BM25) index in PostgreSQL: postings per chunk term, document frequencies, corpus totals.
+"""The lexical (BM25F) index in PostgreSQL: postings per chunk term, document frequencies, corpus totals.
+
+A chunk has two fields: its text and its memory's title (weighted, see TITLE_WEIGHT).
 
 Kept up to date in the same transaction as the chunks it describes: `index_memories` after chunks
 are inserted, `unindex_memories` before they are deleted. PostgreSQL's english text search config
@@ -20,19 +22,42 @@ B = 0.4
 DEFAULT_AVG_LENGTH = 90.0
 TS_CONFIG = "english"
 
+# BM25F: the memory's title is a second field of every chunk. A title word counts as TITLE_WEIGHT
+# occurrences in the chunk (and the title's lexemes add TITLE_WEIGHT each to the chunk's length),
+# before BM25's saturation, so "postgres" finds the note titled "Postgres vacuum tuning" whose body
+# never says it. A title word weighs as much as two mentions in the text: a title states what the
+# memory is about, in few words (the usual BM25F title boost is of this order).
+TITLE_WEIGHT = 2.0
+
+# The chunk's terms as (lexeme, weighted tf) and its weighted length, from the body's tsvector and
+# the title's. Used by both index and unindex, which must agree on lengths.
+_FIELDS = f"""
+    SELECT c.owner_id, c.id AS chunk_id, c.search_vector AS body,
+           to_tsvector('{TS_CONFIG}', m.title) AS head
+    FROM memories_memorychunk c JOIN memories_memory m ON m.id = c.memory_id
+    WHERE c.memory_id = ANY(%(memory_ids)s)
+"""
+
 _INDEX_SQL = f"""
 WITH avg AS (
     SELECT COALESCE(
         (SELECT total_length::float8 / NULLIF(chunk_count, 0) FROM memories_corpusstat WHERE owner_id = %(owner)s),
         %(default_avg)s) AS avglen
+), fields AS ({_FIELDS}
+), occurrences AS (
+    SELECT f.owner_id, f.chunk_id, u.lexeme, COALESCE(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM fields f, unnest(f.body) AS u
+    UNION ALL
+    SELECT f.owner_id, f.chunk_id, u.lexeme, {TITLE_WEIGHT} * COALESCE(array_length(u.positions, 1), 1)
+    FROM fields f, unnest(f.head) AS u
 ), postings AS (
-    SELECT c.owner_id, c.id AS chunk_id, u.lexeme, COALESCE(array_length(u.positions, 1), 1) AS tf,
-           length(c.search_vector) AS len
-    FROM memories_memorychunk c, unnest(c.search_vector) AS u
-    WHERE c.memory_id = ANY(%(memory_ids)s)
+    SELECT o.owner_id, o.chunk_id, o.lexeme, sum(o.tf) AS tf,
+           max(length(f.body) + {TITLE_WEIGHT} * length(f.head)) AS len
+    FROM occurrences o JOIN fields f ON f.chunk_id = o.chunk_id
+    GROUP BY o.owner_id, o.chunk_id, o.lexeme
 ), inserted AS (
     INSERT INTO memories_chunkterm (owner_id, chunk_id, lexeme, tf, impact)
-    SELECT p.owner_id, p.chunk_id, p.lexeme, LEAST(p.tf, 32767),
+    SELECT p.owner_id, p.chunk_id, p.lexeme, LEAST(round(p.tf), 32767),
            p.tf * ({K1} + 1) / (p.tf + {K1} * (1 - {B} + {B} * p.len / avg.avglen))
     FROM postings p, avg
     RETURNING owner_id, lexeme
@@ -43,13 +68,13 @@ WITH avg AS (
     RETURNING 1
 )
 INSERT INTO memories_corpusstat (owner_id, chunk_count, total_length)
-SELECT %(owner)s, count(*), COALESCE(sum(length(search_vector)), 0)
-FROM memories_memorychunk WHERE memory_id = ANY(%(memory_ids)s)
+SELECT %(owner)s, count(*), COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0)::bigint
+FROM ({_FIELDS}) f
 ON CONFLICT (owner_id) DO UPDATE SET chunk_count = memories_corpusstat.chunk_count + EXCLUDED.chunk_count,
                                      total_length = memories_corpusstat.total_length + EXCLUDED.total_length
 """
 
-_UNINDEX_SQL = """
+_UNINDEX_SQL = f"""
 WITH gone AS (
     DELETE FROM memories_chunkterm t USING memories_memorychunk c
     WHERE t.chunk_id = c.id AND c.memory_id = ANY(%(memory_ids)s)
@@ -62,10 +87,24 @@ WITH gone AS (
 )
 UPDATE memories_corpusstat s SET chunk_count = GREATEST(s.chunk_count - g.n, 0),
                                  total_length = GREATEST(s.total_length - g.len, 0)
-FROM (SELECT owner_id, count(*) AS n, COALESCE(sum(length(search_vector)), 0) AS len
-      FROM memories_memorychunk WHERE memory_id = ANY(%(memory_ids)s) GROUP BY owner_id) g
+FROM (SELECT owner_id, count(*) AS n, COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0)::bigint AS len
+      FROM ({_FIELDS}) f GROUP BY owner_id) g
 WHERE s.owner_id = g.owner_id
 """
+
+
+def reindex_all() -> None:
+    """Rebuild every owner's lexical index from the chunks and titles (after the index rule changed)."""
+    from memories.models import Memory
+
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; "
+                       "DELETE FROM memories_corpusstat")
+    owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
+    for owner_id in owners:
+        ids = list(Memory.objects.filter(owner_id=owner_id).values_list("pk", flat=True))
+        for start in range(0, len(ids), 2000):
+            index_memories(owner_id=owner_id, memory_ids=ids[start:start + 2000])
 
 
 def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:

@@ -54,7 +54,7 @@ def _scan(*, owner_id: int | None, after: int, batch_size: int):
             return
         after = rows[-1][0]
         yield [(pk, text, title, model, key,
-                embedding.embedding_key(embedding.chunk_embedding_text(text, title=title), model_id=model_id))
+                embedding.embedding_key(embedding.chunk_embedding_text(title, text), model_id=model_id))
                for pk, text, title, model, key in rows]
 
 
@@ -71,7 +71,7 @@ def chunks_reembed(*, batch_size: int = 256, limit: int | None = None, owner_id:
             stale = stale[:max(0, limit - progress.stale)]
         progress.stale += len(stale)
         if stale:
-            vectors = embedding.embed_texts([embedding.chunk_embedding_text(text, title=title)
+            vectors = embedding.embed_texts([embedding.chunk_embedding_text(title, text)
                                              for _pk, text, title, *_ in stale])
             with transaction.atomic(), connection.cursor() as cursor:
                 # Only where the chunk still has the key we read: a concurrent edit wins.

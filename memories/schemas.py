@@ -158,18 +158,25 @@ class ChatMessageIn(StrictIn):
 
 
 class RelatedMemoryOut(OutSchema):
-    """From memory_related's items: {"memory", "snippet", "score"}."""
+    """From memory_related's items: {"memory", "chunkIndex", "url", "snippet", "score", "kind"}."""
 
     memory_id: int
+    chunk_index: int = Field(description="Position of the matched chunk in its memory (0-based)")
+    url: str = Field(description="The memory page at the matched chunk")
     title: str
     snippet: str
-    score: float
+    score: float = Field(description="hybridScore of the message (as the query) against this memory")
+    kind: str = Field(description='"question" for a chat message that asks something, else ""')
     source: str
     tier: str
 
     @staticmethod
     def resolve_memory_id(item) -> int:
         return item["memory"].pk
+
+    @staticmethod
+    def resolve_chunk_index(item) -> int:
+        return item["chunkIndex"]
 
     @staticmethod
     def resolve_title(item) -> str:
@@ -212,6 +219,10 @@ class ChatSessionDetailOut(ChatSessionOut):
         return list(chat_session_messages(session=session))
 
 
+MIN_SCORE_HELP = ("Relevance floor on hybridScore, 0..1. Default: the calibrated floor (KYBERNESIS_SEARCH_MIN_SCORE); "
+                  "0 returns every candidate.")
+
+
 class _SearchFilterFields(Schema):
     model_config = ConfigDict(extra="forbid")
 
@@ -239,6 +250,7 @@ class SearchQueryIn(_SearchFilterFields):
     q: CleanStr = Field(..., max_length=2000)
     limit: int = Field(10, ge=1, le=100)
     groupBy: Literal["chunk", "memory"] = "chunk"
+    minScore: float | None = Field(None, ge=0, le=1, description=MIN_SCORE_HELP)
     tag: list[CleanStr] = Field(default_factory=list)
     source: list[SourceName] = Field(default_factory=list)
     tier: list[TierName] = Field(default_factory=list)
@@ -249,11 +261,16 @@ class SearchIn(StrictIn):
     limit: int = Field(10, ge=1, le=100)
     filters: SearchFiltersIn | None = None
     groupBy: Literal["chunk", "memory"] = "chunk"
+    minScore: float | None = Field(None, ge=0, le=1, description=MIN_SCORE_HELP)
 
 
 class SearchResultOut(OutSchema):
     memory_id: int
     chunk_id: int
+    chunk_index: int = Field(description="Position of the chunk in its memory (0-based); the page anchor is "
+                                         "#chunk-<chunkIndex>")
+    url: str = Field(description="The memory page at this chunk")
+    kind: str = Field(description='"question" for a chat message that asks something, else ""')
     title: str
     snippet: str
     hybrid_score: float
@@ -267,8 +284,16 @@ class SearchResultOut(OutSchema):
 
 class SearchOut(OutSchema):
     results: list[SearchResultOut]
+    min_score: float = Field(description="The relevance floor applied (hybridScore below it is left out)")
+    weaker_count: int = Field(description="Candidates the floor left out; ask again with a lower minScore to see them")
+    reason: str | None = Field(None, description="Why nothing was searched (a query of only common words or "
+                                                 "punctuation)")
     took_ms: float
 
     @staticmethod
     def resolve_took_ms(response) -> float:
         return round(response.took_ms, 2)
+
+    @staticmethod
+    def resolve_reason(response) -> str | None:
+        return response.reason or None

@@ -1,24 +1,45 @@
-"""Hybrid retrieval: vector (HNSW cosine) + metadata (BM25, title, tags, priority) in one SQL round trip.
+"""Hybrid retrieval: vector (HNSW cosine) + metadata (BM25F over text and title, tags, priority) in one
+SQL round trip, then a relevance floor and questions placed after the notes.
 
 Scores, all in 0..1:
 
     vectorScore   = max(0, cosine similarity of the query and the chunk embeddings)
-    metadataScore = 0.80 · lexical + 0.05 · title + 0.10 · tags + 0.05 · priority
-        lexical   = BM25(query, chunk) / the highest BM25 among this query's candidates
-        title     = share of the query's terms found in the memory title
+                    (a chunk is embedded as "title — chunk text", see embedding.chunk_embedding_text)
+    metadataScore = 0.85 · lexical + 0.10 · tags + 0.05 · priority
+        lexical   = BM25F(query, chunk) / the highest BM25F among this query's candidates
+                    × √(matched IDF share)
+                    where matched IDF share = Σ idf of the query terms the chunk contains
+                                              / Σ idf of all the query's terms
+                    (BM25F: the memory title is a field of every chunk, a title word counting as two
+                    occurrences, memories.lexical.TITLE_WEIGHT)
         tags      = share of the query's terms found in the memory's combined tags
         priority  = the memory's priority
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
 
-Candidates are the union of the nearest chunks by embedding and the best chunks by BM25 (the top
+The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
+that matches one of five equally rare query words is no longer the best lexical match at 1.0 but
+scores √(1/5) ≈ 0.45, however few candidates there are. The square root was chosen by measurement
+(README, "Search scores"): the linear share separates answers from no-answer queries a little better
+on the personal set but costs SciFact 0.007-0.018 nDCG@10, since long claims rarely match every word;
+the square root keeps SciFact at or above the old max-normalised form.
+
+Relevance floor: results with hybridScore below KYBERNESIS_SEARCH_MIN_SCORE (calibrated, see
+README) are not returned; `min_score` overrides it (0 returns every candidate, as before).
+
+Questions after answers: a chat message that asks something (metadata.kind = "question", set by
+memories.services.chat) is ranked after the notes that pass the relevance floor, so "carbonara"
+shows the recipe before "Remind me what I need for carbonara".
+
+Candidates are the union of the nearest chunks by embedding and the best chunks by BM25F (the top
 postings of each query term, summed), so a chunk found only by meaning or only by keywords can
-still rank. Filters are hard and apply to both sides. BM25 uses PostgreSQL's english stemming and
+still rank. Filters are hard and apply to both sides. BM25F uses PostgreSQL's english stemming and
 the statistics in memories.lexical.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -28,6 +49,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
+from django.urls import reverse
 from django.utils import timezone
 
 from core.text import text_problem
@@ -35,9 +57,13 @@ from memories import embedding, lexical
 from memories.models import ACTIVE_TIERS, Memory, MemoryChunk, Source, Tier
 from memories.tagging import filter_tags
 
-# Measured on SciFact (where titles also open the text): moving weight from title to lexical helps
-# (title 0.15 -> 0.05: 0.739 -> 0.742 nDCG@10); a little title weight stays for short notes.
-LEXICAL_WEIGHT, TITLE_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.80, 0.05, 0.10, 0.05
+# Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
+LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05
+# How the BM25F sum becomes the 0..1 lexical part (see the module docstring; "coverage_sqrt" is the
+# default and the others are kept for bench_personal/bench_retrieval --lexical-form comparisons).
+LEXICAL_FORMS = ("coverage", "coverage_sqrt", "relative", "attainable")
+LEXICAL_FORM = "coverage_sqrt"
+QUESTION = "question"
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
 
@@ -167,6 +193,7 @@ def _vector_layers(tiers) -> list[str]:
 class SearchResult:
     memory_id: int
     chunk_id: int
+    chunk_index: int
     title: str
     text: str
     snippet: str
@@ -179,11 +206,27 @@ class SearchResult:
     tags: list[str]
     manual_tags: list[str]
     created_at: datetime | None
+    kind: str = ""  # "question" for a chat message that asks something
     parts: dict = field(default_factory=dict)  # the metadata score's components, for explanations
 
     @property
     def bars(self) -> list[tuple[str, float]]:
         return [("hybrid", self.hybrid_score), ("vector", self.vector_score), ("metadata", self.metadata_score)]
+
+    @property
+    def url(self) -> str:
+        """Where a result leads: its memory's page, at the matched chunk. The one place this link is built."""
+        return result_url(self.memory_id, self.chunk_index)
+
+    @property
+    def is_question(self) -> bool:
+        return self.kind == QUESTION
+
+
+def result_url(memory_id: int, chunk_index: int) -> str:
+    """The memory page opened at a chunk: `?chunk=` lets the page show the right page of chunks, and
+    `#chunk-<position>` is the anchor it scrolls to and highlights."""
+    return f"{reverse('memories:detail', args=[memory_id])}?chunk={chunk_index}#chunk-{chunk_index}"
 
 
 @dataclass
@@ -191,6 +234,36 @@ class SearchResponse:
     results: list[SearchResult]
     took_ms: float
     query_terms: list[str]
+    min_score: float = 0.0  # the floor applied
+    weaker_count: int = 0  # candidates left out by the floor (a page can offer to show them)
+    reason: str = ""  # why there is nothing to search for, when the query has no usable words
+
+
+def default_min_score() -> float:
+    """The relevance floor every consumer (search page, API, chat, answers) applies by default."""
+    return float(settings.KYBERNESIS_SEARCH_MIN_SCORE)
+
+
+def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: float,
+                  form: str | None = None) -> float:
+    """The lexical part of metadataScore, 0..1 (the formula is in the module docstring)."""
+    form = form or LEXICAL_FORM
+    if bm25 <= 0 or total_idf <= 0:
+        return 0.0
+    if form == "attainable":  # a full match, each term once in an average-length chunk, scores Σ idf
+        return _clamp(bm25 / total_idf)
+    relative = bm25 / max_bm25 if max_bm25 > 0 else 0.0
+    if form == "relative":
+        return _clamp(relative)
+    if form == "coverage_sqrt":
+        return _clamp(relative * math.sqrt(matched_idf / total_idf))
+    return _clamp(relative * matched_idf / total_idf)
+
+
+def order_results(results: list[SearchResult], *, floor: float) -> list[SearchResult]:
+    """Best first; among results at or above the floor, notes before questions (each by score)."""
+    return sorted(results, key=lambda r: (r.hybrid_score < floor, r.is_question and r.hybrid_score >= floor,
+                                          -r.hybrid_score, -r.vector_score, r.chunk_id))
 
 
 _VECTOR_LAYER_SQL = """(
@@ -220,17 +293,24 @@ WITH q_terms AS (
 ), cands AS (
     SELECT id FROM vec UNION SELECT id FROM lex
 )
-SELECT c.id, c.memory_id, c.tier,
+SELECT c.id, c.memory_id, c.position, c.tier,
        CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
-       COALESCE((SELECT sum(t.idf * p.impact) FROM q_terms t JOIN memories_chunkterm p
-                 ON p.chunk_id = c.id AND p.lexeme = t.lexeme), 0) AS bm25,
+       lx.bm25, lx.matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
-       m.title, m.source, m.priority, m.tags, m.manual_tags
+       m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind
 FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m ON m.id = c.memory_id
+CROSS JOIN LATERAL (
+    SELECT COALESCE(sum(t.idf * p.impact), 0) AS bm25, COALESCE(sum(t.idf), 0)::float8 AS matched_idf
+    FROM q_terms t JOIN memories_chunkterm p ON p.chunk_id = c.id AND p.lexeme = t.lexeme
+) lx
 """
 
+NO_WORDS = "The query has no words to search for, only punctuation or symbols."
+ONLY_COMMON_WORDS = ("The query has only common words (such as “the”, “what”, “is”), which every note contains; "
+                     "add a word that says what you are looking for.")
 
-def _validate(query, limit) -> str:
+
+def _validate(query, limit, min_score) -> str:
     if not isinstance(query, str) or not query.strip():
         raise SearchError("the query is empty")
     if problem := text_problem(query):
@@ -239,13 +319,18 @@ def _validate(query, limit) -> str:
         raise SearchError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise SearchError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))
+                                  or not 0 <= min_score <= 1):
+        raise SearchError("minScore must be a number from 0 to 1")
     return query.strip()
 
 
-def search_statement(owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters) -> tuple[str, dict]:
+def search_statement(owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters,
+                     extra_candidates: int = 0) -> tuple[str, dict]:
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement)."""
-    # Each side brings at least `limit` candidates, so a long result list is not cut short.
-    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit)
+    # Each side brings at least `limit` candidates (more when some will be excluded), so a long
+    # result list is not cut short.
+    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates)
     # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
     params = {"owner": owner_id, "query": query, "qvec": _vector_literal(qvec), "k_vec": k_vec,
               "model": embedding.model_name(),
@@ -277,17 +362,29 @@ def hybrid_search(
     track_access: bool = True,
     query_vector: np.ndarray | None = None,
     weights: tuple[float, float] | None = None,
+    min_score: float | None = None,
+    exclude_memory_ids: tuple[int, ...] = (),
 ) -> SearchResponse:
-    """Rank the user's chunks for a query. `group_by="memory"` keeps each memory's best chunk."""
+    """Rank the user's chunks for a query. `group_by="memory"` keeps each memory's best chunk.
+
+    Only results with hybridScore >= min_score are returned (default: the relevance floor,
+    `default_min_score()`); `weaker_count` says how many candidates the floor left out.
+    """
     started = time.perf_counter()
-    query = _validate(query, limit)
+    query = _validate(query, limit, min_score)
     if group_by not in ("chunk", "memory"):
         raise SearchError("groupBy must be 'chunk' or 'memory'")
     filters = filters or SearchFilters()
+    relevance_floor = default_min_score()
+    floor = relevance_floor if min_score is None else float(min_score)
+    if not _WORD.search(query):
+        return SearchResponse(results=[], took_ms=(time.perf_counter() - started) * 1000, query_terms=[],
+                              min_score=floor, reason=NO_WORDS)
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
-    sql, params = search_statement(user.pk, query, qvec, limit=limit, filters=filters)
+    sql, params = search_statement(user.pk, query, qvec, limit=limit, filters=filters,
+                                   extra_candidates=len(exclude_memory_ids))
     k_vec = params["k_vec"]
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, k_vec))}; "
@@ -295,24 +392,31 @@ def hybrid_search(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
 
-    max_bm25 = max((row[4] for row in rows), default=0.0) or 0.0
-    terms: list[str] = next((row[5] for row in rows if row[5]), None) or []
+    terms: list[str] = next((row[8] for row in rows if row[8]), None) or []
+    if rows and not terms:
+        # Every word was a stop word: the vector side would return the nearest notes to "what is the",
+        # which is every note and none.
+        return SearchResponse(results=[], took_ms=(time.perf_counter() - started) * 1000, query_terms=[],
+                              min_score=floor, reason=ONLY_COMMON_WORDS)
+    excluded = set(exclude_memory_ids)
+    max_bm25 = max((row[5] for row in rows if row[1] not in excluded), default=0.0) or 0.0
     pattern = _term_pattern(terms)
     scored: list[SearchResult] = []
-    for chunk_id, memory_id, tier, cosine, bm25, _terms, title, source, priority, tags, manual_tags in rows:
+    for (chunk_id, memory_id, position, tier, cosine, bm25, matched_idf, total_idf, _terms, title, source,
+         priority, tags, manual_tags, kind) in rows:
+        if memory_id in excluded:
+            continue
         vector_score = _clamp(cosine)
-        lexical_part = bm25 / max_bm25 if max_bm25 > 0 else 0.0
-        title_part = term_share(terms, title, pattern)
+        lexical_part = lexical_score(bm25, max_bm25, matched_idf, total_idf or 0.0)
         tag_part = term_share(terms, " ".join(tags).replace("-", " "), pattern)
-        metadata_score = _clamp(LEXICAL_WEIGHT * lexical_part + TITLE_WEIGHT * title_part
-                                + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
+        metadata_score = _clamp(LEXICAL_WEIGHT * lexical_part + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
         scored.append(SearchResult(
-            memory_id=memory_id, chunk_id=chunk_id, title=title, text="", snippet="",
+            memory_id=memory_id, chunk_id=chunk_id, chunk_index=position, title=title, text="", snippet="",
             snippet_html="", hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
             vector_score=vector_score, metadata_score=metadata_score, tier=tier, source=source, tags=list(tags),
-            manual_tags=list(manual_tags), created_at=None,
-            parts={"lexical": lexical_part, "title": title_part, "tags": tag_part, "priority": priority,
-                   "bm25": bm25},
+            manual_tags=list(manual_tags), created_at=None, kind=kind or "",
+            parts={"lexical": lexical_part, "tags": tag_part, "priority": priority, "bm25": bm25,
+                   "idfShare": (matched_idf / total_idf) if total_idf else 0.0},
         ))
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
@@ -320,7 +424,8 @@ def hybrid_search(
         for result in scored:
             best.setdefault(result.memory_id, result)
         scored = list(best.values())
-    results = scored[:limit]
+    kept = [r for r in scored if r.hybrid_score >= floor]
+    results = order_results(kept, floor=relevance_floor)[:limit]
     # Chunk texts are read for the returned results only, not for every candidate.
     details = {pk: (text, created) for pk, text, created in MemoryChunk.objects.filter(
         pk__in=[r.chunk_id for r in results]).values_list("pk", "text", "memory__created_at")}
@@ -330,7 +435,11 @@ def hybrid_search(
         result.snippet, result.snippet_html = make_snippet(result.text, terms)
     if track_access and results:
         memory_access_record(memory_ids={r.memory_id for r in results})
-    return SearchResponse(results=results, took_ms=(time.perf_counter() - started) * 1000, query_terms=terms)
+    return SearchResponse(results=results, took_ms=(time.perf_counter() - started) * 1000, query_terms=terms,
+                          min_score=floor, weaker_count=len(scored) - len(kept))
+
+
+_WORD = re.compile(r"[^\W_]")  # a letter or a digit, in any script
 
 
 def memory_access_record(*, memory_ids) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, QuerySet
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
-from memories.models import ACTIVE_TIERS, ChatSession, ImportJob, Memory, MemoryChunk, Tier, TierMove, UploadJob
+from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, TierMove, UploadJob
 from memories.tagging import filter_tags
 
 MEMORY_SORTS = {
@@ -97,43 +97,35 @@ def tag_counts(*, user, prefix: str = "", limit: int = 500) -> list[dict]:
         return [{"tag": tag, "count": n, "manual": manual} for tag, n, manual in cursor.fetchall()]
 
 
-RELATED_MIN_SIMILARITY = 0.25
+def memory_related(*, user, memory: Memory, limit: int = 5, min_score: float | None = None) -> list[dict]:
+    """The user's other memories related to this one (a chat message), as hybrid search ranks them with
+    the message as the query: the same relevance floor as search, never the memory itself, and
+    questions after the notes.
 
-
-def memory_related(*, user, memory: Memory, limit: int = 5,
-                   min_similarity: float = RELATED_MIN_SIMILARITY) -> list[dict]:
-    """The user's other memories closest in meaning to this one, best chunk first.
-
-    Each item is {"memory": Memory, "snippet": str, "score": float (cosine similarity, 0..1)}.
-    Below min_similarity, all-MiniLM-L6-v2 neighbours are noise rather than related.
+    Each item is {"memory": Memory, "snippet": str, "score": hybridScore, "chunkIndex": int,
+    "url": link to the matched chunk, "kind": "" or "question"}. The message's own first-chunk vector
+    is the query vector, so nothing is embedded again when a session is shown.
     """
-    from pgvector.django import CosineDistance
+    from memories import search
 
-    anchor = MemoryChunk.objects.filter(memory=memory).order_by("position").values_list("embedding", flat=True)
-    anchor = list(anchor[:1])
-    if not anchor:
+    anchor = list(MemoryChunk.objects.filter(memory=memory).order_by("position").values_list("embedding", flat=True)[:1])
+    if not anchor or not memory.content.strip():
         return []
-    # One nearest-neighbour scan per storage layer (each has its own partial HNSW index), merged.
-    rows = sorted(
-        (chunk for layer in (Q(tier__in=ACTIVE_TIERS), Q(tier=Tier.ARCHIVE))
-         for chunk in (MemoryChunk.objects.filter(layer, owner=user).exclude(memory=memory)
-                       .annotate(distance=CosineDistance("embedding", anchor[0]))
-                       .order_by("distance").select_related("memory")[: limit * 4])),
-        key=lambda chunk: chunk.distance,
-    )
-    related: list[dict] = []
-    seen: set[int] = set()
-    for chunk in rows:
-        if chunk.memory_id in seen:
-            continue
-        seen.add(chunk.memory_id)
-        if 1.0 - float(chunk.distance) < min_similarity:
-            break
-        related.append({"memory": chunk.memory, "snippet": _snippet(chunk.text),
-                        "score": max(0.0, min(1.0, 1.0 - float(chunk.distance)))})
-        if len(related) == limit:
-            break
-    return related
+    owner = user if hasattr(user, "pk") else _Owner(user)
+    response = search.hybrid_search(owner, memory.content[:search.MAX_QUERY_CHARS], limit=limit, group_by="memory",
+                                     track_access=False, query_vector=anchor[0], min_score=min_score,
+                                     exclude_memory_ids=(memory.pk,))
+    memories = Memory.objects.in_bulk([r.memory_id for r in response.results])
+    return [{"memory": memories[r.memory_id], "snippet": _snippet(r.text), "score": r.hybrid_score,
+             "chunkIndex": r.chunk_index, "url": r.url, "kind": r.kind}
+            for r in response.results if r.memory_id in memories]
+
+
+class _Owner:
+    """An owner known only by id (hybrid_search reads `.pk`)."""
+
+    def __init__(self, pk: int):
+        self.pk = pk
 
 
 def _snippet(text: str, max_chars: int = 220) -> str:

@@ -307,9 +307,13 @@ def chat(request):
 
 
 def search_page(request):
-    """Live hybrid search with filters; the URL carries the query so a search can be shared."""
+    """Live hybrid search with filters; the URL carries the query so a search can be shared.
+
+    Only plausibly relevant results are shown (the relevance floor); `weaker=1` shows every candidate,
+    which the page offers as "show weaker matches"."""
     form = SearchForm(request.GET or None)
     response, error = None, None
+    weaker = request.GET.get("weaker") == "1"
     if form.is_valid() and form.cleaned_data["q"].strip():
         data = form.cleaned_data
         try:
@@ -319,15 +323,18 @@ def search_page(request):
                 min_priority=data["min_priority"], created_after=data["created_after"],
                 created_before=data["created_before"])
             response = search.hybrid_search(request.user, data["q"], limit=25, filters=filters,
-                                            group_by="memory" if data["group"] else "chunk")
-            positions = selectors.chunk_positions(chunk_ids=[r.chunk_id for r in response.results])
-            for result in response.results:  # result links open the memory at #chunk-<position>
-                result.chunk_position = positions.get(result.chunk_id, 0)
+                                            group_by="memory" if data["group"] else "chunk",
+                                            min_score=0.0 if weaker else None)
         except search.SearchError as exc:
             error = capfirst(str(exc))
     elif form.is_bound and not form.is_valid():
         error = " ".join(str(e) for errors in form.errors.values() for e in errors)
-    context = {"form": form, "response": response, "error": error,
+    params = request.GET.copy()
+    params.pop("weaker", None)
+    stronger_query = params.urlencode()
+    params["weaker"] = "1"
+    context = {"form": form, "response": response, "error": error, "weaker": weaker,
+               "weaker_query": params.urlencode(), "stronger_query": stronger_query,
                "searched": bool(request.GET.get("q", "").strip())}
     template = "memories/search.html#results" if request.htmx else "memories/search.html"
     return render(request, template, context, status=422 if error else 200)

@@ -69,6 +69,10 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
     )
 
 
+def _embedding_texts(title: str, chunks: Sequence[Chunk]) -> list[str]:
+    return [embedding.chunk_embedding_text(title, chunk.text) for chunk in chunks]
+
+
 def chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
     model = embedding.model_name()
     return [
@@ -82,7 +86,7 @@ def chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryC
             text_hash=content_hash(chunk.text),
             embedding=vector,
             embedding_model=model,
-            embedding_key=embedding.embedding_key(embedding.chunk_embedding_text(chunk.text, title=memory.title)),
+            embedding_key=embedding.embedding_key(embedding.chunk_embedding_text(memory.title, chunk.text)),
             tier=memory.tier,
         )
         for chunk, vector in zip(chunks, vectors, strict=True)
@@ -133,7 +137,7 @@ def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
     for digest, p in zip(digests, prepared, strict=True):
         if digest not in known:
             fresh.setdefault(digest, p)
-    vectors = embedding.embed_texts(_embedding_texts(fresh.values()))
+    vectors = embedding.embed_texts(_all_embedding_texts(fresh.values()))
     with transaction.atomic():
         with connection.cursor() as cursor:
             for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
@@ -173,8 +177,8 @@ def _memories_by_hash(owner, digests: Sequence[str]) -> dict[str, Memory]:
     return found
 
 
-def _embedding_texts(prepared) -> list[str]:
-    return [embedding.chunk_embedding_text(chunk.text, title=p.title) for p in prepared for chunk in p.chunks]
+def _all_embedding_texts(prepared) -> list[str]:
+    return [text for p in prepared for text in _embedding_texts(p.title, p.chunks)]
 
 
 def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
@@ -182,7 +186,7 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed.
     if vectors is None:
-        vectors = embedding.embed_texts(_embedding_texts(prepared))
+        vectors = embedding.embed_texts(_all_embedding_texts(prepared))
 
     now = timezone.now()
     policy = tiering.TierPolicy.from_settings()
@@ -253,19 +257,26 @@ def memory_update(
         with transaction.atomic():
             locked = memory_lock(memory.pk)
             rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+            retitle = "title" in changes and changes["title"] != locked.title
             # "Edited" means a person changed what the memory says: its title, content or metadata.
             edited = any(getattr(locked, name) != changes[name] for name in ("title", "content", "metadata")
                          if name in changes)
+            if rechunk or retitle:
+                # Before the new title is saved: the index subtracts what it added for the old one.
+                lexical.unindex_memories(memory_ids=[locked.pk])
             for name, value in changes.items():
                 setattr(locked, name, value)
             if edited:
                 locked.edited_at = timezone.now()
             if rechunk or "metadata" in changes or "source" in changes:
                 autotag(locked, now=timezone.now())
-            if rechunk:
-                _replace_chunks(locked)
-                content_changed_on_commit(memory_ids=[locked.pk])
             locked.save()
+            if rechunk or retitle:
+                # The title is part of each chunk's lexical fields and of its embedded text.
+                _replace_chunks(locked)
+                lexical.index_memories(owner_id=locked.owner_id, memory_ids=[locked.pk])
+            if rechunk:
+                content_changed_on_commit(memory_ids=[locked.pk])
             if {"priority", "manual_tags", "metadata"} & changes.keys():
                 memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
                 locked.refresh_from_db()
@@ -278,22 +289,21 @@ def memory_update(
 
 
 def _replace_chunks(memory: Memory) -> None:
+    """Re-chunk the saved memory (its lexical postings are already removed; the caller re-indexes).
+    A chunk whose embedded text (title context + text) and model are unchanged keeps its vector."""
     chunks = chunks_for(memory.content)
     known = {
         row.embedding_key: row.embedding
         for row in MemoryChunk.objects.filter(memory=memory).only("embedding_key", "embedding")
     }
-    # A vector is kept only for the same text embedded by the same model and backend.
-    texts = [embedding.chunk_embedding_text(chunk.text, title=memory.title) for chunk in chunks]
+    texts = _embedding_texts(memory.title, chunks)
     hashes = [embedding.embedding_key(text) for text in texts]
     missing = [i for i, h in enumerate(hashes) if h not in known]
     fresh = embedding.embed_texts([texts[i] for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
-    lexical.unindex_memories(memory_ids=[memory.pk])
     MemoryChunk.objects.filter(memory=memory).delete()
     MemoryChunk.objects.bulk_create(chunk_rows(memory, chunks, vectors), batch_size=500)
-    lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
 
 
 def memory_archive(*, memory: Memory, reason: str) -> Memory:

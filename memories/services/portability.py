@@ -491,7 +491,7 @@ def _import_batch(owner, batch: list[Item], report: ImportReport, *, reuse: bool
             fresh.append(p)
     missing = [(p, i) for p in fresh for i, v in enumerate(p.vectors) if v is None]
     if missing:
-        vectors = embedding.embed_texts([embedding.chunk_embedding_text(p.chunks[i].text, title=p.memory.title)
+        vectors = embedding.embed_texts([embedding.chunk_embedding_text(p.memory.title, p.chunks[i].text)
                                          for p, i in missing])
         for (p, i), vector in zip(missing, vectors, strict=True):
             p.vectors[i] = vector

@@ -72,8 +72,10 @@ def test_the_title_and_tags_count_in_the_metadata_score(user):
     tagged = make_memory(user, title="Notes", content="Meeting about numbers.", manual_tags=["budget"])
     titled = make_memory(user, title="Budget", content="Meeting about numbers.")
     plain = make_memory(user, title="Notes", content="Meeting about numbers.  ")
-    by_id = {r.memory_id: r for r in hybrid_search(user, "budget", limit=10).results}
-    assert by_id[titled.pk].parts["title"] == 1.0 and by_id[tagged.pk].parts["tags"] == 1.0
+    by_id = {r.memory_id: r for r in hybrid_search(user, "budget", limit=10, min_score=0).results}
+    # The title is a lexical field (BM25F): "budget" in the title is a full keyword match.
+    assert by_id[titled.pk].parts["lexical"] == 1.0 and by_id[tagged.pk].parts["tags"] == 1.0
+    assert by_id[plain.pk].parts["lexical"] == 0.0
     assert by_id[titled.pk].metadata_score > by_id[plain.pk].metadata_score
     assert by_id[tagged.pk].metadata_score > by_id[plain.pk].metadata_score
 
@@ -92,7 +94,7 @@ def test_another_users_chunks_never_appear(user, other_user, corpus):
     make_memory(other_user, title="Their garage", content="Garage repair of the vehicle, Zorblax ZX-99.")
     for query in ("garage repair", "Zorblax ZX-99", "anything at all"):
         for filters in (SearchFilters(), SearchFilters(tiers=("hot",)), SearchFilters(sources=("upload",))):
-            response = hybrid_search(user, query, limit=100, filters=filters)
+            response = hybrid_search(user, query, limit=100, filters=filters, min_score=0)
             assert all(r.memory_id in {m.pk for m in corpus.values()} for r in response.results)
 
 
@@ -123,7 +125,8 @@ def test_every_filter_excludes_what_it_should(user, filters, expected):
     Memory.objects.filter(title="Team offsite").update(tier="archive")
     Memory.objects.filter(title="Team offsite").first().chunks.update(tier="archive")
     Memory.objects.filter(title="Car trouble").update(pinned=True)
-    response = hybrid_search(user, "garage invoice bread roadmap vehicle", limit=100, filters=filters)
+    # min_score=0: this test is about filters, not about the relevance floor.
+    response = hybrid_search(user, "garage invoice bread roadmap vehicle", limit=100, filters=filters, min_score=0)
     assert set(titles(response)) == expected
 
 
@@ -133,11 +136,11 @@ def test_date_filters(user, corpus):
                                             updated_at=timezone.now() - timedelta(days=30))
     week_ago = timezone.now() - timedelta(days=7)
     everything = "garage invoice bread roadmap vehicle"
-    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(created_before=week_ago))) == \
+    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(created_before=week_ago), min_score=0)) == \
         ["Sourdough"]
     assert "Sourdough" not in titles(hybrid_search(user, everything, limit=100,
                                                    filters=SearchFilters(created_after=week_ago)))
-    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_before=week_ago))) == \
+    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_before=week_ago), min_score=0)) == \
         ["Sourdough"]
     assert "Sourdough" not in titles(hybrid_search(user, everything, limit=100,
                                                    filters=SearchFilters(updated_after=week_ago)))

@@ -14,7 +14,7 @@ from tests.factories import make_memory
 pytestmark = pytest.mark.django_db
 
 RESULT_KEYS = {"memoryId", "chunkId", "title", "snippet", "hybridScore", "vectorScore", "metadataScore", "tier",
-               "source", "tags", "createdAt"}
+               "source", "tags", "createdAt", "chunkIndex", "url", "kind"}
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def test_post_search_returns_the_score_breakdown(api, notes):
 
 
 def test_post_search_with_filters_and_grouping(api, notes):
-    body = api.post("/api/v1/search", {"query": "baking", "groupBy": "memory",
+    body = api.post("/api/v1/search", {"query": "baking", "groupBy": "memory", "minScore": 0,
                                        "filters": {"tags": ["Cars"], "tiers": ["hot"], "source": "upload",
                                                    "createdAfter": "2020-01-01T00:00:00Z", "minPriority": 0,
                                                    "titleContains": "gar", "pinned": False}}).json()
@@ -45,7 +45,7 @@ def test_post_search_with_filters_and_grouping(api, notes):
 def test_get_search_for_simple_clients(api, notes):
     body = api.get("/api/v1/search", {"q": "sourdough", "limit": 1}).json()
     assert [r["title"] for r in body["results"]] == ["Bread"]
-    filtered = api.get("/api/v1/search", {"q": "sourdough", "tag": "cars"}).json()
+    filtered = api.get("/api/v1/search", {"q": "sourdough", "tag": "cars", "minScore": 0}).json()
     assert [r["title"] for r in filtered["results"]] == ["Garage"]
 
 
@@ -96,7 +96,7 @@ def test_the_search_page_shows_results_with_highlights_and_score_bars(logged_in_
 
 def test_the_search_page_reports_no_results_and_bad_input(logged_in_client, notes):
     none = logged_in_client.get("/search/", {"q": "garage", "source": "chat"}).content.decode()
-    assert "No results" in none
+    assert "No memories match" in none
     bad = logged_in_client.get("/search/", {"q": "ok", "min_priority": "7"})
     assert bad.status_code == 422 and "less than or equal to 1" in bad.content.decode()
     backwards = logged_in_client.get("/search/", {"q": "ok", "created_after": "2025-02-01",

@@ -129,9 +129,23 @@ def test_update_with_the_same_content_neither_rechunks_nor_embeds(user, monkeypa
     memory = memory_create(owner=user, title="t", content=LONG_TEXT)
     chunk_ids = set(memory.chunks.values_list("id", flat=True))
     monkeypatch.setattr(embedding, "embed_texts", lambda *a, **k: pytest.fail("must not embed"))
-    updated = services.memory_update(memory=memory, content=LONG_TEXT, title="Renamed", priority=0.9)
-    assert (updated.title, updated.priority) == ("Renamed", 0.9)
+    updated = services.memory_update(memory=memory, content=LONG_TEXT, title="t", priority=0.9)
+    assert (updated.title, updated.priority) == ("t", 0.9)
     assert set(updated.chunks.values_list("id", flat=True)) == chunk_ids
+
+
+def test_a_new_title_re_embeds_each_chunk_once_with_its_title_context(user, monkeypatch):
+    # The title is embedded with every chunk ("title — chunk text"), so renaming changes what to embed.
+    memory = memory_create(owner=user, title="t", content=LONG_TEXT)
+    embedded = []
+    real = embedding.embed_texts
+    monkeypatch.setattr(embedding, "embed_texts", lambda texts, **kw: embedded.extend(texts) or real(texts, **kw))
+    updated = services.memory_update(memory=memory, content=LONG_TEXT, title="Renamed")
+    assert updated.title == "Renamed" and len(embedded) == updated.chunk_count
+    assert all(text.startswith("Renamed — ") for text in embedded)
+    embedded.clear()
+    services.memory_update(memory=updated, title="Renamed")
+    assert embedded == []
 
 
 def test_update_with_new_content_embeds_only_the_changed_chunks(user, monkeypatch):

@@ -14,7 +14,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memories import embedding
+from memories import embedding, search
 from memories.bench.datasets import read_jsonl, read_qrels
 from memories.models import Memory
 from memories.search import hybrid_search
@@ -43,8 +43,15 @@ class Command(BaseCommand):
         parser.add_argument("--queries", type=int, default=0, help="only the first N judged queries (0: all)")
         parser.add_argument("--user", default=BENCH_USER)
         parser.add_argument("--reload", action="store_true", help="drop the loaded corpus and ingest it again")
+        parser.add_argument("--min-score", type=float, default=None,
+                            help="relevance floor for the floored figures (default: the setting)")
+        parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
 
-    def handle(self, *args, data: str, docs: int, queries: int, user: str, reload: bool, **options):
+    def handle(self, *args, data: str, docs: int, queries: int, user: str, reload: bool, min_score: float | None,
+               lexical_form: str | None, **options):
+        if lexical_form:
+            search.LEXICAL_FORM = lexical_form
+        floor = search.default_min_score() if min_score is None else min_score
         folder = Path(data)
         if not (folder / "corpus.jsonl").exists():
             raise CommandError(f"no corpus.jsonl in {folder}")
@@ -63,22 +70,30 @@ class Command(BaseCommand):
 
         memory_doc = dict(Memory.objects.filter(owner=owner).values_list("pk", "metadata__beirId"))
         embedding.embed_query("warm-up")
+        # Ranking quality without the floor (min_score=0, as before it existed), then what an API caller
+        # asking for 10 results sees: fewer candidates, and the relevance floor on.
         variants = {"hybrid": None, "vector_only": (1.0, 0.0), "metadata_only": (0.0, 1.0)}
         totals = {name: {"ndcg": 0.0, "recall": 0.0} for name in [*variants, "hybrid_limit_10"]}
+        relevant_scores: list[float] = []
+        floored_relevant = empty = 0
         started = time.perf_counter()
         for q in all_queries:
             vector = embedding.embed_query(q["text"])
             for name, weights in variants.items():
                 response = hybrid_search(owner, q["text"][:2000], limit=100, group_by="memory", track_access=False,
-                                         query_vector=vector, weights=weights)
+                                         query_vector=vector, weights=weights, min_score=0.0)
                 ranked = [memory_doc[r.memory_id] for r in response.results]
                 totals[name]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
                 totals[name]["recall"] += recall_at(ranked, qrels[q["_id"]], 100)
-            # What an API caller asking for 10 results sees (fewer candidates are gathered for it).
+                if name == "hybrid":
+                    relevant_scores += [r.hybrid_score for r in response.results[:10]
+                                        if memory_doc[r.memory_id] in qrels[q["_id"]]]
             response = hybrid_search(owner, q["text"][:2000], limit=10, group_by="memory", track_access=False,
-                                     query_vector=vector)
-            totals["hybrid_limit_10"]["ndcg"] += ndcg_at([memory_doc[r.memory_id] for r in response.results],
-                                                         qrels[q["_id"]], 10)
+                                     query_vector=vector, min_score=floor)
+            ranked = [memory_doc[r.memory_id] for r in response.results]
+            totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
+            empty += not ranked
+        floored_relevant = sum(1 for score in relevant_scores if score < floor)
         search_s = time.perf_counter() - started
         n = max(len(all_queries), 1)
         result = {
@@ -87,6 +102,14 @@ class Command(BaseCommand):
             "vector_only_ndcg@10": round(totals["vector_only"]["ndcg"] / n, 4),
             "metadata_only_ndcg@10": round(totals["metadata_only"]["ndcg"] / n, 4),
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
+            "min_score": floor,
+            "lexical_form": search.LEXICAL_FORM,
+            "empty_at_limit_10": empty,
+            # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.
+            "relevant_in_top10_below_floor": floored_relevant,
+            "relevant_in_top10": len(relevant_scores),
+            "relevant_score_quantiles": [round(sorted(relevant_scores)[int(p * (len(relevant_scores) - 1))], 3)
+                                         for p in (0.01, 0.05, 0.1, 0.5)] if relevant_scores else [],
             "queries": len(all_queries),
             "docs": len(corpus),
             "ingest_s": round(ingest_s, 1),
