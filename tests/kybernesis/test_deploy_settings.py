@@ -21,7 +21,10 @@ PRODUCTION_ENV = {"KYBERNESIS_DEBUG": "0", "KYBERNESIS_HTTPS": "1",
 
 
 def _run(args: list[str], env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("KYBERNESIS_") and k != "DATABASE_URL"}
+    # The browser tests allow sync database calls from async code in this process (tests/e2e); a
+    # deployment never does, and check --deploy says so.
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith("KYBERNESIS_") and k not in ("DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     # Settings are read at import, so each environment gets its own process. No database is needed
     # (nothing connects), so a placeholder URL keeps the embedded server from starting.
     clean.update({"KYBERNESIS_DATA_DIR": str(tmp_path), "DATABASE_URL": "postgres://u:p@127.0.0.1:9/none",
