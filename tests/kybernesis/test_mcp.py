@@ -22,6 +22,15 @@ TOOLS = {"memory_add", "memory_search", "memory_get", "memory_list", "memory_upd
          "memory_pin", "entity_search", "entity_neighbors", "sleep_run"}
 
 
+def run_async(main):
+    """anyio.run in a thread of its own: the browser tests' Playwright keeps an event loop running in the
+    main thread for the whole session, and a second loop cannot start where one runs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, main).result()
+
+
 class Agent:
     """One MCP client per call batch: `agent.run(fn)` opens a session as this token and awaits fn(session)."""
 
@@ -36,7 +45,7 @@ class Agent:
                 await session.initialize()
                 return await fn(session)
 
-        return anyio.run(main)
+        return run_async(main)
 
     def call(self, name: str, arguments: dict | None = None):
         return self.run(lambda s: s.call_tool(name, arguments or {}))
@@ -298,7 +307,7 @@ def test_the_stdio_bridge_serves_the_same_tools_as_one_user(owner, stranger):
             bad = await session.call_tool("memory_get", {"memory_id": "x"})
             return {t.name for t in tools.tools}, found.structured_content, bad
 
-    names, found, bad = anyio.run(main)
+    names, found, bad = run_async(main)
     assert names == TOOLS
     assert [r["title"] for r in found["results"]] == ["Owner's note about tide tables."]
     assert bad.is_error and "memory_id" in bad.content[0].text
