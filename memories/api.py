@@ -113,7 +113,9 @@ def list_memories(request: HttpRequest, query: Query[MemoryListQuery]):
 
 @router.get("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Read a memory")
 def get_memory(request: HttpRequest, memory_id: int):
-    return memory_out(selectors.memory_get(user=request.auth, memory_id=memory_id), with_content=True)
+    """Reading one memory is a use of it and counts as an access (listing and searching do not)."""
+    memory = services.memory_open(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
+    return memory_out(memory, with_content=True)
 
 
 @router.patch("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Change a memory")

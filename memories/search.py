@@ -208,7 +208,7 @@ def hybrid_search(
     limit: int = 10,
     filters: SearchFilters | None = None,
     group_by: str = "chunk",
-    track_access: bool = True,
+    track_access: bool = False,
     query_vector: np.ndarray | None = None,
     weights: tuple[float, float] | None = None,
 ) -> SearchResponse:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("", views.memory_list, name="list"),
     path("new/", views.memory_new, name="new"),
     path("<int:memory_id>/", views.memory_detail, name="detail"),
+    path("<int:memory_id>/open", views.memory_open, name="open"),
     path("<int:memory_id>/delete/", views.memory_delete, name="delete"),
     path("<int:memory_id>/pin/", views.memory_pin, name="pin"),
     path("<int:memory_id>/priority/", views.memory_priority, name="priority"),
