@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -12,25 +13,35 @@ from functools import partial
 
 from core import workers
 from graph import nlp as spacy_pipeline
+from graph.nlp import get_nlp
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
+    AMBIGUOUS_TECH_TERMS,
+    CASE_SENSITIVE_ALIASES,
     CONCEPT,
     CREATED,
+    EVENT,
+    EVENT_HEADS,
     GENERIC_NOUNS,
     LABEL_TYPES,
     LEADS,
     LOCATED_IN,
     LOCATION,
     MEMBER_OF,
+    NOT_ENTITIES,
     PART_OF,
     PERSON,
+    PERSON_TITLES,
+    PLACE_HEADS,
     RELATED_TO,
     SYMMETRIC_RELATIONS,
+    TECH_ALIASES,
+    TECH_PHRASES,
+    TECH_TERMS,
     TECHNOLOGY,
     USES,
     WORKS_WITH,
 )
-from graph.nlp import get_nlp
 
 # Confidence follows the kind of evidence: a verb or preposition that names the relation beats a
 # plain dependency link, which beats two names merely sharing a sentence.
@@ -122,6 +133,10 @@ def display_name(name: str) -> str:
     return name.strip(_EDGE_PUNCT)
 
 
+# Known technologies, by key; one is never singularised ("Kubernetes") nor typed otherwise.
+GAZETTEER = frozenset(term.strip() for term in [*TECH_TERMS, *TECH_PHRASES, *TECH_ALIASES.values()] if term.strip())
+
+
 def canonical_key(name: str, entity_type: str | None = None) -> str:
     """The key that makes surface variants one entity: case, whitespace, possessives, leading articles,
     company suffixes ("Acme Corp." = "ACME CORP" = "Acme") and, for concepts and technologies, simple
@@ -130,10 +145,22 @@ def canonical_key(name: str, entity_type: str | None = None) -> str:
     words = [word.casefold() for word in shown]
     while len(words) > 1 and words[-1] in _ORG_SUFFIXES:
         words.pop()
+    while len(words) > 1 and words[0] in PERSON_TITLES:  # "Dr. Patel" is Patel
+        words.pop(0)
+        shown.pop(0)
+    whole = " ".join(words)
+    if whole in TECH_ALIASES and (whole not in CASE_SENSITIVE_ALIASES
+                                  or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]):
+        return TECH_ALIASES[whole]
+    if whole in GAZETTEER:
+        return whole
     if entity_type in (CONCEPT, TECHNOLOGY) and words:
         last = shown[len(words) - 1]
         # "APIs", "GPUs": an acronym's plural is its letters plus a lowercase s.
         words[-1] = last[:-1].casefold() if re.fullmatch(r"[A-Z]{2,}s", last) else _singular(words[-1])
+        whole = " ".join(words)
+        if whole in TECH_ALIASES and whole not in CASE_SENSITIVE_ALIASES:
+            return TECH_ALIASES[whole]
     return " ".join(words)[:200]
 
 
@@ -143,7 +170,115 @@ def is_meaningful(name: str, key: str) -> bool:
     letters = sum(ch.isalpha() for ch in key)
     if letters < 2 or letters < len(key.replace(" ", "")) / 2:
         return False
-    return key not in GENERIC_NOUNS
+    return key not in GENERIC_NOUNS and key not in NOT_ENTITIES
+
+
+# --- Types a person agrees with ------------------------------------------------------------------
+#
+# The statistical model types a capitalised word it does not know as a person or an organisation
+# ("Autovacuum", "Meeting", "Grinder Burr", "CrashLoopBackOff", "EUR"). The rules below keep what it
+# gets right and correct what a reader would: known technologies are technologies whatever the model
+# says, and a name is a person only if it can be one.
+
+# camelCase inside a word, snake_case, a call, a path or a dotted name: written by and for code.
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|_|\(\)|::|/|\w\.\w")
+
+
+@functools.cache
+def _lexicon(pos: str) -> frozenset[str]:
+    """English words of one part of speech, from the lemmatizer's tables the model ships with."""
+    tables = get_nlp().get_pipe("lemmatizer").lookups
+    return frozenset(tables.get_table("lemma_index").get(pos, [])) if tables.has_table("lemma_index") else frozenset()
+
+
+_NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
+
+
+def looks_like_code(name: str) -> bool:
+    return bool(_IDENTIFIER.search(name))
+
+
+def _could_be_person(span, lowercase_words: set[str]) -> bool:
+    """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
+    same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
+    that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
+    ("Dr. Patel") settles it."""
+    tokens = [t for t in span if t.is_alpha or "-" in t.text or "'" in t.text]
+    if not tokens:
+        return False
+    doc = span.doc
+    before = doc[span.start - 1] if span.start > 0 else None
+    if before is not None and before.lower_.rstrip(".") + "." in PERSON_TITLES | {"dr.", "mr.", "ms.", "mrs."}:
+        return True
+    if tokens[0].lower_ in PERSON_TITLES and len(tokens) > 1:
+        return True
+    for token in tokens:
+        text = token.text
+        if (len(text) > 1 and text.isupper()) or looks_like_code(text) or token.lower_ in NOT_ENTITIES \
+                or token.lower_ in GENERIC_NOUNS or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES):
+            return False
+    last = tokens[-1].lower_
+    if last in lowercase_words or _singular(last) in lowercase_words:
+        return False
+    if len(tokens) == 1:
+        # One capitalised word is a person's name only when it acts like one: someone who says,
+        # meets, writes or decides, someone met or asked, or someone's ("Alice's notes").
+        token = tokens[0]
+        if token.pos_ in ("VERB", "ADJ") or token.lower_ in _lexicon("verb") or token.lower_ in _lexicon("adj"):
+            return False
+        after = doc[token.i + 1] if token.i + 1 < len(doc) else None
+        if after is not None and after.lower_ in ("'s", "’s"):
+            return True
+        head = token.head
+        if token.dep_ in ("nsubj", "nsubjpass") and _lemma(head) in _HUMAN_VERBS:
+            return True
+        if token.dep_ in ("dobj", "dative") and _lemma(head) in _HUMAN_OBJECT_VERBS:
+            return True
+        if token.dep_ == "pobj" and head.lower_ in ("with", "to", "by", "from") and _lemma(head.head) in \
+                (_HUMAN_VERBS | _HUMAN_OBJECT_VERBS):
+            return True
+        return False
+    return True
+
+
+# What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
+# ("met Priya", "ask Tom").
+_HUMAN_VERBS = frozenset("""
+say tell ask think want suggest agree disagree propose decide write mention email call meet join leave promise
+explain argue believe feel know reply respond recommend complain thank review approve reject invite visit
+marry lead manage hire interview teach learn prefer like love hate need plan work talk speak wonder remember
+forget hope wish laugh smile cry sign send share present report note point confirm book organise organize
+own run set update fix deploy clean roll page help start finish move arrive travel fly live sit stand
+""".split())
+_HUMAN_OBJECT_VERBS = frozenset("""
+meet ask tell call email page thank invite visit marry hire interview congratulate remind ping message text
+cc contact introduce help see follow mentor
+""".split())
+
+
+def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
+    """The type a person would give this name (None: not an entity at all)."""
+    if key in GAZETTEER:
+        if key in AMBIGUOUS_TECH_TERMS and name.islower():
+            return None  # "we react quickly", "in the spring"
+        return TECHNOLOGY
+    if entity_type == TECHNOLOGY:
+        return entity_type
+    if looks_like_code(name):
+        return CONCEPT
+    words = name.split()
+    if len(words) > 1 and words[0][:1].isupper():
+        head = words[-1].lower()
+        if head in EVENT_HEADS:
+            return EVENT
+        if head in PLACE_HEADS:
+            return LOCATION
+    if entity_type == PERSON:
+        return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
+    if entity_type != CONCEPT and (name.lower() in lowercase_words or (len(name) > 1 and name.isupper()
+                                                                        and entity_type == LOCATION)):
+        return CONCEPT  # "Meeting" beside "the meeting"; an acronym is rarely a place
+    return entity_type
 
 
 # --- Results ------------------------------------------------------------------------------------
@@ -207,6 +342,8 @@ class _Found:
 def _entity_spans(doc) -> list[_Found]:
     found: list[_Found] = []
     covered: set[int] = set()
+    lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
+    lowercase_words |= {_singular(word) for word in lowercase_words}
     for ent in doc.ents:
         entity_type = LABEL_TYPES.get(ent.label_)
         if entity_type is None:
@@ -221,6 +358,10 @@ def _entity_spans(doc) -> list[_Found]:
         key = canonical_key(name, entity_type)
         if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)):
             continue
+        entity_type = _retype(span, name, key, entity_type, lowercase_words)
+        if entity_type is None:
+            continue
+        key = canonical_key(name, entity_type)
         covered.update(range(ent.start, ent.end))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
@@ -261,6 +402,10 @@ def _concept(chunk, text: str) -> _Found | None:
     key = canonical_key(name, CONCEPT)
     if not is_meaningful(name, key):
         return None
+    if key in GAZETTEER:
+        if key in AMBIGUOUS_TECH_TERMS and name.islower():
+            return None
+        return _Found(key, name, TECHNOLOGY, start, end, root)
     return _Found(key, name, CONCEPT, start, end, root)
 
 

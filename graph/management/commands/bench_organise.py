@@ -88,6 +88,10 @@ def score(*, owner, keys: dict[str, int], labels: dict) -> dict:
               for a, b in itertools.combinations(members, 2)}
     linked = {(a, b) for a, b in MemoryLink.objects.filter(owner=owner).values_list("source_id", "target_id")
               if a in group_of and b in group_of}
+    name_of = {memory_id: key for key, memory_id in keys.items()}
+    stray = sorted(f"{name_of[link.source_id]} ~ {name_of[link.target_id]}: {link.explanation}"
+                   for link in MemoryLink.objects.filter(owner=owner)
+                   if (link.source_id, link.target_id) in linked - within)
     unlinked = sum(1 for memory_id in group_of if not any(memory_id in pair for pair in linked))
 
     good = bad = unjudged = 0
@@ -117,6 +121,7 @@ def score(*, owner, keys: dict[str, int], labels: dict) -> dict:
         "memories_without_links": unlinked,
         "links": len(linked),
         "wrong_types": wrong,
+        "links_across_groups": stray,
         "non_people_typed_person": as_person,
         "bad_tags": bad_found,
     }
