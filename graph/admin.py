@@ -2,7 +2,13 @@
 
 from django.contrib import admin
 
-from graph.models import Entity, EntityMention, MemoryLink, Relationship, RelationshipEvidence
+from graph.models import (
+    Entity,
+    EntityMention,
+    MemoryLink,
+    Relationship,
+    RelationshipEvidence,
+)
 
 
 @admin.register(MemoryLink)

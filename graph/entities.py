@@ -152,8 +152,9 @@ def canonical_key(name: str, entity_type: str | None = None) -> str:
     if whole in TECH_ALIASES and (whole not in CASE_SENSITIVE_ALIASES
                                   or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]):
         return TECH_ALIASES[whole]
-    if whole in GAZETTEER:
-        return whole
+    if whole in GAZETTEER:  # "Kubernetes" stays; "neural networks" is "neural network"
+        singular = " ".join([*words[:-1], _singular(words[-1])])
+        return singular if singular in GAZETTEER else whole
     if entity_type in (CONCEPT, TECHNOLOGY) and words:
         last = shown[len(words) - 1]
         # "APIs", "GPUs": an acronym's plural is its letters plus a lowercase s.
@@ -256,11 +257,12 @@ cc contact introduce help see follow mentor
 """.split())
 
 
-def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
-    """The type a person would give this name (None: not an entity at all)."""
+def type_for_name(name: str, key: str, entity_type: str) -> str | None:
+    """The type the name alone settles, whatever the sentences said (None: not an entity at all):
+    what the re-typing pass applies to entities already stored."""
+    if key in NOT_ENTITIES:
+        return None
     if key in GAZETTEER:
-        if key in AMBIGUOUS_TECH_TERMS and name.islower():
-            return None  # "we react quickly", "in the spring"
         return TECHNOLOGY
     if entity_type == TECHNOLOGY:
         return entity_type
@@ -273,6 +275,22 @@ def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[st
             return EVENT
         if head in PLACE_HEADS:
             return LOCATION
+    if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
+        return CONCEPT  # an acronym is not a person
+    return entity_type
+
+
+def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
+    """The type a person would give this name (None: not an entity at all)."""
+    if key in GAZETTEER:
+        if key in AMBIGUOUS_TECH_TERMS and name.islower():
+            return None  # "we react quickly", "in the spring"
+        return TECHNOLOGY
+    settled = type_for_name(name, key, entity_type)
+    if settled != entity_type:
+        return settled
+    if entity_type == TECHNOLOGY:
+        return entity_type
     if entity_type == PERSON:
         return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
     if entity_type != CONCEPT and (name.lower() in lowercase_words or (len(name) > 1 and name.isupper()
