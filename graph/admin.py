@@ -2,13 +2,7 @@
 
 from django.contrib import admin
 
-from graph.models import (
-    Entity,
-    EntityMention,
-    MemoryLink,
-    Relationship,
-    RelationshipEvidence,
-)
+from graph.models import Entity, EntityMention, MemoryLink, Relationship, RelationshipEvidence
 
 
 @admin.register(MemoryLink)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Query, Router
 
-from core.schemas import ErrorOut
 from graph import selectors
 from graph.models import Entity, Relationship
 from graph.schemas import (
@@ -17,6 +16,7 @@ from graph.schemas import (
     RelationshipListQueryIn,
     RelationshipPageOut,
 )
+from core.schemas import ErrorOut
 
 router = Router(tags=["graph"])
 

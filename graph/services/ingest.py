@@ -12,26 +12,16 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from core import workers
 from graph import entities as extractor
-from graph.models import (
-    ALIASED_SQL,
-    EntityMention,
-    MemoryExtraction,
-    Relationship,
-    RelationshipEvidence,
-)
-from graph.services.links import memory_links_refresh
-from graph.services.sql import copy_rows, lock_owner_graph
-from graph.services.upkeep import (
-    entities_recount,
-    graph_normalise,
-    owner_graph_normalise,
-    person_aliases_merge,
-    relationships_recount,
-)
-from graph.vocabulary import TYPE_PRIORITY
+from core import workers
+from graph.models import (ALIASED_SQL, EntityMention, MemoryExtraction, Relationship,
+                          RelationshipEvidence)
 from memories.models import Memory, MemoryChunk
+from graph.services.links import memory_links_refresh
+from graph.vocabulary import TYPE_PRIORITY
+from graph.services.sql import copy_rows, lock_owner_graph
+from graph.services.upkeep import (entities_recount, graph_normalise, owner_graph_normalise, person_aliases_merge,
+                                   relationships_recount)
 
 # Characters of text per unit of extraction work (about 80 full chunks, or 300 short notes).
 # Units are stored one by one as they arrive while the workers go on with the next ones, and each

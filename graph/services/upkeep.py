@@ -9,17 +9,11 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
-from graph.models import (
-    Entity,
-    EntityMention,
-    EntityType,
-    Relationship,
-    RelationshipEvidence,
-)
-from graph.services.sql import lock_owner_graph
-from graph.vocabulary import TYPE_PRIORITY
+from graph.models import (Entity, EntityMention, EntityType, Relationship,
+                          RelationshipEvidence)
 from memories.models import Memory
-
+from graph.vocabulary import TYPE_PRIORITY
+from graph.services.sql import lock_owner_graph
 
 def person_aliases_merge(*, owner_id: int, entity_ids: set[int]) -> int:
     """A lone first or last name ("Alice") becomes an alias of the one full name it can stand for
