@@ -195,6 +195,11 @@ def _lexicon(pos: str) -> frozenset[str]:
 _NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
 
 
+def words_never_nouns() -> frozenset[str]:
+    """English verbs, adjectives and adverbs that are never nouns ("naive", "linear", "restart")."""
+    return (_lexicon("verb") | _lexicon("adj") | _lexicon("adv")) - _lexicon("noun")
+
+
 def looks_like_code(name: str) -> bool:
     return bool(_IDENTIFIER.search(name))
 
