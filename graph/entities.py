@@ -192,6 +192,7 @@ def _lexicon(pos: str) -> frozenset[str]:
     return frozenset(tables.get_table("lemma_index").get(pos, [])) if tables.has_table("lemma_index") else frozenset()
 
 
+_CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
 _NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
 
 
@@ -420,6 +421,8 @@ def _concept(chunk, text: str) -> _Found | None:
             return None
     if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
         return None
+    if _CODE_CHARS.search(text[chunk.start_char:chunk.end_char]) or looks_like_code(chunk.text):
+        return None  # "def fib(n): return" is code, not a concept
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
     name = display_name(text[start:end])
     key = canonical_key(name, CONCEPT)
