@@ -196,6 +196,23 @@ _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
 _NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
 
 
+def _english_share(doc) -> float:
+    """The share of a text's words that are English (a stop word or in the lemmatizer's tables),
+    computed once per text."""
+    share = doc.user_data.get("english_share")
+    if share is None:
+        known = _english_words()
+        words = [t for t in doc if t.is_alpha]
+        share = sum(1 for t in words if t.is_stop or t.lower_ in known) / len(words) if words else 1.0
+        doc.user_data["english_share"] = share
+    return share
+
+
+@functools.cache
+def _english_words() -> frozenset[str]:
+    return _lexicon("noun") | _lexicon("verb") | _lexicon("adj") | _lexicon("adv")
+
+
 def words_never_nouns() -> frozenset[str]:
     """English verbs, adjectives and adverbs that are never nouns ("naive", "linear", "restart")."""
     return (_lexicon("verb") | _lexicon("adj") | _lexicon("adv")) - _lexicon("noun")
@@ -219,6 +236,10 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
         return True
     if tokens[0].lower_ in PERSON_TITLES and len(tokens) > 1:
         return True
+    if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
+        return False  # "Alice Alice Alice": a repeated word is no name
+    if _english_share(doc) < 0.5:
+        return False  # the model knows English names; in another language its guesses are noise
     for token in tokens:
         text = token.text
         if (len(text) > 1 and text.isupper()) or looks_like_code(text) or token.lower_ in NOT_ENTITIES \
@@ -383,12 +404,16 @@ def _entity_spans(doc) -> list[_Found]:
         if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)):
             continue
         entity_type = _retype(span, name, key, entity_type, lowercase_words)
-        if entity_type is None:
-            continue
+        if entity_type is None or (entity_type == CONCEPT and _english_share(doc) < 0.5):
+            continue  # in another language, a name the rules demoted is a fragment
         key = canonical_key(name, entity_type)
         covered.update(range(ent.start, ent.end))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
+    if _english_share(doc) < 0.5:
+        # The noun chunks of another language parsed as English are fragments ("morgen", "über").
+        found.sort(key=lambda f: f.start)
+        return found
     for chunk in doc.noun_chunks:
         if any(i in covered for i in range(chunk.start, chunk.end)):
             continue

@@ -145,6 +145,9 @@ leave leaves left bring brings brought hold holds held write writes wrote read r
 way ways lot lots kind sort part parts point points case cases fact place example end result results
 problem issue idea question bit area side level number numbers rest edge top bottom front back half
 """.split())
+# Keywords of programming languages: a tag with one is a fragment of code ("def-fib", "return-n").
+CODE_WORDS = frozenset("def elif lambda self cls none null nil true false return import func fn const var let "
+                       "println printf endif elsif args kwargs init str int bool async await".split())
 # A run of characters that belongs to code: a call, snake_case, camelCase, a dotted or path name,
 # an operator; keywords are never taken across one ("def-golden", "fib-n").
 _CODE_TOKEN = re.compile(r"\S*(?:\w\(|_|[a-z][A-Z]|\w\.\w|::|->|=|[{}\[\];<>]|/\w)\S*")
@@ -214,7 +217,11 @@ def keyword_tag(phrase: str) -> str | None:
         words.pop(0)
     while words and words[-1] in stop:
         words.pop()
+    if "-".join(words) in _TAG_ALIASES:  # "k8s" is "kubernetes", digits and all
+        return _TAG_ALIASES["-".join(words)]
     if not words or any(not _WORD.fullmatch(w) or any(ch.isdigit() for ch in w) for w in words):
+        return None
+    if any(w in CODE_WORDS for w in words):
         return None
     if len(words) == 1 and len(words[0]) < 3:
         return None
