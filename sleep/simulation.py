@@ -173,6 +173,10 @@ def chart_svg(weeks: list[dict], *, title: str = "Tiers over a simulated 90 days
              f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
              f'<rect width="{width}" height="{height}" fill="#fff"/>',
              f'<text x="{left}" y="22" font-size="14" font-weight="600">{title}</text>']
+    for fraction in (0, 0.5, 1):  # the grid first, so the bars cover it
+        y = top + plot_h * (1 - fraction)
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{round(most * fraction)}</text>')
+        parts.append(f'<line x1="{left}" x2="{width - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>')
     for i, week in enumerate(weeks):
         x = left + i * bar + bar * 0.15
         y = top + plot_h
@@ -182,10 +186,6 @@ def chart_svg(weeks: list[dict], *, title: str = "Tiers over a simulated 90 days
             parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar * 0.7:.1f}" height="{h:.1f}" '
                          f'fill="{colours[tier]}"><title>week {week["week"]}: {week[tier]} {tier}</title></rect>')
         parts.append(f'<text x="{x + bar * 0.35:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{week["week"]}</text>')
-    for fraction in (0, 0.5, 1):
-        y = top + plot_h * (1 - fraction)
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{round(most * fraction)}</text>')
-        parts.append(f'<line x1="{left}" x2="{width - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>')
     parts.append(f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle">week</text>')
     for i, tier in enumerate(("hot", "warm", "archive")):
         x = width - 220 + i * 70
