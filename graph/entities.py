@@ -196,16 +196,17 @@ _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
 _NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
 
 
-def _english_share(doc) -> float:
-    """The share of a text's words that are English (a stop word or in the lemmatizer's tables),
-    computed once per text."""
-    share = doc.user_data.get("english_share")
-    if share is None:
-        known = _english_words()
-        words = [t for t in doc if t.is_alpha]
-        share = sum(1 for t in words if t.is_stop or t.lower_ in known) / len(words) if words else 1.0
-        doc.user_data["english_share"] = share
-    return share
+def _foreign(doc) -> bool:
+    """True when a text is not English: English puts function words ("the", "is", "of") among its
+    lower-case words, another language barely any. Names are foreign in any language, so only the
+    lower-case words tell, each counted once, and fewer than four give no evidence. Computed once
+    per text."""
+    foreign = doc.user_data.get("foreign")
+    if foreign is None:
+        words = {t.lower_: t.is_stop for t in doc if t.is_alpha and t.is_lower}
+        foreign = len(words) >= 4 and sum(words.values()) / len(words) < 0.15
+        doc.user_data["foreign"] = foreign
+    return foreign
 
 
 @functools.cache
@@ -238,7 +239,7 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
         return True
     if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
         return False  # "Alice Alice Alice": a repeated word is no name
-    if _english_share(doc) < 0.5:
+    if _foreign(doc):
         return False  # the model knows English names; in another language its guesses are noise
     for token in tokens:
         text = token.text
@@ -384,7 +385,39 @@ class _Found:
     root: object  # spaCy Token
 
 
+_DEFINED_ACRONYM = re.compile(r"\b((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]{1,9}?)s?\)")
+_MINOR_WORDS = frozenset("of and the for in on to a an with by".split())
+
+
+def defined_acronyms(text: str) -> dict[str, str]:
+    """Acronyms the text defines, "Service Level Objective (SLO)": long form's key -> acronym's key.
+    The long form is filed under the acronym, so a note that only writes "SLO" names the same entity."""
+    defined: dict[str, str] = {}
+    for match in _DEFINED_ACRONYM.finditer(text):
+        words, acronym = match.group(1).split(), match.group(2)
+        letters = acronym.upper()
+        for start in range(len(words)):
+            major = [w for w in words[start:] if w.lower() not in _MINOR_WORDS or w == words[start]]
+            initials = "".join(w[0].upper() for w in major)
+            if initials == letters and words[start].lower() not in _MINOR_WORDS:
+                long_form = " ".join(words[start:])
+                for entity_type in (CONCEPT, TECHNOLOGY, None):
+                    defined[canonical_key(long_form, entity_type)] = canonical_key(acronym, entity_type)
+                break
+    return defined
+
+
 def _entity_spans(doc) -> list[_Found]:
+    found = _spans(doc)
+    if "(" in doc.text:
+        defined = defined_acronyms(doc.text)
+        for item in found:
+            if item.key in defined:
+                item.key = defined[item.key]
+    return found
+
+
+def _spans(doc) -> list[_Found]:
     found: list[_Found] = []
     covered: set[int] = set()
     lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
@@ -404,13 +437,13 @@ def _entity_spans(doc) -> list[_Found]:
         if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)):
             continue
         entity_type = _retype(span, name, key, entity_type, lowercase_words)
-        if entity_type is None or (entity_type == CONCEPT and _english_share(doc) < 0.5):
+        if entity_type is None or (entity_type == CONCEPT and _foreign(doc)):
             continue  # in another language, a name the rules demoted is a fragment
         key = canonical_key(name, entity_type)
         covered.update(range(ent.start, ent.end))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
-    if _english_share(doc) < 0.5:
+    if _foreign(doc):
         # The noun chunks of another language parsed as English are fragments ("morgen", "über").
         found.sort(key=lambda f: f.start)
         return found

@@ -204,3 +204,10 @@ def test_a_new_memory_is_linked_by_the_graph_task_that_follows_its_save(user, dj
     with django_capture_on_commit_callbacks(execute=True):
         new = make_memory(user, "The pgvector index on PostgreSQL needs autovacuum after every bulk load.")
     assert MemoryLink.objects.filter(source_id=old.pk, target_id=new.pk).exists()
+
+
+def test_an_acronym_defined_in_the_text_files_its_long_form_under_it():
+    first, second = extract_texts(["We track the Service Level Objective (SLO) weekly; the SLO was missed.",
+                                   "The SLO for checkout is 99.9 percent."])
+    assert {m.key for m in first.mentions if m.name.lower().startswith(("slo", "service"))} == {"slo"}
+    assert "slo" in {m.key for m in second.mentions}
