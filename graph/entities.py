@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -13,25 +14,35 @@ from functools import partial
 
 from core import workers
 from graph import nlp as spacy_pipeline
+from graph.nlp import get_nlp
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
+    AMBIGUOUS_TECH_TERMS,
+    CASE_SENSITIVE_ALIASES,
     CONCEPT,
     CREATED,
+    EVENT,
+    EVENT_HEADS,
     GENERIC_NOUNS,
     LABEL_TYPES,
     LEADS,
     LOCATED_IN,
     LOCATION,
     MEMBER_OF,
+    NOT_ENTITIES,
     PART_OF,
     PERSON,
+    PERSON_TITLES,
+    PLACE_HEADS,
     RELATED_TO,
     SYMMETRIC_RELATIONS,
+    TECH_ALIASES,
+    TECH_PHRASES,
+    TECH_TERMS,
     TECHNOLOGY,
     USES,
     WORKS_WITH,
 )
-from graph.nlp import get_nlp
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +136,10 @@ def display_name(name: str) -> str:
     return name.strip(_EDGE_PUNCT)
 
 
+# Known technologies, by key; one is never singularised ("Kubernetes") nor typed otherwise.
+GAZETTEER = frozenset(term.strip() for term in [*TECH_TERMS, *TECH_PHRASES, *TECH_ALIASES.values()] if term.strip())
+
+
 def canonical_key(name: str, entity_type: str | None = None) -> str:
     """The key that makes surface variants one entity: case, whitespace, possessives, leading articles,
     company suffixes ("Acme Corp." = "ACME CORP" = "Acme") and, for concepts and technologies, simple
@@ -133,10 +148,23 @@ def canonical_key(name: str, entity_type: str | None = None) -> str:
     words = [word.casefold() for word in shown]
     while len(words) > 1 and words[-1] in _ORG_SUFFIXES:
         words.pop()
+    while len(words) > 1 and words[0] in PERSON_TITLES:  # "Dr. Patel" is Patel
+        words.pop(0)
+        shown.pop(0)
+    whole = " ".join(words)
+    if whole in TECH_ALIASES and (whole not in CASE_SENSITIVE_ALIASES
+                                  or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]):
+        return TECH_ALIASES[whole]
+    if whole in GAZETTEER:  # "Kubernetes" stays; "neural networks" is "neural network"
+        singular = " ".join([*words[:-1], _singular(words[-1])])
+        return singular if singular in GAZETTEER else whole
     if entity_type in (CONCEPT, TECHNOLOGY) and words:
         last = shown[len(words) - 1]
         # "APIs", "GPUs": an acronym's plural is its letters plus a lowercase s.
         words[-1] = last[:-1].casefold() if re.fullmatch(r"[A-Z]{2,}s", last) else _singular(words[-1])
+        whole = " ".join(words)
+        if whole in TECH_ALIASES and whole not in CASE_SENSITIVE_ALIASES:
+            return TECH_ALIASES[whole]
     return " ".join(words)[:200]
 
 
@@ -146,7 +174,160 @@ def is_meaningful(name: str, key: str) -> bool:
     letters = sum(ch.isalpha() for ch in key)
     if letters < 2 or letters < len(key.replace(" ", "")) / 2:
         return False
-    return key not in GENERIC_NOUNS
+    return key not in GENERIC_NOUNS and key not in NOT_ENTITIES
+
+
+# --- Types a person agrees with ------------------------------------------------------------------
+#
+# The statistical model types a capitalised word it does not know as a person or an organisation
+# ("Autovacuum", "Meeting", "Grinder Burr", "CrashLoopBackOff", "EUR"). The rules below keep what it
+# gets right and correct what a reader would: known technologies are technologies whatever the model
+# says, and a name is a person only if it can be one.
+
+# camelCase inside a word, snake_case, a call, a path or a dotted name: written by and for code.
+_IDENTIFIER = re.compile(r"[a-z][A-Z]|_|\(\)|::|/|\w\.\w")
+
+
+@functools.cache
+def _lexicon(pos: str) -> frozenset[str]:
+    """English words of one part of speech, from the lemmatizer's tables the model ships with."""
+    tables = get_nlp().get_pipe("lemmatizer").lookups
+    return frozenset(tables.get_table("lemma_index").get(pos, [])) if tables.has_table("lemma_index") else frozenset()
+
+
+_CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
+_NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
+
+
+def _foreign(doc) -> bool:
+    """True when a text is not English: English puts function words ("the", "is", "of") among its
+    lower-case words, another language barely any. Names are foreign in any language, so only the
+    lower-case words tell, each counted once, and fewer than four give no evidence. Computed once
+    per text."""
+    foreign = doc.user_data.get("foreign")
+    if foreign is None:
+        words = {t.lower_: t.is_stop for t in doc if t.is_alpha and t.is_lower}
+        foreign = len(words) >= 4 and sum(words.values()) / len(words) < 0.15
+        doc.user_data["foreign"] = foreign
+    return foreign
+
+
+@functools.cache
+def _english_words() -> frozenset[str]:
+    return _lexicon("noun") | _lexicon("verb") | _lexicon("adj") | _lexicon("adv")
+
+
+def words_never_nouns() -> frozenset[str]:
+    """English verbs, adjectives and adverbs that are never nouns ("naive", "linear", "restart")."""
+    return (_lexicon("verb") | _lexicon("adj") | _lexicon("adv")) - _lexicon("noun")
+
+
+def looks_like_code(name: str) -> bool:
+    return bool(_IDENTIFIER.search(name))
+
+
+def _could_be_person(span, lowercase_words: set[str]) -> bool:
+    """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
+    same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
+    that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
+    ("Dr. Patel") settles it."""
+    tokens = [t for t in span if t.is_alpha or "-" in t.text or "'" in t.text]
+    if not tokens:
+        return False
+    doc = span.doc
+    before = doc[span.start - 1] if span.start > 0 else None
+    if before is not None and before.lower_.rstrip(".") + "." in PERSON_TITLES | {"dr.", "mr.", "ms.", "mrs."}:
+        return True
+    if tokens[0].lower_ in PERSON_TITLES and len(tokens) > 1:
+        return True
+    if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
+        return False  # "Alice Alice Alice": a repeated word is no name
+    if _foreign(doc):
+        return False  # the model knows English names; in another language its guesses are noise
+    for token in tokens:
+        text = token.text
+        if (len(text) > 1 and text.isupper()) or looks_like_code(text) or token.lower_ in NOT_ENTITIES \
+                or token.lower_ in GENERIC_NOUNS or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES):
+            return False
+    last = tokens[-1].lower_
+    if last in lowercase_words or _singular(last) in lowercase_words:
+        return False
+    if len(tokens) == 1:
+        # One capitalised word is a person's name only when it acts like one: someone who says,
+        # meets, writes or decides, someone met or asked, or someone's ("Alice's notes").
+        token = tokens[0]
+        if token.pos_ in ("VERB", "ADJ") or token.lower_ in _lexicon("verb") or token.lower_ in _lexicon("adj"):
+            return False
+        after = doc[token.i + 1] if token.i + 1 < len(doc) else None
+        if after is not None and after.lower_ in ("'s", "’s"):
+            return True
+        head = token.head
+        if token.dep_ in ("nsubj", "nsubjpass") and _lemma(head) in _HUMAN_VERBS:
+            return True
+        if token.dep_ in ("dobj", "dative") and _lemma(head) in _HUMAN_OBJECT_VERBS:
+            return True
+        if token.dep_ == "pobj" and head.lower_ in ("with", "to", "by", "from") and _lemma(head.head) in \
+                (_HUMAN_VERBS | _HUMAN_OBJECT_VERBS):
+            return True
+        return False
+    return True
+
+
+# What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
+# ("met Priya", "ask Tom").
+_HUMAN_VERBS = frozenset("""
+say tell ask think want suggest agree disagree propose decide write mention email call meet join leave promise
+explain argue believe feel know reply respond recommend complain thank review approve reject invite visit
+marry lead manage hire interview teach learn prefer like love hate need plan work talk speak wonder remember
+forget hope wish laugh smile cry sign send share present report note point confirm book organise organize
+own run set update fix deploy clean roll page help start finish move arrive travel fly live sit stand
+""".split())
+_HUMAN_OBJECT_VERBS = frozenset("""
+meet ask tell call email page thank invite visit marry hire interview congratulate remind ping message text
+cc contact introduce help see follow mentor
+""".split())
+
+
+def type_for_name(name: str, key: str, entity_type: str) -> str | None:
+    """The type the name alone settles, whatever the sentences said (None: not an entity at all):
+    what the re-typing pass applies to entities already stored."""
+    if key in NOT_ENTITIES:
+        return None
+    if key in GAZETTEER:
+        return TECHNOLOGY
+    if entity_type == TECHNOLOGY:
+        return entity_type
+    if looks_like_code(name):
+        return CONCEPT
+    words = name.split()
+    if len(words) > 1 and words[0][:1].isupper():
+        head = words[-1].lower()
+        if head in EVENT_HEADS:
+            return EVENT
+        if head in PLACE_HEADS:
+            return LOCATION
+    if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
+        return CONCEPT  # an acronym is not a person
+    return entity_type
+
+
+def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
+    """The type a person would give this name (None: not an entity at all)."""
+    if key in GAZETTEER:
+        if key in AMBIGUOUS_TECH_TERMS and name.islower():
+            return None  # "we react quickly", "in the spring"
+        return TECHNOLOGY
+    settled = type_for_name(name, key, entity_type)
+    if settled != entity_type:
+        return settled
+    if entity_type == TECHNOLOGY:
+        return entity_type
+    if entity_type == PERSON:
+        return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
+    if entity_type != CONCEPT and (name.lower() in lowercase_words or (len(name) > 1 and name.isupper()
+                                                                        and entity_type == LOCATION)):
+        return CONCEPT  # "Meeting" beside "the meeting"; an acronym is rarely a place
+    return entity_type
 
 
 # --- Results ------------------------------------------------------------------------------------
@@ -207,9 +388,43 @@ class _Found:
     root: object  # spaCy Token
 
 
+_DEFINED_ACRONYM = re.compile(r"\b((?:[A-Za-z][\w-]*\s+){1,7}[A-Za-z][\w-]*)\s*\(([A-Z][A-Za-z]{1,9}?)s?\)")
+_MINOR_WORDS = frozenset("of and the for in on to a an with by".split())
+
+
+def defined_acronyms(text: str) -> dict[str, str]:
+    """Acronyms the text defines, "Service Level Objective (SLO)": long form's key -> acronym's key.
+    The long form is filed under the acronym, so a note that only writes "SLO" names the same entity."""
+    defined: dict[str, str] = {}
+    for match in _DEFINED_ACRONYM.finditer(text):
+        words, acronym = match.group(1).split(), match.group(2)
+        letters = acronym.upper()
+        for start in range(len(words)):
+            major = [w for w in words[start:] if w.lower() not in _MINOR_WORDS or w == words[start]]
+            initials = "".join(w[0].upper() for w in major)
+            if initials == letters and words[start].lower() not in _MINOR_WORDS:
+                long_form = " ".join(words[start:])
+                for entity_type in (CONCEPT, TECHNOLOGY, None):
+                    defined[canonical_key(long_form, entity_type)] = canonical_key(acronym, entity_type)
+                break
+    return defined
+
+
 def _entity_spans(doc) -> list[_Found]:
+    found = _spans(doc)
+    if "(" in doc.text:
+        defined = defined_acronyms(doc.text)
+        for item in found:
+            if item.key in defined:
+                item.key = defined[item.key]
+    return found
+
+
+def _spans(doc) -> list[_Found]:
     found: list[_Found] = []
     covered: set[int] = set()
+    lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
+    lowercase_words |= {_singular(word) for word in lowercase_words}
     for ent in doc.ents:
         entity_type = LABEL_TYPES.get(ent.label_)
         if entity_type is None:
@@ -224,9 +439,17 @@ def _entity_spans(doc) -> list[_Found]:
         key = canonical_key(name, entity_type)
         if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)):
             continue
+        entity_type = _retype(span, name, key, entity_type, lowercase_words)
+        if entity_type is None or (entity_type == CONCEPT and _foreign(doc)):
+            continue  # in another language, a name the rules demoted is a fragment
+        key = canonical_key(name, entity_type)
         covered.update(range(ent.start, ent.end))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
+    if _foreign(doc):
+        # The noun chunks of another language parsed as English are fragments ("morgen", "über").
+        found.sort(key=lambda f: f.start)
+        return found
     for chunk in doc.noun_chunks:
         if any(i in covered for i in range(chunk.start, chunk.end)):
             continue
@@ -259,11 +482,17 @@ def _concept(chunk, text: str) -> _Found | None:
             return None
     if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
         return None
+    if _CODE_CHARS.search(text[chunk.start_char:chunk.end_char]) or looks_like_code(chunk.text):
+        return None  # "def fib(n): return" is code, not a concept
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
     name = display_name(text[start:end])
     key = canonical_key(name, CONCEPT)
     if not is_meaningful(name, key):
         return None
+    if key in GAZETTEER:
+        if key in AMBIGUOUS_TECH_TERMS and name.islower():
+            return None
+        return _Found(key, name, TECHNOLOGY, start, end, root)
     return _Found(key, name, CONCEPT, start, end, root)
 
 

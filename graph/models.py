@@ -174,6 +174,9 @@ class MemoryLink(models.Model):
     reason = models.CharField(max_length=24, choices=Reason.choices)
     score = models.FloatField(validators=UNIT_INTERVAL)
     confidence = models.FloatField(validators=UNIT_INTERVAL)
+    # What the two memories share, as shown: the entity names or tags that carry the link, most
+    # distinctive first ("PostgreSQL|pgvector"); empty for a semantic link (its score says it).
+    evidence = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_reinforced_at = models.DateTimeField()
 
@@ -192,6 +195,19 @@ class MemoryLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} ↔ {self.target_id} ({self.reason})"
+
+    @property
+    def explanation(self) -> str:
+        """Why the two memories are linked, in words: "both mention PostgreSQL and pgvector",
+        "shared tag project-phoenix", "close in meaning (0.71)"."""
+        shared = [item for item in self.evidence.split("|") if item]
+        if self.reason == self.Reason.SEMANTIC or not shared:
+            return f"close in meaning ({self.score:.2f})" if self.reason == self.Reason.SEMANTIC else \
+                self.get_reason_display().lower()
+        listed = shared[0] if len(shared) == 1 else ", ".join(shared[:-1]) + " and " + shared[-1]
+        if self.reason == self.Reason.SHARED_TAGS:
+            return f"shared tag{'s' if len(shared) > 1 else ''} {listed}"
+        return f"both mention {listed}"
 
 
 class MemoryExtraction(models.Model):

@@ -129,7 +129,7 @@ def memory_links(*, memory: Memory, limit: int = 20) -> list[dict]:
         other = link.target if link.source_id == memory.pk else link.source
         item = related.setdefault(other.pk, {"memory": other, "score": 0.0, "reasons": []})
         item["score"] = max(item["score"], link.score)
-        item["reasons"].append(link.get_reason_display())
+        item["reasons"].append(link.explanation)
     return sorted(related.values(), key=lambda item: -item["score"])[:limit]
 
 

@@ -52,17 +52,88 @@ TECH_TERMS = """
 python javascript typescript java kotlin scala rust golang c++ c# ruby php perl haskell elixir erlang swift
 sql nosql graphql grpc rest http https json yaml xml html css webassembly wasm
 django flask fastapi rails laravel spring react vue angular svelte node.js nodejs deno express next.js
-numpy pandas scipy pytorch tensorflow keras jax scikit-learn sklearn spacy nltk hugging face transformers
+numpy pandas scipy pytorch tensorflow keras jax scikit-learn sklearn spacy nltk transformers
 postgresql postgres mysql sqlite mongodb redis elasticsearch cassandra kafka rabbitmq celery pgvector
 docker kubernetes terraform ansible nginx linux git github gitlab aws azure gcp
 oauth jwt websocket websockets tcp udp dns ssh tls
 bert gpt word2vec pagerank quicksort mergesort k-means kmeans backpropagation
+go c++ objective-c bash zsh powershell lua julia matlab fortran cobol clojure ocaml f# dart zig nim
+mariadb oracle sql-server mssql dynamodb couchdb couchbase neo4j clickhouse snowflake bigquery redshift
+timescaledb cockroachdb supabase firebase memcached etcd consul vault minio s3 ec2 lambda cloudfront
+duckdb influxdb prometheus grafana kibana logstash opensearch solr lucene faiss qdrant weaviate pinecone
+milvus chroma chromadb hnsw ivfflat pgbouncer pg_dump psql tsvector autovacuum
+nextjs next.js nuxt remix gatsby astro redux mobx zustand jquery bootstrap tailwind tailwindcss htmx
+webpack vite rollup esbuild parcel babel eslint prettier jest vitest mocha cypress playwright selenium
+storybook npm yarn pnpm pip poetry conda cargo maven gradle
+django-ninja drf sqlalchemy alembic pydantic celery airflow dagster prefect spark hadoop flink dbt
+helm kubectl kubelet kustomize istio linkerd argocd openshift rancher k3s minikube
+podman containerd jenkins circleci travis buildkite bitbucket jira confluence
+heroku netlify vercel cloudflare digitalocean openstack vmware virtualbox vagrant packer pulumi
+kafka pulsar nats zeromq mqtt amqp openapi swagger protobuf thrift avro parquet csv
+llm llms rag crdt crdts lru bm25 tf-idf transformer transformers sentence-transformers langchain llamaindex
+ollama llama mistral chatgpt gpt-4 whisper
+vscode vim neovim emacs intellij pycharm xcode
 """.split()
+# Terms that are also everyday English words ("react", "express", "spring"): taken as technology
+# only when written with a capital (React, Express) or inside a longer technical name.
+AMBIGUOUS_TECH_TERMS = frozenset("""
+go rust swift ruby spring express rails react vue angular flask spark helm argo lambda vault consul
+snowflake parcel babel jest mocha yarn poetry conda cargo maven chroma prometheus airflow
+packer pulumi whisper llama mistral storybook jenkins travis nats transformer transformers
+""".split())
+# Other names of the same technology (lower case) -> the key they are filed under, and the name a
+# canonical key is shown with.
+TECH_ALIASES = {
+    "postgres": "postgresql", "psql": "postgresql", "pg": "postgresql", "js": "javascript", "ecmascript": "javascript",
+    "ts": "typescript", "k8s": "kubernetes", "kube": "kubernetes", "golang": "go", "py": "python",
+    "python3": "python", "nodejs": "node.js", "node": "node.js", "reactjs": "react", "react.js": "react",
+    "vuejs": "vue", "vue.js": "vue", "nextjs": "next.js", "mongo": "mongodb", "tailwindcss": "tailwind",
+    "argocd": "argo cd", "sklearn": "scikit-learn", "tf": "tensorflow", "gcp": "google cloud",
+    "google cloud platform": "google cloud", "amazon web services": "aws", "elastic": "elasticsearch",
+    "es": "elasticsearch", "llms": "llm", "large language model": "llm", "large language models": "llm",
+    "retrieval-augmented generation": "rag", "retrieval augmented generation": "rag", "chromadb": "chroma",
+    "mssql": "sql-server", "k3s": "k3s", "gpt-4": "gpt-4", "crdts": "crdt",
+}
+# Aliases that are only safe as a technology when the text is a technical one: written exactly so.
+CASE_SENSITIVE_ALIASES = {"node": "Node", "pg": "PG", "ts": "TS", "es": "ES", "tf": "TF", "py": "Py",
+                          "elastic": "Elastic", "kube": "Kube"}
+CANONICAL_NAMES = {
+    "postgresql": "PostgreSQL", "javascript": "JavaScript", "typescript": "TypeScript", "kubernetes": "Kubernetes",
+    "node.js": "Node.js", "mongodb": "MongoDB", "mysql": "MySQL", "graphql": "GraphQL", "github": "GitHub",
+    "gitlab": "GitLab", "llm": "LLM", "rag": "RAG", "pgvector": "pgvector", "redis": "Redis", "python": "Python",
+    "react": "React", "go": "Go", "argo cd": "Argo CD", "aws": "AWS", "google cloud": "Google Cloud",
+    "elasticsearch": "Elasticsearch", "scikit-learn": "scikit-learn", "tensorflow": "TensorFlow", "vue": "Vue",
+    "next.js": "Next.js", "tailwind": "Tailwind", "crdt": "CRDT", "sql-server": "SQL Server",
+}
+# Currency codes and units: capitalised, often typed as organisations, never entities of the graph.
+NOT_ENTITIES = frozenset("""
+eur usd gbp jpy chf cny inr aud cad sek nok dkk pln czk huf brl mxn krw sgd hkd nzd rub try zar btc eth
+kb mb gb tb kib mib gib ms km kg mph kmh rpm cpu gpu ram ssd hdd am pm a.m p.m etc e.g i.e vs ok
+monday tuesday wednesday thursday friday saturday sunday january february march april may june july
+august september october november december mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep
+sept oct nov dec today tomorrow yesterday tonight morning evening afternoon weekend
+""".split())
+# The last word of a name that says what kind of thing it names: "Berlin Marathon" is an event,
+# "Tokyo Station" and "Nishiki Market" are places, whatever the model guessed.
+EVENT_HEADS = frozenset("""
+marathon half-marathon triathlon race festival conference summit championship championships cup olympics
+expo fair convention hackathon meetup workshop webinar symposium congress tournament gala ceremony
+""".split())
+PLACE_HEADS = frozenset("""
+street st road avenue ave lane boulevard square station airport market park temple shrine church cathedral
+museum bridge river lake mountain mount hill valley beach bay island harbour harbor castle palace tower
+gardens garden district village town city county province
+""".split())
+# Words that introduce a person's name: "Dr. Patel", "Ms Chen".
+PERSON_TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. professor sir dame lady lord".split())
 TECH_PHRASES = """
 machine learning|deep learning|neural network|neural networks|natural language processing|computer vision
 gradient descent|stochastic gradient descent|binary search|random forest|logistic regression|linear regression
 support vector machine|decision tree|reinforcement learning|dijkstra's algorithm|a* search|hash table
 large language model|large language models|vector database|knowledge graph|rest api|hnsw|bm25|tf-idf
+argo cd|github actions|google cloud|amazon web services|sql server|react query|testing library|cross-encoder
+retrieval-augmented generation|retrieval augmented generation|dynamic programming|lru cache|hash map
+hugging face|stable diffusion|gitlab ci
 """.replace("\n", "|").split("|")
 _TECH_HEADS = ["api", "apis", "sdk", "framework", "library", "protocol", "algorithm", "database", "engine"]
 _ORG_HEADS = ["team", "teams", "group", "department", "division", "committee", "council", "lab", "labs",
@@ -76,7 +147,7 @@ def ruler_patterns() -> list[dict]:
     organisations. Rules only add what the statistical model misses; it still sees the rest."""
     patterns: list[dict] = []
     # Plain strings go to the PhraseMatcher (matched on LOWER), which is far cheaper than token patterns.
-    for term in [*TECH_TERMS, *TECH_PHRASES]:
+    for term in dict.fromkeys([*TECH_TERMS, *TECH_PHRASES]):
         term = term.strip()
         if term:
             patterns.append({"label": "TECHNOLOGY", "pattern": term})

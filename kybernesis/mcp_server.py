@@ -167,9 +167,7 @@ async def memory_search(
 async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
     def body():
         memory = _memory(_owner(), memory_id)
-        search.memory_access_record(memory_ids=[memory.pk])
-        memory.refresh_from_db(fields=["last_accessed_at", "access_count"])
-        return memory_out(memory, with_content=True)
+        return memory_out(services.memory_open(memory=memory), with_content=True)
 
     return await _db(body)()
 
@@ -330,7 +328,7 @@ async def memory_resource(memory_id: int) -> str:
             raise ResourceError(f"no memory {memory_id}") from None
         except ToolError as exc:
             raise ResourceError(str(exc)) from None
-        search.memory_access_record(memory_ids=[memory.pk])
+        services.memory_open(memory=memory)
         return f"# {memory.title}\n\n{memory.content}"
 
     return await sync_to_async(body, thread_sensitive=True)()

@@ -73,7 +73,8 @@ def list_memories(request: HttpRequest, query: Query[MemoryListQuery]):
 
 @router.get("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Read a memory")
 def get_memory(request: HttpRequest, memory_id: Id):
-    return selectors.memory_get(user=request.auth, memory_id=memory_id)
+    """Reading one memory is a use of it and counts as an access (listing and searching do not)."""
+    return services.memory_open(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
 
 
 @router.patch("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Change a memory")

@@ -48,13 +48,12 @@ from datetime import date, datetime, time as day_time, timedelta
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
 from core.text import text_problem
 from memories import embedding, lexical
-from memories.models import ACTIVE_TIERS, Memory, MemoryChunk, Source, Tier
+from memories.models import ACTIVE_TIERS, MemoryChunk, Source, Tier
 from memories.tagging import filter_tags
 
 # Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
@@ -224,9 +223,10 @@ class SearchResult:
 
 
 def result_url(memory_id: int, chunk_index: int) -> str:
-    """The memory page opened at a chunk: `?chunk=` lets the page show the right page of chunks, and
-    `#chunk-<position>` is the anchor it scrolls to and highlights."""
-    return f"{reverse('memories:detail', args=[memory_id])}?chunk={chunk_index}#chunk-{chunk_index}"
+    """The click-through that opens a memory at a chunk: following it counts as an access (appearing
+    in results does not), and it redirects to the memory page at `?chunk=<position>#chunk-<position>`
+    (the page shows the right page of chunks, scrolls to the anchor and highlights it)."""
+    return f"{reverse('memories:open', args=[memory_id])}?chunk={chunk_index}"
 
 
 @dataclass
@@ -359,7 +359,6 @@ def hybrid_search(
     limit: int = 10,
     filters: SearchFilters | None = None,
     group_by: str = "chunk",
-    track_access: bool = True,
     query_vector: np.ndarray | None = None,
     weights: tuple[float, float] | None = None,
     min_score: float | None = None,
@@ -433,19 +432,11 @@ def hybrid_search(
     for result in results:
         result.text, result.created_at = details[result.chunk_id]
         result.snippet, result.snippet_html = make_snippet(result.text, terms)
-    if track_access and results:
-        memory_access_record(memory_ids={r.memory_id for r in results})
     return SearchResponse(results=results, took_ms=(time.perf_counter() - started) * 1000, query_terms=terms,
                           min_score=floor, weaker_count=len(scored) - len(kept))
 
 
 _WORD = re.compile(r"[^\W_]")  # a letter or a digit, in any script
-
-
-def memory_access_record(*, memory_ids) -> None:
-    """Count one access for each memory, in one statement (search results and opened memories)."""
-    Memory.objects.filter(pk__in=list(memory_ids)).update(access_count=F("access_count") + 1,
-                                                          last_accessed_at=timezone.now())
 
 
 def _clamp(value: float) -> float:

@@ -112,8 +112,7 @@ def memory_related(*, user, memory: Memory, limit: int = 5, min_score: float | N
     if not anchor or not memory.content.strip():
         return []
     owner = user if hasattr(user, "pk") else _Owner(user)
-    response = search.hybrid_search(owner, memory.content[:search.MAX_QUERY_CHARS], limit=limit, group_by="memory",
-                                     track_access=False, query_vector=anchor[0], min_score=min_score,
+    response = search.hybrid_search(owner, memory.content[:search.MAX_QUERY_CHARS], limit=limit, group_by="memory", query_vector=anchor[0], min_score=min_score,
                                      exclude_memory_ids=(memory.pk,))
     memories = Memory.objects.in_bulk([r.memory_id for r in response.results])
     return [{"memory": memories[r.memory_id], "snippet": _snippet(r.text), "score": r.hybrid_score,

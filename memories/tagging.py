@@ -118,20 +118,127 @@ def _extractor():
 _WORD = re.compile(r"[^\W\d_](?:[\w+#.'-]*[\w+#])?")
 
 
+# Words that make a poor tag anywhere in it: dates and times, units and currencies, say nothing
+# about what a memory is about ("tuesday", "minutes", "eur").
+TIME_AND_UNIT_WORDS = frozenset("""
+monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+september october november december today tomorrow yesterday tonight morning evening afternoon night
+weekend weekday week weeks day days month months year years hour hours minute minutes second seconds
+time times ago daily weekly monthly yearly annual quarter eur usd gbp jpy chf kg km mb gb ms per cent
+percent one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million
+billion dozen once twice
+""".split())
+# Words that are no tag on their own: generic verbs, adjectives and adverbs a keyword extractor keeps
+# because they are rare in the text, not because they say what it is about.
+GENERIC_WORDS = frozenset("""
+fast slow quick quickly new old good bad big small large little high low great better best worse worst
+easy hard simple full empty next last first second third early late long short main real right wrong
+true false open close closed free cheap sure able likely quiet ready heavy light strong weak whole
+instant instead anyway also still just really maybe perhaps often always never sometimes already
+make makes made making take takes took taken taking get gets got getting give gives gave go goes went
+going come comes came keep keeps kept put puts set sets run runs ran use uses used using need needs
+needed want wants wanted try tries tried see sees saw seen look looks looked find finds found work works
+worked show shows showed tell tells told ask asks asked call calls called move moves moved start starts
+started stop stops stopped check checks checked add adds added drop drops dropped fix fixes fixed
+deploy deploys deployed plan plans planned book books booked win wins won cost costs offer offers
+describe describes described suggest suggests suggested include includes included reach reaches
+happen happens happened seem seems seemed become becomes became stay stays stayed turn turns turned
+leave leaves left bring brings brought hold holds held write writes wrote read reads thing things stuff
+way ways lot lots kind sort part parts point points case cases fact place example end result results
+problem issue idea question bit area side level number numbers rest edge top bottom front back half
+""".split())
+# Keywords of programming languages: a tag with one is a fragment of code ("def-fib", "return-n").
+CODE_WORDS = frozenset("def elif lambda self cls none null nil true false return import func fn const var let "
+                       "println printf endif elsif args kwargs init str int bool async await".split())
+# A run of characters that belongs to code: a call, snake_case, camelCase, a dotted or path name,
+# an operator; keywords are never taken across one ("def-golden", "fib-n").
+_CODE_TOKEN = re.compile(r"\S*(?:\w\(|_|[a-z][A-Z]|\w\.\w|::|->|=|[{}\[\];<>]|/\w)\S*")
+_CODE_LINE = re.compile(r"^(?:\s{4,}|\t)\S|^\s*(?:def|class|import|from|return|function|const|let|var|if|for|while)\b.*[:({;=]\s*$")
+
+
+def prose(text: str) -> str:
+    """The text with its code left out: fenced and indented blocks and code-looking lines are
+    dropped, and identifiers inside sentences become sentence breaks, so a keyword never spans one."""
+    lines: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            lines.append(".")
+            continue
+        if fenced or _CODE_LINE.match(line):
+            lines.append(".")
+            continue
+        lines.append(_CODE_TOKEN.sub(" . ", line))
+    return "\n".join(lines)
+
+
+_TAG_ALIASES: dict[str, str] = {}
+_NOT_NOUNS: list = [None]  # a callable returning the words that are only verbs, adjectives or adverbs
+
+
+def register_tag_vocabulary(*, aliases: dict[str, str], not_nouns=None) -> None:
+    """What the graph knows about words, for tags: other names of one thing -> the tag it is filed
+    under ("postgres" -> "postgresql"), so a tag says what the graph's entity is called; and a
+    callable returning the English words that are never nouns (loaded on first use), so a lone
+    verb or adjective is not a tag."""
+    _TAG_ALIASES.clear()
+    _TAG_ALIASES.update(aliases)
+    _NOT_NOUNS[0] = not_nouns
+
+
+@lru_cache(maxsize=1)
+def _not_nouns() -> frozenset[str]:
+    return frozenset(_NOT_NOUNS[0]()) if _NOT_NOUNS[0] is not None else frozenset()
+
+
+def _weak(word: str) -> bool:
+    """A word a tag should not start or end with: a date, time or unit, a generic word, a verb
+    form ("restarted") or a word that is never a noun ("naive", "linear")."""
+    if word in TIME_AND_UNIT_WORDS or word in GENERIC_WORDS or (word.endswith("ed") and len(word) > 4):
+        return True
+    never = _not_nouns()
+    if word in never:
+        return True
+    # Inflected forms of such words: "lighter", "sweetest", "evicts", "reimburses".
+    for suffix in ("est", "er", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stem = word[: -len(suffix)]
+            if stem in never or stem + "e" in never or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in never):
+                return True
+    return False
+
+
 def keyword_tag(phrase: str) -> str | None:
     """A keyword phrase as a tag: lowercase words joined by hyphens, or None when it is not worth a tag
-    (stop-words at either end, numbers, single letters, or longer than a tag may be)."""
+    (stop-words at either end, numbers, single letters, dates, times and units, a lone generic verb
+    or adjective, or longer than a tag may be). A known alias becomes its canonical name."""
     words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
     stop = stopwords()
     while words and words[0] in stop:
         words.pop(0)
     while words and words[-1] in stop:
         words.pop()
+    if "-".join(words) in _TAG_ALIASES:  # "k8s" is "kubernetes", digits and all
+        return _TAG_ALIASES["-".join(words)]
     if not words or any(not _WORD.fullmatch(w) or any(ch.isdigit() for ch in w) for w in words):
+        return None
+    if any(w in CODE_WORDS for w in words):
         return None
     if len(words) == 1 and len(words[0]) < 3:
         return None
+    if any(w in TIME_AND_UNIT_WORDS for w in words):
+        return None
+    # Prefer the noun phrase: "needed redis" is "redis", "legs heavy" is "legs".
+    while words and _weak(words[0]):
+        words.pop(0)
+    while words and _weak(words[-1]):
+        words.pop()
+    if not words or (len(words) == 1 and (len(words[0]) < 3 or words[0].endswith("ly"))):
+        return None
     tag = "-".join(words)
+    tag = _TAG_ALIASES.get(tag, tag)
     return tag if len(tag) <= MAX_TAG_CHARS else None
 
 
@@ -151,7 +258,7 @@ def content_keywords(text: str, *, limit: int) -> list[dict]:
     """
     if limit <= 0 or not text or not text.strip():
         return []
-    sample = text[:KEYWORD_SOURCE_CHARS]
+    sample = prose(text[:KEYWORD_SOURCE_CHARS])
     with _keyword_lock:  # the extractor keeps per-call state on itself
         scored = _extractor().extract_keywords(sample)
     picked: list[tuple[str, float]] = []

@@ -12,6 +12,7 @@ urlpatterns = [
     path("bulk/undo/", views.memory_bulk_undo, name="bulk_undo"),
     path("<int:memory_id>/", views.memory_detail, name="detail"),
     path("<int:memory_id>/edit/", views.memory_edit, name="edit"),
+    path("<int:memory_id>/open", views.memory_open, name="open"),
     path("<int:memory_id>/delete/", views.memory_delete, name="delete"),
     path("<int:memory_id>/pin/", views.memory_pin, name="pin"),
     path("<int:memory_id>/priority/", views.memory_priority, name="priority"),

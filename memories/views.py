@@ -103,13 +103,31 @@ def _querystring_without_page(request) -> str:
     return params.urlencode()
 
 
+# The click-through notes here which memory it already counted, so the page it redirects to does
+# not count the same open twice.
+_OPENED_KEY = "memories.opened"
+
+
 def memory_detail(request, memory_id: int):
     """A memory with one page of its chunks; `?chunk=N` opens the page that holds chunk N."""
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
-    search.memory_access_record(memory_ids=[memory.pk])
-    memory.refresh_from_db(fields=["last_accessed_at", "access_count"])
+    if request.session.pop(_OPENED_KEY, None) != memory.pk:
+        memory = services.memory_open(memory=memory)
     chunks = selectors.memory_chunk_page(memory=memory, page=request.GET.get("cpage"), chunk=request.GET.get("chunk"))
     return render(request, "memories/detail.html", {"memory": memory, "chunks": chunks, **_tier_context(memory)})
+
+
+def memory_open(request, memory_id: int):
+    """A search result's link: following it is an access (appearing in the results is not). It
+    redirects to the memory page at the result's chunk (`?chunk=<position>`)."""
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    services.memory_open(memory=memory)
+    request.session[_OPENED_KEY] = memory.pk
+    url = reverse("memories:detail", args=[memory.pk])
+    chunk = request.GET.get("chunk", "")
+    if chunk.isdigit() and len(chunk) < 10 and memory.chunks.filter(position=int(chunk)).exists():
+        url += f"?chunk={chunk}#chunk-{chunk}"
+    return redirect(url)
 
 
 def memory_edit(request, memory_id: int):

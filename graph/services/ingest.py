@@ -192,7 +192,7 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, has
 
 
 def _best_type(votes: Counter) -> str:
-    return max(votes.items(), key=lambda item: (item[1] * TYPE_PRIORITY.get(item[0], 1), item[0]))[0]
+    return max(votes.items(), key=lambda item: (item[1], TYPE_PRIORITY.get(item[0], 1), item[0]))[0]
 
 
 def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[str, Counter],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
@@ -11,115 +11,157 @@ from functools import partial
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Aggregate, Count, Q
+from django.db.models import Aggregate, Q
 from django.utils import timezone
 from pgvector.django import VectorField
 
 from core.retry import run_with_retry
-
-from graph.models import (EntityMention, MemoryLink)
+from graph.models import EntityMention, MemoryLink
 from graph.notelinks import note_link_evidence
 from graph.selectors import topical_tags
+from graph.services.sql import lock_memories, lock_owner_graph
+from graph.vocabulary import CONCEPT
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, MemoryChunk
-from graph.services.sql import lock_memories, lock_owner_graph
+
 
 class _VectorAvg(Aggregate):
     function = "AVG"
     output_field = VectorField(dimensions=EMBEDDING_DIMENSIONS)
 
 
-def _shared_weights(vectors: dict[int, dict], focus: set[int] | None, cap: int) -> dict[tuple[int, int], list]:
-    """Every pair of memories that share a distinctive feature, with [Σ min(weight) over the features
-    they share, Σ min(raw weight), number shared]; `vectors` maps memory -> feature -> (weight, raw).
+# --- How much two memories share ------------------------------------------------------------------
+#
+# Every threshold is relative to the owner's collection, so the same rules hold at 10 memories and
+# at 100,000. A feature (an entity, a tag) counts by how distinctive it is there: its idf, ln(N/df),
+# over ln N, runs from 0 (every memory has it) to 1 (one memory has it). A feature carried by
+# √N memories scores 0.5; two memories are linked when what they share adds up to LINK_EVIDENCE:
+#
+# * one named entity (a person, place, organisation, technology...) carried by at most √N memories,
+#   or one concept ("dead tuples", "tempo run") carried by at most ∛N (concepts weigh CONCEPT_WEIGHT),
+#   or several less distinctive ones together;
+# * likewise for topical tags: one tag on at most √N memories, or a manual tag on more;
+# * by meaning: chunk centroids whose cosine similarity is among the closest SEMANTIC_PERCENTILE of
+#   the owner's pairs and at least SEMANTIC_FLOOR, to each memory's SEMANTIC_NEIGHBOURS nearest.
+#
+# Each memory keeps its PER_MEMORY strongest links of each kind, so a hub never links to thousands.
+LINK_EVIDENCE = 0.5
+CONCEPT_WEIGHT = 0.75
+MANUAL_TAG_WEIGHT = 1.5
+PER_MEMORY = 12
+SEMANTIC_PERCENTILE = 99.0
+SEMANTIC_FLOOR = 0.4
+SAMPLE_PAIRS = 20_000
 
-    A feature carried by more than `cap` memories is too common to relate two memories by itself and
-    would make the pair count quadratic, so it makes no pair; it still counts for the pairs the
-    distinctive features make. Sums are built from the postings, touching only shared features.
-    """
+
+def _distinctiveness(df: int, n: int) -> float:
+    n = max(n, 4)
+    return max(0.0, math.log(n / max(df, 1)) / math.log(n))
+
+
+def _shared_features(features: dict[int, dict], focus: set[int] | None, n_memories: int
+                     ) -> dict[tuple[int, int], tuple[float, list]]:
+    """Pairs of memories whose shared features add up to LINK_EVIDENCE, each with (evidence, the shared
+    features most distinctive first). features: memory -> feature -> weight (0..1.5)."""
     postings: dict = defaultdict(list)
-    for memory_id, carried in vectors.items():
+    for memory_id, carried in features.items():
         for feature, weight in carried.items():
             postings[feature].append((memory_id, weight))
+    # A feature on more memories than this scores below LINK_EVIDENCE / max weight even alone and
+    # would make the pair count quadratic; it still adds to pairs that others make.
+    cap = max(2, int(n_memories ** (1 - LINK_EVIDENCE / MANUAL_TAG_WEIGHT)) + 1)
     shared: dict[tuple[int, int], list] = {}
     common: dict[int, dict] = defaultdict(dict)
+    idf = {feature: _distinctiveness(len(members), n_memories) for feature, members in postings.items()}
     for feature, members in postings.items():
+        if len(members) < 2:
+            continue
         if len(members) > cap:
             for memory_id, weight in members:
                 common[memory_id][feature] = weight
             continue
         members.sort()
-        for i, (a, (weight_a, raw_a)) in enumerate(members):
-            for b, (weight_b, raw_b) in members[i + 1:]:
+        for i, (a, weight_a) in enumerate(members):
+            for b, weight_b in members[i + 1:]:
                 if focus is None or a in focus or b in focus:
-                    sums = shared.setdefault((a, b), [0.0, 0.0, 0])
-                    # The idf is the feature's, so the smaller weight is also the smaller raw weight.
-                    sums[0] += min(weight_a, weight_b)
-                    sums[1] += min(raw_a, raw_b)
-                    sums[2] += 1
-    for (a, b), sums in shared.items():
+                    shared.setdefault((a, b), []).append((min(weight_a, weight_b) * idf[feature], feature))
+    found = {}
+    for (a, b), items in shared.items():
         mine, theirs = common.get(a), common.get(b)
         if mine and theirs:
-            for feature, (weight, raw) in mine.items():
-                if feature in theirs:
-                    sums[0] += min(weight, theirs[feature][0])
-                    sums[1] += min(raw, theirs[feature][1])
-                    sums[2] += 1
-    return shared
+            items.extend((min(w, theirs[f]) * idf[f], f) for f, w in mine.items() if f in theirs)
+        evidence = sum(value for value, _ in items)
+        if evidence >= LINK_EVIDENCE:
+            found[(a, b)] = (evidence, [f for _, f in sorted(items, key=lambda item: -item[0])])
+    return _strongest(found, focus)
 
 
-def _weighted_jaccard_pairs(features: dict[int, dict], focus: set[int] | None, cap: int, threshold: float):
-    """(a, b, score, Σ min raw weight, number shared) for the pairs whose weighted Jaccard over
-    idf-weighted features reaches the threshold. features: memory -> feature -> raw weight; a
-    feature's idf is ln(1 + N/df). Σmax = Σa + Σb − Σmin, so only shared features are visited."""
-    df = Counter(feature for carried in features.values() for feature in carried)
-    idf = {feature: math.log(1 + len(features) / n) for feature, n in df.items()}
-    vectors = {m: {f: (idf[f] * raw, raw) for f, raw in carried.items()} for m, carried in features.items()}
-    totals = {m: sum(weight for weight, _ in vector.values()) for m, vector in vectors.items()}
-    for (a, b), (low, raw_low, n) in _shared_weights(vectors, focus, cap).items():
-        high = totals[a] + totals[b] - low
-        score = low / high if high > 0 else 0.0
-        if score >= threshold:
-            yield a, b, min(1.0, score), raw_low, n
+def _strongest(found: dict[tuple[int, int], tuple], focus: set[int] | None) -> dict[tuple[int, int], tuple]:
+    """Each memory's PER_MEMORY strongest pairs (by the first value); a pair stays if it is among
+    either memory's (among a focus memory's, when only some memories are refreshed)."""
+    ranked: dict[int, list] = defaultdict(list)
+    for (a, b), value in found.items():
+        ranked[a].append((value[0], (a, b)))
+        ranked[b].append((value[0], (a, b)))
+    keep = set()
+    for memory_id, pairs in ranked.items():
+        if focus is not None and memory_id not in focus:
+            continue
+        pairs.sort(key=lambda item: -item[0])
+        keep.update(pair for _, pair in pairs[:PER_MEMORY])
+    return {pair: value for pair, value in found.items() if pair in keep}
 
 
-def _entity_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
-    """Weighted Jaccard over the memories' entities, each weighted idf · (1 + ln mentions)."""
+def _memory_count(owner_id: int) -> int:
+    return Memory.objects.filter(owner_id=owner_id).count()
+
+
+def _entity_evidence(owner_id: int, focus: set[int] | None, n_memories: int) -> dict[tuple[int, int], tuple]:
+    """Shared entities, concepts weighing CONCEPT_WEIGHT; evidence lists their names."""
     features: dict[int, dict[int, float]] = defaultdict(dict)
-    for memory_id, entity_id, n in (EntityMention.objects.filter(owner_id=owner_id)
-                                    .values_list("memory_id", "entity_id").annotate(n=Count("id"))
-                                    .values_list("memory_id", "entity_id", "n")):
-        features[memory_id][entity_id] = 1 + math.log(n)
-    cap = max(50, len(features) // 10)
-    return {(a, b): (score, 1.0 - 0.5 ** shared) for a, b, score, _, shared
-            in _weighted_jaccard_pairs(features, focus, cap, settings.KYBERNESIS_LINK_ENTITY_THRESHOLD)}
+    names: dict[int, str] = {}
+    for memory_id, entity_id, name, entity_type in (
+            EntityMention.objects.filter(owner_id=owner_id)
+            .values_list("memory_id", "entity_id", "entity__name", "entity__type").distinct()):
+        features[memory_id][entity_id] = CONCEPT_WEIGHT if entity_type == CONCEPT else 1.0
+        names[entity_id] = name
+    return {pair: (evidence, [names[f] for f in shared])
+            for pair, (evidence, shared) in _shared_features(features, focus, n_memories).items()}
 
 
-MANUAL_TAG_WEIGHT = 2.0
-
-
-def _tag_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, float]]:
-    """Weighted Jaccard over the combined tags, each weighted idf · confidence (manual tags 2); where a
-    memory came from (source, file type, provider) says nothing about what it is about, so structural
-    tags are left out. Confidence is the mean of the shared tags' smaller weights, at most 1."""
+def _tag_evidence(owner_id: int, focus: set[int] | None, n_memories: int) -> dict[tuple[int, int], tuple]:
+    """Shared topical tags: an auto tag weighs its confidence, a manual tag (a person's deliberate
+    filing) MANUAL_TAG_WEIGHT. Where a memory came from (source, file type, provider) says nothing
+    about what it is about, so structural tags are left out."""
     tags: dict[int, dict[str, float]] = {}
     for memory in Memory.objects.filter(owner_id=owner_id).only("pk", "tags", "manual_tags", "auto_tags", "source",
                                                                 "metadata"):
-        confidence = {item["tag"]: float(item.get("confidence", 1.0)) for item in memory.auto_tags or []}
-        # A manual tag is a person's deliberate filing, so it weighs twice a keyword the tagger is sure of.
+        confidence = {item["tag"]: min(1.0, float(item.get("confidence", 1.0))) for item in memory.auto_tags or []}
         confidence.update(dict.fromkeys(memory.manual_tags, MANUAL_TAG_WEIGHT))
         topical = {t: confidence.get(t, 1.0) for t in topical_tags(memory)}
         if topical:
             tags[memory.pk] = topical
-    cap = max(100, len(tags) // 5)
-    return {(a, b): (score, min(1.0, raw_low / shared)) for a, b, score, raw_low, shared
-            in _weighted_jaccard_pairs(tags, focus, cap, settings.KYBERNESIS_LINK_TAG_THRESHOLD)}
+    return _shared_features(tags, focus, n_memories)
+
+
+def _semantic_threshold(matrix: np.ndarray) -> float:
+    """The owner's SEMANTIC_PERCENTILE of pairwise similarity (all pairs, or a sample of them in a
+    large collection), and never below SEMANTIC_FLOOR."""
+    n = len(matrix)
+    if n * (n - 1) // 2 <= SAMPLE_PAIRS:
+        sims = (matrix @ matrix.T)[np.triu_indices(n, k=1)]
+    else:
+        rng = np.random.default_rng(n)
+        a, b = rng.integers(0, n, SAMPLE_PAIRS), rng.integers(0, n, SAMPLE_PAIRS)
+        keep = a != b
+        sims = np.einsum("ij,ij->i", matrix[a[keep]], matrix[b[keep]])
+    return max(SEMANTIC_FLOOR, float(np.percentile(sims, SEMANTIC_PERCENTILE)))
 
 
 def _semantic_evidence(owner_id: int, focus: set[int] | None,
-                       existing: set[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
+                       existing: set[tuple[int, int]]) -> dict[tuple[int, int], tuple]:
     """Cosine similarity of the memories' chunk centroids. New links go to each memory's closest
-    neighbours above the threshold; a link already there stays while it is above the threshold."""
+    neighbours above the owner's threshold; a link already there stays while it is above it."""
     rows = (MemoryChunk.objects.filter(owner_id=owner_id).values("memory_id")
             .annotate(centroid=_VectorAvg("embedding")).values_list("memory_id", "centroid"))
     ids, vectors = [], []
@@ -132,7 +174,7 @@ def _semantic_evidence(owner_id: int, focus: set[int] | None,
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
     position = {memory_id: i for i, memory_id in enumerate(ids)}
     rows_of = [position[m] for m in ids if focus is None or m in focus]
-    threshold = settings.KYBERNESIS_LINK_SEMANTIC_THRESHOLD
+    threshold = _semantic_threshold(matrix)
     neighbours = settings.KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS
     partners: dict[int, set[int]] = defaultdict(set)
     for x, y in existing:
@@ -151,30 +193,55 @@ def _semantic_evidence(owner_id: int, focus: set[int] | None,
             for j in candidates:
                 pair = (min(a, ids[j]), max(a, ids[j]))
                 score = float(min(1.0, row[j]))
-                found[pair] = (score, 0.5 + 0.5 * (score - threshold) / max(1e-9, 1.0 - threshold))
+                found[pair] = (score, [])
     return found
 
 
-def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int, str], tuple[float, float]]:
+def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int, str], tuple[float, float, str]]:
+    """(a, b, reason) -> (score, confidence, evidence) for every pair that has evidence."""
     links = MemoryLink.objects.filter(owner_id=owner_id, reason=MemoryLink.Reason.SEMANTIC)
     if focus is not None:
         links = links.filter(Q(source_id__in=focus) | Q(target_id__in=focus))
     existing_semantic = set(links.values_list("source_id", "target_id"))
-    found: dict[tuple[int, int, str], tuple[float, float]] = {}
-    for reason, evidence in ((MemoryLink.Reason.SHARED_ENTITIES, _entity_evidence(owner_id, focus)),
-                             (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus)),
+    n_memories = _memory_count(owner_id)
+    found: dict[tuple[int, int, str], tuple[float, float, str]] = {}
+    for reason, evidence in ((MemoryLink.Reason.SHARED_ENTITIES, _entity_evidence(owner_id, focus, n_memories)),
+                             (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus, n_memories)),
                              (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic)),
-                             (MemoryLink.Reason.LINKED_IN_NOTE, note_link_evidence(owner_id, focus))):
-        for (a, b), value in evidence.items():
-            found[(a, b, reason)] = value
+                             (MemoryLink.Reason.LINKED_IN_NOTE, _note_evidence(owner_id, focus))):
+        for (a, b), (value, shared) in evidence.items():
+            if reason in (MemoryLink.Reason.SEMANTIC, MemoryLink.Reason.LINKED_IN_NOTE):
+                score = confidence = value
+            else:
+                # Evidence of LINK_EVIDENCE is a link; twice that is as sure as shared features get.
+                score = min(1.0, value / (2 * LINK_EVIDENCE))
+                confidence = min(1.0, 0.5 + 0.5 * (value - LINK_EVIDENCE) / LINK_EVIDENCE)
+            found[(a, b, reason)] = (round(score, 4), round(confidence, 4), _evidence_text(shared))
     return found
+
+
+def _note_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, list]]:
+    """[[wikilinks]] between notes: certain links, shown as "linked in a note"."""
+    return {pair: (1.0, []) for pair in note_link_evidence(owner_id, focus)}
+
+
+def _evidence_text(shared: list) -> str:
+    """The shared names or tags, most distinctive first, as many as fit the field."""
+    text = ""
+    for item in shared[:5]:
+        item = str(item).replace("|", "/")
+        if len(text) + len(item) + 1 > 300:
+            break
+        text = f"{text}|{item}" if text else item
+    return text
 
 
 def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None, expire_all: bool = False) -> dict:
     """Create, reinforce and expire the links of these memories (or of all the owner's memories).
 
-    A link exists while its evidence does: shared entities or shared topical tags (weighted Jaccard
-    above a threshold) or close chunk centroids. "Reinforced" means the link was found again for a
+    A link exists while its evidence does: distinctive shared entities or topical tags, or chunk
+    centroids among the owner's closest pairs (thresholds relative to the collection, see above);
+    each keeps what the two memories share, for the memory page to say why they are linked. "Reinforced" means the link was found again for a
     memory named in memory_ids (it was just created, changed or revisited), or its score rose; a
     refresh of everything (memory_ids=None) does not by itself make every link recent.
 
@@ -212,43 +279,47 @@ def _links_refresh(owner_id: int, focus: set[int] | None, expire_all: bool) -> d
         MemoryLink.objects.filter(pk__in=expired).delete()
         to_create, to_update = [], []
         reinforced = unchanged = 0
-        for (a, b, reason), (score, confidence) in found.items():
+        for (a, b, reason), (score, confidence, evidence) in found.items():
             link = existing.get((a, b, reason))
             if link is None:
-                to_create.append((a, b, reason, score, confidence))
+                to_create.append((a, b, reason, score, confidence, evidence))
                 continue
             if (focus is not None and (a in focus or b in focus)) or score > link.score + 0.01:
                 link.last_reinforced_at = now
                 reinforced += 1
-            elif abs(score - link.score) < 1e-6 and abs(confidence - link.confidence) < 1e-6:
+            elif abs(score - link.score) < 1e-6 and abs(confidence - link.confidence) < 1e-6 \
+                    and evidence == link.evidence:
                 unchanged += 1
                 continue
             else:
                 unchanged += 1
-            to_update.append((link.pk, score, confidence, link.last_reinforced_at))
+            to_update.append((link.pk, score, confidence, evidence, link.last_reinforced_at))
         _links_write(owner_id=owner_id, now=now, create=to_create, update=to_update)
     return {"created": len(to_create), "reinforced": reinforced, "unchanged": unchanged, "expired": len(expired)}
 
 
 def _links_write(*, owner_id: int, now: datetime, create: list[tuple], update: list[tuple]) -> None:
-    """New links (a, b, reason, score, confidence) and changed ones (id, score, confidence,
-    reinforced at), each in one set-based statement; a whole-graph refresh touches tens of thousands."""
+    """New links (a, b, reason, score, confidence, evidence) and changed ones (id, score, confidence,
+    evidence, reinforced at), each in one set-based statement; a whole-graph refresh touches tens of
+    thousands."""
     with connection.cursor() as cursor:
         if create:
-            a, b, reasons, scores, confidences = zip(*create, strict=True)
+            a, b, reasons, scores, confidences, evidence = zip(*create, strict=True)
             cursor.execute(
-                "INSERT INTO graph_memorylink (owner_id, source_id, target_id, reason, score, confidence, created_at, "
-                "last_reinforced_at) SELECT %s, v.a, v.b, v.reason, v.score, v.confidence, %s, %s FROM "
-                "unnest(%s::bigint[], %s::bigint[], %s::varchar[], %s::float8[], %s::float8[]) "
-                "AS v(a, b, reason, score, confidence) ON CONFLICT (source_id, target_id, reason) DO NOTHING",
-                [owner_id, now, now, list(a), list(b), list(reasons), list(scores), list(confidences)])
+                "INSERT INTO graph_memorylink (owner_id, source_id, target_id, reason, score, confidence, evidence, "
+                "created_at, last_reinforced_at) SELECT %s, v.a, v.b, v.reason, v.score, v.confidence, v.evidence, "
+                "%s, %s FROM unnest(%s::bigint[], %s::bigint[], %s::varchar[], %s::float8[], %s::float8[], "
+                "%s::varchar[]) AS v(a, b, reason, score, confidence, evidence) "
+                "ON CONFLICT (source_id, target_id, reason) DO NOTHING",
+                [owner_id, now, now, list(a), list(b), list(reasons), list(scores), list(confidences),
+                 list(evidence)])
         if update:
-            ids, scores, confidences, reinforced = zip(*update, strict=True)
+            ids, scores, confidences, evidence, reinforced = zip(*update, strict=True)
             cursor.execute(
-                "UPDATE graph_memorylink l SET score = v.score, confidence = v.confidence, last_reinforced_at = v.at "
-                "FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::timestamptz[]) "
-                "AS v(id, score, confidence, at) "
-                "WHERE l.id = v.id", [list(ids), list(scores), list(confidences), list(reinforced)])
+                "UPDATE graph_memorylink l SET score = v.score, confidence = v.confidence, evidence = v.evidence, "
+                "last_reinforced_at = v.at FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::varchar[], "
+                "%s::timestamptz[]) AS v(id, score, confidence, evidence, at) WHERE l.id = v.id",
+                [list(ids), list(scores), list(confidences), list(evidence), list(reinforced)])
 
 
 def memory_links_expire(*, owner) -> int:

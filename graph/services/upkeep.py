@@ -83,7 +83,8 @@ def _type_rank_sql() -> str:
 def entities_recount(*, entity_ids: Iterable[int]) -> int:
     """Counts, name, type and dates from the mentions, in one statement; entities left without any
     mention are deleted. The display name is the most frequent surface form (capitalised wins ties)
-    and the type the most frequent one, weighted towards the specific kinds."""
+    and the type the one most of its mentions in the owner's collection have (the more specific kind
+    wins a tie): one sentence's guess does not outvote the rest."""
     ids = sorted(set(entity_ids))
     if not ids:
         return 0
@@ -104,7 +105,7 @@ def entities_recount(*, entity_ids: Iterable[int]) -> int:
                 SELECT DISTINCT ON (entity_id) entity_id, type
                   FROM (SELECT entity_id, type, count(*) AS n FROM graph_entitymention
                          WHERE entity_id = ANY(%(ids)s) GROUP BY entity_id, type) x
-                 ORDER BY entity_id, n * {_type_rank_sql()} DESC, type DESC
+                 ORDER BY entity_id, n DESC, {_type_rank_sql()} DESC, type DESC
             )
             UPDATE graph_entity e
                SET mention_count = s.mentions, memory_count = s.memories, first_seen = s.first_seen,

@@ -3,6 +3,7 @@
 Every public name is importable from here; front doors and other apps import from this package.
 """
 
+from memories.services.access import memory_accesses_reset, memory_open
 from memories.services.chat import chat_message_send
 from memories.services.memory import (
     MemoryInput,
@@ -35,7 +36,8 @@ from memories.services.validation import (
 __all__ = [
     "ARCHIVED_REASON", "MAX_MANUAL_TAGS", "MAX_METADATA_BYTES", "MAX_TITLE_CHARS", "BatchResult", "MemoryInput",
     "MemoryInputError", "MemoryTooLargeError", "RetierResult", "TagNotFoundError", "UploadResult",
-    "chat_message_send", "memories_autotag", "memories_retier", "memory_archive", "memory_create",
+    "chat_message_send", "memories_autotag", "memory_accesses_reset", "memory_open",
+    "memories_retier", "memory_archive", "memory_create",
     "memory_create_many", "memory_delete", "memory_pin", "memory_retier", "memory_summaries_save",
     "memory_tag_remove", "memory_tags_add", "memory_update", "reloaded", "upload_files", "upload_job_run",
 ]

@@ -18,7 +18,10 @@ EXTRACTION_METRICS = {"chunks", "mentions", "relationships", "entities_created",
 
 
 def _extract(ids: list[int]) -> tuple[int, dict]:
-    from graph.services import graph_extract_memories, graph_extraction_due  # spaCy loads only when needed
+    from graph.services import (  # spaCy loads only when needed
+        graph_extract_memories,
+        graph_extraction_due,
+    )
 
     # The ingest task usually extracted a new memory's graph already; only stale ones are read again.
     stale = graph_extraction_due(memory_ids=ids)
@@ -52,14 +55,19 @@ class LinkStep(Step):
         return BatchOutcome(processed=len(ids), changed=changed, metrics=metrics)
 
     def finish(self, scope: Scope) -> dict:
-        from graph.services import memory_links_refresh
+        from graph.services import graph_owner_retype, memory_links_refresh
 
         by_owner: dict[int, list[int]] = defaultdict(list)
         for memory_id, owner_id in self.due(scope).values_list("pk", "owner_id"):
             by_owner[owner_id].append(memory_id)
-        metrics = {"links_created": 0, "links_reinforced": 0, "links_expired": 0}
+        metrics = {"links_created": 0, "links_reinforced": 0, "links_expired": 0, "entities_retyped": 0,
+                   "entities_merged": 0}
         # Nothing changed: no evidence can have appeared or gone, so the idle cycle skips this.
         for owner_id, memory_ids in by_owner.items():
+            # New mentions may have changed an entity's majority type; earlier versions' aliases merge.
+            retyped = graph_owner_retype(owner_id=owner_id)
+            metrics["entities_retyped"] += retyped["retyped"]
+            metrics["entities_merged"] += retyped["merged"]
             links = memory_links_refresh(owner=owner_id, memory_ids=memory_ids, expire_all=True)
             for key in ("created", "reinforced", "expired"):
                 metrics[f"links_{key}"] += links[key]

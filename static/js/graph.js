@@ -46,54 +46,82 @@
         label: "data(label)", "font-size": 10, "line-color": "#6366f1", color: "#3730a3",
         "text-background-color": "#fff", "text-background-opacity": 1, "text-background-padding": 2,
         "curve-style": "bezier", "z-index": 10 } },
+      { selector: "node[kind = 'memory']", style: {
+        "text-wrap": "ellipsis", "text-max-width": 110, "min-zoomed-font-size": 9 } },
+      { selector: "node.salient", style: { "min-zoomed-font-size": 0, "z-index": 5, "font-weight": 600 } },
       { selector: "node:selected", style: { "border-width": 3, "border-color": "#111827" } },
     ];
   }
 
-  const FORCE_NODES = 300;
+  let fcoseRegistered = false;
+  // How many of the most salient nodes are labelled at first paint, and their size on screen.
+  const SALIENT_LABELS = 40;
+  const LABEL_PX = 12;
+  // fcose's spectral start and force refinement read well up to a few thousand nodes; past this the
+  // refinement is left out ("draft"), which keeps 2,000 nodes to about a second.
+  const PROOF_NODES = 800;
 
-  function layout(cy) {
-    // A force-directed layout reads well but costs O(n²) per step, so it places only the most
-    // salient connected nodes; the rest settle next to a placed neighbour, and nodes without any
-    // edge are set out in a grid below. That keeps 2,000 nodes to a second or two.
+  function placeIsolated(cy, alone, placed) {
+    // Nodes without an edge go round the drawn components on a sunflower spiral (even density, no
+    // overlap), most salient nearest, rather than in a block of their own below them.
+    if (alone.empty()) return;
+    const box = placed.nonempty() ? placed.boundingBox() : { x1: 0, y1: 0, x2: 0, y2: 0, w: 0, h: 0 };
+    const cx = (box.x1 + box.x2) / 2, cy0 = (box.y1 + box.y2) / 2;
+    const sorted = alone.sort((a, b) => b.data("size") - a.data("size"));
+    const spacing = Math.max(...sorted.map((n) => n.data("size"))) * 0.9 + 8;
+    const inner = placed.nonempty() ? Math.max(box.w, box.h) / 2 + spacing : 0;
+    const offset = (inner / spacing) ** 2;
+    sorted.forEach((node, i) => {
+      const radius = spacing * Math.sqrt(i + offset);
+      const angle = i * 2.39996;  // the golden angle
+      node.position({ x: cx + radius * Math.cos(angle), y: cy0 + radius * Math.sin(angle) });
+    });
+  }
+
+  function labelSalient(cy) {
+    // Labels of the most salient nodes are sized for the zoom the page opens at, so they are
+    // readable at once; the rest appear as the reader zooms in (min-zoomed-font-size).
+    const zoom = cy.zoom();
+    const ranked = cy.nodes().filter((n) => !n.isParent())
+      .sort((a, b) => (b.data("size") + 2 * b.degree()) - (a.data("size") + 2 * a.degree()));
+    const shown = [];
+    ranked.slice(0, SALIENT_LABELS).forEach((node) => {
+      node.addClass("salient");
+      node.style("font-size", Math.min(28, LABEL_PX / zoom));
+      node.style("text-outline-width", Math.min(5, 2 / zoom));
+      if (node.data("kind") === "memory") node.style("text-max-width", 150 / zoom);
+      // A label that would cover a more salient one is left for the reader to zoom in to.
+      const box = node.boundingBox({ includeLabels: true, includeOverlays: false });
+      if (shown.some((b) => box.x1 < b.x2 && b.x1 < box.x2 && box.y1 < b.y2 && b.y1 < box.y2)) {
+        node.removeClass("salient");
+        node.removeStyle("font-size text-outline-width text-max-width");
+        return;
+      }
+      shown.push(box);
+    });
+  }
+
+  function layout(cy, memoryView) {
     const connected = cy.nodes().filter((n) => n.degree() > 0 || n.isParent() || n.isChild());
-    const ranked = connected.sort((a, b) => b.data("size") + b.degree() - a.data("size") - a.degree());
-    const core = ranked.slice(0, FORCE_NODES);
-    const coreWithParents = core.union(core.parents()).union(core.children());
-    coreWithParents.layout({ name: "cose", animate: false, randomize: true, fit: false, padding: 20,
-                             nodeRepulsion: () => 9000, idealEdgeLength: () => 70,
-                             numIter: core.length > 150 ? 600 : 1000 }).run();
-    const placed = new Set(coreWithParents.map((n) => n.id()));
-    let pending = connected.filter((n) => !placed.has(n.id()));
-    let angle = 0;
-    while (pending.nonempty()) {
-      const before = pending.length;
-      pending.forEach((node) => {
-        const anchor = node.neighborhood("node").filter((n) => placed.has(n.id()))[0];
-        if (!anchor) return;
-        angle += 2.39996;  // the golden angle spreads the newcomers around their anchor
-        const radius = 45 + (angle % 30);
-        const at = anchor.position();
-        node.position({ x: at.x + radius * Math.cos(angle), y: at.y + radius * Math.sin(angle) });
-        placed.add(node.id());
-      });
-      pending = pending.filter((n) => !placed.has(n.id()));
-      if (pending.length === before) break;
+    const alone = cy.nodes().filter((n) => !connected.has(n));
+    const drawn = connected.union(connected.edgesWith(connected));
+    if (connected.nonempty()) {
+      const big = connected.length > PROOF_NODES;
+      drawn.layout({
+        name: typeof cytoscapeFcose !== "undefined" ? "fcose" : "cose",
+        quality: big ? "draft" : "default", randomize: true, animate: false, fit: false, padding: 20,
+        packComponents: true, nodeDimensionsIncludeLabels: memoryView, nodeSeparation: memoryView ? 90 : 60,
+        idealEdgeLength: () => (memoryView ? 120 : 70), nodeRepulsion: () => (memoryView ? 12000 : 6000),
+        tile: true, numIter: big ? 1000 : 2500,
+      }).run();
     }
-    const alone = cy.nodes().filter((n) => !placed.has(n.id()) && !n.isParent());
-    if (alone.nonempty()) {
-      const box = placed.size ? cy.nodes().filter((n) => placed.has(n.id())).boundingBox() : { x1: 0, y2: 0, w: 600 };
-      const columns = Math.max(8, Math.ceil(Math.sqrt(alone.length * 3)));
-      const step = 28;
-      alone.layout({ name: "grid", fit: false, avoidOverlap: false, cols: columns,
-                     boundingBox: { x1: box.x1, y1: box.y2 + 40, w: Math.max(box.w, columns * step),
-                                    h: Math.ceil(alone.length / columns) * step } }).run();
-    }
-    cy.fit(undefined, 20);
+    placeIsolated(cy, alone, connected);
+    cy.fit(undefined, 24);
     if (cy.zoom() > 1.4) {  // a handful of nodes should not fill the canvas
       cy.zoom(1.4);
       cy.center();
     }
+    labelSalient(cy);
   }
 
   function panelUrl(urls, node) {
@@ -106,6 +134,10 @@
     const container = document.getElementById("cy");
     const dataTag = document.getElementById("graph-data");
     if (!container || !dataTag || typeof cytoscape === "undefined") return;
+    if (typeof cytoscapeFcose !== "undefined" && !fcoseRegistered) {
+      cytoscape.use(cytoscapeFcose);
+      fcoseRegistered = true;
+    }
     const data = JSON.parse(dataTag.textContent);
     const urls = JSON.parse(document.getElementById("graph-urls").textContent);
     const cy = cytoscape({
@@ -113,7 +145,7 @@
       minZoom: 0.02, maxZoom: 4,
       textureOnViewport: data.nodes.length > 400, hideEdgesOnViewport: data.nodes.length > 400,
     });
-    layout(cy);
+    layout(cy, data.view === "memories");
     window.kybernesisGraph = cy;
 
     cy.on("mouseover", "edge", (event) => event.target.addClass("hover"));

@@ -129,11 +129,11 @@ def test_every_chunk_records_its_model_and_key(user):
 def test_search_never_compares_a_query_with_vectors_of_another_model(user):
     memory = make_memory(user, title="Billing", content="The billing service moves to PostgreSQL in March.")
     MemoryChunk.objects.filter(memory=memory).update(embedding_model="some-other-model")
-    results = hybrid_search(user, "billing service PostgreSQL", track_access=False).results
+    results = hybrid_search(user, "billing service PostgreSQL").results
     # Found by its words only: its vector (another model's) counts for nothing.
     assert [r.memory_id for r in results] == [memory.pk]
     assert results[0].vector_score == 0.0
-    assert hybrid_search(user, "completely unrelated gardening tips", track_access=False).results == []
+    assert hybrid_search(user, "completely unrelated gardening tips").results == []
 
 
 def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):

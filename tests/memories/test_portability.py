@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from graph.models import MemoryLink
-from memories import embedding, search, services
+from memories import embedding, services
 from memories.services import portability
 from memories.import_sources import ImportSourceError, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
@@ -64,8 +64,8 @@ def mixed_account(user):
     services.memory_archive(memory=gone, reason="deleted at the source")
     session, _ = services.chat_message_send(owner=user, content="What did we decide about the launch date?")
     services.chat_message_send(owner=user, content="We moved it to the second week of March.", session=session)
-    search.memory_access_record(memory_ids=[first.pk, first.pk])
-    search.memory_access_record(memory_ids=[first.pk])
+    services.memory_open(memory=first)
+    services.memory_open(memory=first)
     services.memory_summaries_save(summaries={first.pk: ("Ships after dusk are logged.", "Ships logged", first.content_hash)})
     return user
 

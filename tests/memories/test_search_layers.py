@@ -42,8 +42,8 @@ def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(use
     archived = age(make_memory(user, content="Zanzibar spice market trip itinerary."), days=90, priority=0.0)
     services.memories_retier(memory_ids=[archived.pk])
     assert Memory.objects.get(pk=archived.pk).tier == "archive"
-    found = hybrid_search(user, "Zanzibar spice market", track_access=False)
+    found = hybrid_search(user, "Zanzibar spice market")
     assert [r.memory_id for r in found.results][:1] == [archived.pk] and found.results[0].tier == "archive"
-    active_only = hybrid_search(user, "Zanzibar spice market", track_access=False,
+    active_only = hybrid_search(user, "Zanzibar spice market",
                                 filters=SearchFilters(tiers=("hot", "warm")))
     assert archived.pk not in {r.memory_id for r in active_only.results}

@@ -118,7 +118,7 @@ class Command(BaseCommand):
 
         rankings = {}
         for q in queries:
-            response = search.hybrid_search(owner, q["text"], limit=10, track_access=False, min_score=0.0)
+            response = search.hybrid_search(owner, q["text"], limit=10, min_score=0.0)
             seen, ranked = set(), []
             for r in response.results:
                 if r.memory_id not in seen:

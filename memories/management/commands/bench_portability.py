@@ -29,7 +29,7 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, portability, search, services
+from memories import embedding, lexical, portability, services
 from memories.bench.synthetic import document, sentence
 from memories.models import ChatSession, Memory, MemoryChunk
 
@@ -225,8 +225,8 @@ class Command(BaseCommand):
             services.memory_pin(memory=memory, pinned=True)
         for memory in created[7::40]:
             services.memory_archive(memory=memory, reason="deleted at the source")
-        search.memory_access_record(memory_ids=[m.pk for m in created[::3]])
-        search.memory_access_record(memory_ids=[m.pk for m in created[::9]])
+        for m in [*created[::3], *created[::9]]:
+            services.memory_open(memory=m)
         services.memory_summaries_save(summaries={m.pk: (f"Summary of {m.title}", m.title[:60], m.content_hash)
                                                   for m in created[::11]})
         self.stderr.write(f"mixed account: {Memory.objects.filter(owner=owner).count()} memories, "

@@ -80,7 +80,7 @@ class Command(BaseCommand):
         for q in all_queries:
             vector = embedding.embed_query(q["text"])
             for name, weights in variants.items():
-                response = hybrid_search(owner, q["text"][:2000], limit=100, group_by="memory", track_access=False,
+                response = hybrid_search(owner, q["text"][:2000], limit=100, group_by="memory",
                                          query_vector=vector, weights=weights, min_score=0.0)
                 ranked = [memory_doc[r.memory_id] for r in response.results]
                 totals[name]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
@@ -88,7 +88,7 @@ class Command(BaseCommand):
                 if name == "hybrid":
                     relevant_scores += [r.hybrid_score for r in response.results[:10]
                                         if memory_doc[r.memory_id] in qrels[q["_id"]]]
-            response = hybrid_search(owner, q["text"][:2000], limit=10, group_by="memory", track_access=False,
+            response = hybrid_search(owner, q["text"][:2000], limit=10, group_by="memory",
                                      query_vector=vector, min_score=floor)
             ranked = [memory_doc[r.memory_id] for r in response.results]
             totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
