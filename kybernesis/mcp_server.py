@@ -154,10 +154,12 @@ async def memory_search(
     filters: SearchFiltersIn | None = None,
     group_by: Annotated[Literal["chunk", "memory"], Field(
         description="'memory' keeps each memory's best chunk only.")] = "chunk",
+    min_score: Annotated[float | None, Field(ge=0, le=1, description=(
+        "The relevance floor on hybridScore; omitted: the server's default, 0: every candidate."))] = None,
 ) -> dict[str, Any]:
     def body():
         response = search.hybrid_search(_owner(), query, limit=limit, filters=search_filters(filters),
-                                        group_by=group_by)
+                                        group_by=group_by, min_score=min_score)
         return search_out(response)
 
     return await _db(body)()

@@ -24,6 +24,8 @@ def pytest_sessionstart(session):
 REAL_EMBEDDER: set[str] = {
     "tests/memories/test_search_api.py::test_bench_retrieval_runs_end_to_end_on_a_small_slice",
     "tests/memories/test_embedding.py",
+    # Ranking by meaning: questions below the notes they ask about, the relevance floor.
+    "tests/memories/test_search_relevance.py",
 }
 # Slow for other reasons: spaCy extraction (the pipeline loads once, in seconds), forked workers,
 # extra PostgreSQL servers, benchmarks, very large inputs. `make test` runs them; the fast set does not.

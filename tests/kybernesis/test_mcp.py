@@ -151,7 +151,10 @@ def test_memory_search_gives_the_three_scores_and_snippets_and_takes_the_api_fil
     assert top["title"].startswith("Sourdough")
     assert {"hybridScore", "vectorScore", "metadataScore", "snippet"} <= top.keys()
     assert top["hybridScore"] == pytest.approx(0.7 * top["vectorScore"] + 0.3 * top["metadataScore"], abs=1e-6)
-    filtered = agent.ok("memory_search", {"query": "sourdough", "filters": {"tags": ["work"]}, "group_by": "memory"})
+    # Only plausibly relevant results by default; min_score 0 shows what the filter alone lets through.
+    assert agent.ok("memory_search", {"query": "sourdough", "filters": {"tags": ["work"]}})["results"] == []
+    filtered = agent.ok("memory_search", {"query": "sourdough", "filters": {"tags": ["work"]}, "group_by": "memory",
+                                          "min_score": 0})
     assert [r["title"] for r in filtered["results"]] == ["The quarterly budget review moved to Thursday."]
 
 

@@ -42,11 +42,11 @@ def test_search_results_are_not_accesses_but_following_one_is(logged_in_client, 
     assert api.get("/api/v1/search", {"q": "Zorblax"}).status_code == 200
     assert counts(shown, also) == [0, 0]
     chunk = shown.chunks.get()
-    assert f"/memories/{shown.pk}/open?chunk={chunk.pk}" in page
+    assert f"/memories/{shown.pk}/open?chunk={chunk.position}" in page
 
-    response = logged_in_client.get(f"/memories/{shown.pk}/open", {"chunk": chunk.pk})
+    response = logged_in_client.get(f"/memories/{shown.pk}/open", {"chunk": chunk.position})
     assert response.status_code == 302
-    assert response["Location"] == f"/memories/{shown.pk}/?chunk={chunk.pk}#chunk-{chunk.position}"
+    assert response["Location"] == f"/memories/{shown.pk}/?chunk={chunk.position}#chunk-{chunk.position}"
     logged_in_client.get(response["Location"])  # the page the click-through lands on
     assert counts(shown, also) == [1, 0]
 
@@ -74,7 +74,7 @@ def test_resetting_forgets_counts_inflated_by_the_old_rule(user, other_user):
     Memory.objects.update(access_count=13)
     assert memory_accesses_reset(owner=user) == 1
     assert counts(mine, theirs) == [0, 13]
-    migration = importlib.import_module("memories.migrations.0011_reset_accesses_counted_by_search")
+    migration = importlib.import_module("memories.migrations.0015_reset_accesses_counted_by_search")
     migration.reset_accesses(django_apps, None)
     assert counts(mine, theirs) == [0, 0]
     assert Memory.objects.filter(last_accessed_at__isnull=False).count() == 0

@@ -98,4 +98,4 @@ def test_search_results_link_to_the_chunk_position(logged_in_client, user):
     top = response.context["response"].results[0]
     position = memory.chunks.get(pk=top.chunk_id).position
     assert position > 0  # a position, not the chunk's database id
-    assert f'/memories/{memory.pk}/?chunk={position}#chunk-{position}' in response.content.decode()
+    assert f'/memories/{memory.pk}/open?chunk={position}' in response.content.decode()

@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from memories import embedding, onnx_embedding
 from memories.models import MemoryChunk
-from memories.reembed import chunks_reembed, chunks_stale_count
+from memories.services.reembed import chunks_reembed, chunks_stale_count
 from memories.search import hybrid_search
 from tests.factories import make_memory
 
@@ -122,18 +122,18 @@ def test_every_chunk_records_its_model_and_key(user):
     memory = make_memory(user, content="Notes on the migration of the billing service to PostgreSQL 18.")
     chunk = MemoryChunk.objects.get(memory=memory)
     assert chunk.embedding_model == "all-MiniLM-L6-v2"
-    assert chunk.embedding_key == embedding.embedding_key(embedding.chunk_embedding_text(chunk.text))
+    assert chunk.embedding_key == embedding.embedding_key(embedding.chunk_embedding_text(memory.title, chunk.text))
     assert embedding.embedding_key(chunk.text, model_id="all-MiniLM-L6-v2/torch") != chunk.embedding_key
 
 
 def test_search_never_compares_a_query_with_vectors_of_another_model(user):
     memory = make_memory(user, title="Billing", content="The billing service moves to PostgreSQL in March.")
     MemoryChunk.objects.filter(memory=memory).update(embedding_model="some-other-model")
-    results = hybrid_search(user, "billing service PostgreSQL").results
+    results = hybrid_search(user, "billing service PostgreSQL", min_score=0).results
     # Found by its words only: its vector (another model's) counts for nothing.
     assert [r.memory_id for r in results] == [memory.pk]
     assert results[0].vector_score == 0.0
-    assert hybrid_search(user, "completely unrelated gardening tips").results == []
+    assert hybrid_search(user, "completely unrelated gardening tips", min_score=0).results == []
 
 
 def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):
@@ -154,9 +154,10 @@ def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):
                       "seconds": result["seconds"]}
     assert "3/3 re-embedded" in err.getvalue()
     assert chunks_stale_count() == (0, 5)
-    for chunk in MemoryChunk.objects.filter(memory__in=memories):
-        np.testing.assert_allclose(np.asarray(chunk.embedding), _torch_vector(chunk.text), atol=1e-4)
-        assert chunk.embedding_key == embedding.embedding_key(chunk.text, model_id="all-MiniLM-L6-v2/torch")
+    for chunk in MemoryChunk.objects.filter(memory__in=memories).select_related("memory"):
+        embedded = embedding.chunk_embedding_text(chunk.memory.title, chunk.text)
+        np.testing.assert_allclose(np.asarray(chunk.embedding), _torch_vector(embedded), atol=1e-4)
+        assert chunk.embedding_key == embedding.embedding_key(embedded, model_id="all-MiniLM-L6-v2/torch")
 
     again = StringIO()
     call_command("reembed", stdout=again, stderr=StringIO())
@@ -164,7 +165,7 @@ def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):
 
 
 def test_reembed_leaves_a_chunk_changed_meanwhile_to_the_change(user, backend, monkeypatch):
-    import memories.reembed as reembed_module
+    import memories.services.reembed as reembed_module
 
     memory = make_memory(user, content="A chunk that is edited while the re-embedding runs.")
     backend("torch")

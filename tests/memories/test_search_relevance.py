@@ -123,21 +123,21 @@ def test_a_chunk_is_embedded_with_its_title_as_context_once(title, text, embedde
 def test_each_chunk_records_the_hash_of_what_it_was_embedded_from(user):
     memory = make_memory(user, title="Postgres vacuum tuning", content="Autovacuum falls behind.")
     chunk = MemoryChunk.objects.get(memory=memory)
-    assert chunk.embedded_hash == embedding.embedded_text_hash("Postgres vacuum tuning — Autovacuum falls behind.")
+    assert chunk.embedding_key == embedding.embedding_key("Postgres vacuum tuning — Autovacuum falls behind.")
 
 
 def test_a_new_title_re_embeds_and_re_indexes_the_chunks(user, notes):
     memory = notes["Dentist appointment"]
-    before = MemoryChunk.objects.get(memory=memory).embedded_hash
+    before = MemoryChunk.objects.get(memory=memory).embedding_key
     memory_update(memory=memory, title="Orthodontist visit")
-    assert MemoryChunk.objects.get(memory=memory).embedded_hash != before
+    assert MemoryChunk.objects.get(memory=memory).embedding_key != before
     assert titles(hybrid_search(user, "orthodontist"))[0] == "Orthodontist visit"
     stale = [r for r in hybrid_search(user, "dentist", min_score=0).results if r.memory_id == memory.pk]
     assert stale and stale[0].parts["bm25"] == 0, "the old title is no longer in the lexical index"
 
 
 def test_reembed_updates_stale_chunks_once_and_resumes(user, notes):
-    MemoryChunk.objects.filter(memory=notes["Postgres vacuum tuning"]).update(embedded_hash="")
+    MemoryChunk.objects.filter(memory=notes["Postgres vacuum tuning"]).update(embedding_key="")
     first, second = [], []
     call_command("reembed", stdout=_Lines(first), stderr=_Lines([]))
     call_command("reembed", stdout=_Lines(second), stderr=_Lines([]))
@@ -204,8 +204,8 @@ def test_results_carry_the_chunk_position_and_link_to_its_anchor(user):
     result = hybrid_search(user, "zorblax invoice").results[0]
     last = MemoryChunk.objects.filter(memory=memory).order_by("-position").first()
     assert result.chunk_id == last.pk and result.chunk_index == last.position > 0
-    assert result.url == f"/memories/{memory.pk}/?chunk={last.position}#chunk-{last.position}"
-    assert result_url(memory.pk, 0) == f"/memories/{memory.pk}/?chunk=0#chunk-0"
+    assert result.url == f"/memories/{memory.pk}/open?chunk={last.position}"
+    assert result_url(memory.pk, 0) == f"/memories/{memory.pk}/open?chunk=0"
 
 
 # --- API and page ------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def test_the_api_applies_the_floor_and_min_score_overrides_it(api, notes):
     body = api.post("/api/v1/search", {"query": "xyzzy plugh", "minScore": 0}).json()
     assert len(body["results"]) == len(NOTES) and body["minScore"] == 0
     got = api.get("/api/v1/search", {"q": "postgres"}).json()["results"][0]
-    assert got["title"] == "Postgres vacuum tuning" and got["chunkIndex"] == 0 and got["url"].endswith("#chunk-0")
+    assert got["title"] == "Postgres vacuum tuning" and got["chunkIndex"] == 0 and got["url"].endswith("/open?chunk=0")
 
 
 @pytest.mark.parametrize("value", [-0.01, 1.5, "high"])
@@ -237,7 +237,7 @@ def test_the_search_page_says_no_memories_match_and_offers_weaker_matches(logged
     weaker = logged_in_client.get("/search/", {"q": "xyzzy plugh", "weaker": "1"}).content.decode()
     assert weaker.count('<a class="title"') == len(NOTES)
     found = logged_in_client.get("/search/", {"q": "postgres"}).content.decode()
-    assert '?chunk=0#chunk-0"' in found
+    assert '/open?chunk=0"' in found
     empty = logged_in_client.get("/search/", {"q": "the"}).content.decode()
     assert "Nothing to search for" in empty
 

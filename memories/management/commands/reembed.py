@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding
-from memories.reembed import chunks_reembed, chunks_stale_count
+from memories.services.reembed import chunks_reembed, chunks_stale_count
 
 
 class Command(BaseCommand):
