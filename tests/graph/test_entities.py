@@ -121,4 +121,4 @@ def test_ten_thousand_copies_of_one_name_stay_one_entity_and_bounded():
     graph = graph[1]
     assert {m.key for m in graph.mentions if m.type == "person"} == {"alice"}
     assert 0 < len(graph.mentions) <= 400
-    assert graph.relations == []
+    assert len({(r.source_key, r.target_key) for r in graph.relations}) <= 1
