@@ -19,7 +19,10 @@ from django.db import close_old_connections
 from django.db.models import Count
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
+from schemathesis.specs.openapi.checks import (
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from core.auth import api_token_create
 from kybernesis.api import api
