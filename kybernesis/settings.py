@@ -51,7 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "kybernesis.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "kybernesis.csp.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "kybernesis.middleware.UploadClientNamesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -83,9 +83,8 @@ X_FRAME_OPTIONS = "DENY"
 
 # Content-Security-Policy (django-csp): scripts, styles, fonts and images only from this site (every
 # script is a static file; the two data-driven widths in the pages are inline style attributes, which
-# cannot run code). Forms may also post to the OAuth providers' sign-in pages for connectors.
-_OAUTH_ORIGINS = sorted({url.rstrip("/") for url in (env_str("KYBERNESIS_GOOGLE_ACCOUNTS_URL", "https://accounts.google.com"),
-                                                     env_str("KYBERNESIS_NOTION_API_URL", "https://api.notion.com"))})
+# cannot run code). Forms may also post to the OAuth providers' sign-in pages for connectors: their
+# origins (KYBERNESIS_GOOGLE_ACCOUNTS_URL, KYBERNESIS_NOTION_API_URL) are added by kybernesis.csp.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -98,7 +97,7 @@ CONTENT_SECURITY_POLICY = {
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
         "frame-ancestors": ["'none'"],
-        "form-action": ["'self'", *_OAUTH_ORIGINS],
+        "form-action": ["'self'"],
     },
 }
 

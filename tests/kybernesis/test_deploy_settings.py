@@ -21,8 +21,6 @@ PRODUCTION_ENV = {"KYBERNESIS_DEBUG": "0", "KYBERNESIS_HTTPS": "1",
 
 
 def _run(args: list[str], env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
-    # The browser tests allow sync database calls from async code in this process (tests/e2e); a
-    # deployment never does, and check --deploy says so.
     clean = {k: v for k, v in os.environ.items()
              if not k.startswith("KYBERNESIS_") and k not in ("DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     # Settings are read at import, so each environment gets its own process. No database is needed
@@ -89,6 +87,7 @@ def test_pages_carry_a_content_security_policy_without_inline_scripts(client, us
         assert directives["script-src"] == "'self'", path
         assert "'unsafe-inline'" not in directives["script-src"] and "'unsafe-eval'" not in policy
         assert directives["frame-ancestors"] == "'none'" and directives["object-src"] == "'none'"
+        assert directives["form-action"] == "'self' https://accounts.google.com https://api.notion.com"
 
 
 def test_no_template_has_an_inline_script_or_event_handler():
