@@ -7,13 +7,32 @@ from connectors.models import ConnectorAccount, ConnectorItem
 
 @admin.register(ConnectorAccount)
 class ConnectorAccountAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "owner", "provider", "status", "last_sync_at", "synced_count", "skipped_count",
-                    "failed_count", "removed_count")
+    list_display = (
+        "__str__",
+        "owner",
+        "provider",
+        "status",
+        "last_sync_at",
+        "synced_count",
+        "skipped_count",
+        "failed_count",
+        "removed_count",
+    )
     list_filter = ("provider", "status")
     search_fields = ("label", "owner__email", "owner__username")
     raw_id_fields = ("owner", "social_account")
-    readonly_fields = ("cursor", "sync_state", "sync_started_at", "last_sync_at", "synced_count", "skipped_count",
-                       "failed_count", "removed_count", "created_at", "updated_at")
+    readonly_fields = (
+        "cursor",
+        "sync_state",
+        "sync_started_at",
+        "last_sync_at",
+        "synced_count",
+        "skipped_count",
+        "failed_count",
+        "removed_count",
+        "created_at",
+        "updated_at",
+    )
 
 
 @admin.register(ConnectorItem)

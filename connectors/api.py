@@ -32,8 +32,11 @@ def get_connector(request: HttpRequest, connector_id: Id):
     return selectors.connector_get(user=request.auth, account_id=connector_id)
 
 
-@router.get("/connectors/{connector_id}/items", response={200: list[ConnectorItemOut], **ERRORS},
-            summary="List a connector's synced items")
+@router.get(
+    "/connectors/{connector_id}/items",
+    response={200: list[ConnectorItemOut], **ERRORS},
+    summary="List a connector's synced items",
+)
 @paginate(LimitOffset, default=50, maximum=500)
 def list_items(request: HttpRequest, connector_id: Id, query: Query[ConnectorItemsQuery]):
     account = selectors.connector_get(user=request.auth, account_id=connector_id)

@@ -1,4 +1,5 @@
 """Connectors: Google Drive and Notion syncs into memories."""
+
 from django.apps import AppConfig
 
 from core.schedules import ensure_after_migrate

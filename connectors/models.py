@@ -31,8 +31,13 @@ class ConnectorAccount(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="connector_accounts")
     provider = models.CharField(max_length=32, choices=Provider.choices)
-    social_account = models.ForeignKey("socialaccount.SocialAccount", null=True, blank=True,
-                                       on_delete=models.SET_NULL, related_name="connector_accounts")
+    social_account = models.ForeignKey(
+        "socialaccount.SocialAccount",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="connector_accounts",
+    )
     label = models.CharField(max_length=255, blank=True, default="", help_text="The remote account's name")
     # `cursor` is where the next incremental sync starts (Drive: a changes page token; Notion: the
     # newest last_edited_time stored). `sync_state` is the resume point inside a run that stopped
@@ -56,8 +61,9 @@ class ConnectorAccount(models.Model):
         ordering = ["provider", "created_at", "id"]
         constraints = [
             models.UniqueConstraint(fields=["social_account"], name="connectoraccount_social_account_unique"),
-            models.CheckConstraint(condition=models.Q(provider__in=Provider.values),
-                                   name="connectoraccount_provider_valid"),
+            models.CheckConstraint(
+                condition=models.Q(provider__in=Provider.values), name="connectoraccount_provider_valid"
+            ),
         ]
         indexes = [models.Index(fields=["owner", "provider"], name="connectoraccount_owner_prov")]
 
@@ -106,8 +112,10 @@ class ConnectorItem(models.Model):
         ordering = ["title", "id"]
         constraints = [
             models.UniqueConstraint(fields=["account", "external_id"], name="connectoritem_account_external_unique"),
-            models.CheckConstraint(condition=models.Q(status__in=["synced", "skipped", "failed", "removed"]),
-                                   name="connectoritem_status_valid"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=["synced", "skipped", "failed", "removed"]),
+                name="connectoritem_status_valid",
+            ),
         ]
         indexes = [models.Index(fields=["account", "status"], name="connectoritem_account_status")]
 

@@ -41,8 +41,12 @@ class ConnectorOut(OutSchema):
 
     @staticmethod
     def resolve_item_counts(account) -> dict:
-        return {"synced": account.synced_count, "skipped": account.skipped_count,
-                "failed": account.failed_count, "removed": account.removed_count}
+        return {
+            "synced": account.synced_count,
+            "skipped": account.skipped_count,
+            "failed": account.failed_count,
+            "removed": account.removed_count,
+        }
 
 
 class ConnectorListOut(OutSchema):

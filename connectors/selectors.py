@@ -56,11 +56,18 @@ def provider_options(request) -> list[ProviderOption]:
     options = []
     for provider in Provider:
         social = SOCIAL_PROVIDER[provider]
-        options.append(ProviderOption(provider=provider.value, name=provider.label, social_provider=social,
-                                      social_name=social.capitalize(), env_prefix=f"KYBERNESIS_{social.upper()}",
-                                      configured=bool(adapter.list_apps(request, provider=social)),
-                                      redirect_uri=request.build_absolute_uri(reverse(f"{social}_callback")),
-                                      steps=SETUP_STEPS.get(social, ())))
+        options.append(
+            ProviderOption(
+                provider=provider.value,
+                name=provider.label,
+                social_provider=social,
+                social_name=social.capitalize(),
+                env_prefix=f"KYBERNESIS_{social.upper()}",
+                configured=bool(adapter.list_apps(request, provider=social)),
+                redirect_uri=request.build_absolute_uri(reverse(f"{social}_callback")),
+                steps=SETUP_STEPS.get(social, ()),
+            )
+        )
     return options
 
 

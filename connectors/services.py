@@ -25,7 +25,14 @@ from connectors.providers.notion import NotionSync
 from connectors.providers.sync import Content, RemoteDocument, Sink
 from core.schedules import schedule_ensure
 from memories.models import Memory, Source, content_hash
-from memories.services import ARCHIVED_REASON, MAX_TITLE_CHARS, MemoryInputError, memory_archive, memory_create, memory_update
+from memories.services import (
+    ARCHIVED_REASON,
+    MAX_TITLE_CHARS,
+    MemoryInputError,
+    memory_archive,
+    memory_create,
+    memory_update,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -60,12 +67,14 @@ def connector_account_connect(*, user, social_account) -> ConnectorAccount | Non
     with transaction.atomic():
         account, created = ConnectorAccount.objects.select_for_update().get_or_create(
             social_account=social_account,
-            defaults={"owner": user, "provider": provider, "label": _label(social_account)})
+            defaults={"owner": user, "provider": provider, "label": _label(social_account)},
+        )
         if not created:
             account.label = _label(social_account) or account.label
             if account.status == ConnectorAccount.Status.RECONNECT:
-                account.status = ConnectorAccount.Status.READY if not account.last_sync_at \
-                    else ConnectorAccount.Status.SYNCED
+                account.status = (
+                    ConnectorAccount.Status.READY if not account.last_sync_at else ConnectorAccount.Status.SYNCED
+                )
                 account.last_error = ""
             account.save(update_fields=["label", "status", "last_error", "updated_at"])
     return account
@@ -76,7 +85,8 @@ def connector_account_unlink(*, social_account) -> None:
     ConnectorAccount.objects.filter(social_account=social_account).update(
         status=ConnectorAccount.Status.RECONNECT,
         last_error="The account was disconnected in your account settings. Reconnect it to sync again.",
-        updated_at=timezone.now())
+        updated_at=timezone.now(),
+    )
 
 
 # --- Syncing -------------------------------------------------------------------------------------
@@ -96,8 +106,9 @@ class ItemSink(Sink):
     # --- helpers
 
     def _item(self, external_id: str) -> ConnectorItem | None:
-        return (ConnectorItem.objects.filter(account=self.account, external_id=external_id)
-                .select_related("memory").first())
+        return (
+            ConnectorItem.objects.filter(account=self.account, external_id=external_id).select_related("memory").first()
+        )
 
     def _save(self, item: ConnectorItem | None, external_id: str, **fields) -> ConnectorItem:
         if item is None:
@@ -117,18 +128,26 @@ class ItemSink(Sink):
     def _adoptable_memory(self, external_id: str) -> Memory | None:
         """A memory this owner kept from an earlier connection to the same remote item."""
         linked = ConnectorItem.objects.filter(account__owner=self.account.owner, memory__isnull=False).values("memory")
-        return (Memory.objects.for_user(self.account.owner)
-                .filter(source=Source.CONNECTOR, metadata__provider=self.account.provider,
-                        metadata__externalId=external_id)
-                .exclude(pk__in=linked).order_by("pk").first())
+        return (
+            Memory.objects.for_user(self.account.owner)
+            .filter(source=Source.CONNECTOR, metadata__provider=self.account.provider, metadata__externalId=external_id)
+            .exclude(pk__in=linked)
+            .order_by("pk")
+            .first()
+        )
 
     # --- the Sink interface
 
     def document(self, doc: RemoteDocument) -> None:
         item = self._item(doc.external_id)
         title = self._title(doc.title)
-        unchanged = (item is not None and item.status != ConnectorItem.Status.REMOVED and not doc.recheck
-                     and doc.modified_at is not None and item.remote_modified_at == doc.modified_at)
+        unchanged = (
+            item is not None
+            and item.status != ConnectorItem.Status.REMOVED
+            and not doc.recheck
+            and doc.modified_at is not None
+            and item.remote_modified_at == doc.modified_at
+        )
         if unchanged and item.title == title:
             return
         common = {"title": title, "mime": doc.mime[:255], "url": doc.url[:2000]}
@@ -143,34 +162,58 @@ class ItemSink(Sink):
             self.removed(doc.external_id)
             return
         except ItemSkipped as exc:
-            self._save(item, doc.external_id, **common, status=ConnectorItem.Status.SKIPPED, error=str(exc),
-                       remote_modified_at=doc.modified_at)
+            self._save(
+                item,
+                doc.external_id,
+                **common,
+                status=ConnectorItem.Status.SKIPPED,
+                error=str(exc),
+                remote_modified_at=doc.modified_at,
+            )
             return
         except (ItemFailed, MalformedResponse, RemoteError) as exc:
             # A network failure or a garbled answer may pass: leave the modified time empty so the item
             # is fetched again next time. A damaged file stays failed until it changes remotely.
             retry = isinstance(exc, MalformedResponse) or (isinstance(exc, RemoteError) and exc.transient)
-            self._save(item, doc.external_id, **common, status=ConnectorItem.Status.FAILED, error=str(exc),
-                       remote_modified_at=None if retry else doc.modified_at)
+            self._save(
+                item,
+                doc.external_id,
+                **common,
+                status=ConnectorItem.Status.FAILED,
+                error=str(exc),
+                remote_modified_at=None if retry else doc.modified_at,
+            )
             return
         self._store(item, doc, content, common)
 
     def _store(self, item: ConnectorItem | None, doc: RemoteDocument, content: Content, common: dict) -> None:
         digest = content_hash(content.text)
-        metadata = {**content.metadata, "provider": self.account.provider, "externalId": doc.external_id,
-                    "url": doc.url, "remoteModifiedAt": _iso(doc.modified_at), "mime": doc.mime,
-                    "connectorId": self.account.pk}
+        metadata = {
+            **content.metadata,
+            "provider": self.account.provider,
+            "externalId": doc.external_id,
+            "url": doc.url,
+            "remoteModifiedAt": _iso(doc.modified_at),
+            "mime": doc.mime,
+            "connectorId": self.account.pk,
+        }
         memory = item.memory if item is not None else None
         if memory is None:
             memory = self._adoptable_memory(doc.external_id)
         try:
             with transaction.atomic():
                 if memory is None:
-                    memory = memory_create(owner=self.account.owner, title=common["title"], content=content.text,
-                                           source=Source.CONNECTOR, metadata=metadata)
+                    memory = memory_create(
+                        owner=self.account.owner,
+                        title=common["title"],
+                        content=content.text,
+                        source=Source.CONNECTOR,
+                        metadata=metadata,
+                    )
                 else:
-                    merged = {key: value for key, value in {**memory.metadata, **metadata}.items()
-                              if key != ARCHIVED_REASON}
+                    merged = {
+                        key: value for key, value in {**memory.metadata, **metadata}.items() if key != ARCHIVED_REASON
+                    }
                     changes = {}
                     if common["title"] and memory.title != common["title"]:
                         changes["title"] = common["title"]
@@ -181,16 +224,38 @@ class ItemSink(Sink):
                     if changes:
                         # Same id and manual tags; only chunks whose text changed are embedded again.
                         memory = memory_update(memory=memory, **changes)
-                self._save(item, doc.external_id, **common, status=ConnectorItem.Status.SYNCED, error=content.note,
-                           remote_modified_at=doc.modified_at, content_hash=digest, memory=memory)
+                self._save(
+                    item,
+                    doc.external_id,
+                    **common,
+                    status=ConnectorItem.Status.SYNCED,
+                    error=content.note,
+                    remote_modified_at=doc.modified_at,
+                    content_hash=digest,
+                    memory=memory,
+                )
         except MemoryInputError as exc:
-            self._save(item, doc.external_id, **common, status=ConnectorItem.Status.FAILED,
-                       error=f"cannot be stored as a memory: {exc}", remote_modified_at=doc.modified_at)
+            self._save(
+                item,
+                doc.external_id,
+                **common,
+                status=ConnectorItem.Status.FAILED,
+                error=f"cannot be stored as a memory: {exc}",
+                remote_modified_at=doc.modified_at,
+            )
 
     def skipped(self, *, external_id, title, mime, url, modified_at, reason) -> None:
         item = self._item(external_id)
-        self._save(item, external_id, title=self._title(title), mime=mime[:255], url=url[:2000],
-                   status=ConnectorItem.Status.SKIPPED, error=reason, remote_modified_at=modified_at)
+        self._save(
+            item,
+            external_id,
+            title=self._title(title),
+            mime=mime[:255],
+            url=url[:2000],
+            status=ConnectorItem.Status.SKIPPED,
+            error=reason,
+            remote_modified_at=modified_at,
+        )
 
     def failed(self, *, external_id, title, reason) -> None:
         if not external_id:
@@ -209,8 +274,12 @@ class ItemSink(Sink):
         where = self.account.get_provider_display()
         if item.memory is not None:
             memory_archive(memory=item.memory, reason=f"deleted or trashed in {where}")
-        self._save(item, external_id, status=ConnectorItem.Status.REMOVED,
-                   error=f"Deleted or trashed in {where}" + ("; its memory was archived" if item.memory_id else ""))
+        self._save(
+            item,
+            external_id,
+            status=ConnectorItem.Status.REMOVED,
+            error=f"Deleted or trashed in {where}" + ("; its memory was archived" if item.memory_id else ""),
+        )
 
     def checkpoint(self, *, cursor: str | None = None, state: dict | None = None) -> None:
         fields = ["updated_at"]
@@ -224,16 +293,21 @@ class ItemSink(Sink):
         connector_counts_refresh(account=self.account)
 
     def retry_ids(self) -> list[str]:
-        return list(ConnectorItem.objects.filter(account=self.account, status=ConnectorItem.Status.FAILED,
-                                                 remote_modified_at__isnull=True)
-                    .exclude(external_id="").order_by("id").values_list("external_id", flat=True)
-                    [:MAX_RETRIES_PER_SYNC])
+        return list(
+            ConnectorItem.objects.filter(
+                account=self.account, status=ConnectorItem.Status.FAILED, remote_modified_at__isnull=True
+            )
+            .exclude(external_id="")
+            .order_by("id")
+            .values_list("external_id", flat=True)[:MAX_RETRIES_PER_SYNC]
+        )
 
 
 def connector_counts_refresh(*, account: ConnectorAccount) -> ConnectorAccount:
     statuses = ConnectorItem.Status
     counts = ConnectorItem.objects.filter(account=account).aggregate(
-        **{status.value: Count("id", filter=Q(status=status)) for status in statuses})
+        **{status.value: Count("id", filter=Q(status=status)) for status in statuses}
+    )
     account.synced_count = counts[statuses.SYNCED]
     account.skipped_count = counts[statuses.SKIPPED]
     account.failed_count = counts[statuses.FAILED]
@@ -247,10 +321,14 @@ def _claim(account_id: int) -> bool:
     A claim older than the task timeout belongs to a worker that died and is taken over."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.Q_CLUSTER["timeout"])
-    return bool(ConnectorAccount.objects.filter(pk=account_id).exclude(status=ConnectorAccount.Status.RECONNECT)
-                .filter(~Q(status=ConnectorAccount.Status.SYNCING) | Q(sync_started_at__isnull=True)
-                        | Q(sync_started_at__lt=stale))
-                .update(status=ConnectorAccount.Status.SYNCING, sync_started_at=now, updated_at=now))
+    return bool(
+        ConnectorAccount.objects.filter(pk=account_id)
+        .exclude(status=ConnectorAccount.Status.RECONNECT)
+        .filter(
+            ~Q(status=ConnectorAccount.Status.SYNCING) | Q(sync_started_at__isnull=True) | Q(sync_started_at__lt=stale)
+        )
+        .update(status=ConnectorAccount.Status.SYNCING, sync_started_at=now, updated_at=now)
+    )
 
 
 def connector_sync(*, account_id: int) -> ConnectorAccount | None:
@@ -266,7 +344,7 @@ def connector_sync(*, account_id: int) -> ConnectorAccount | None:
         status, error = ConnectorAccount.Status.RECONNECT, str(exc)
     except ConnectorError as exc:
         status, error = ConnectorAccount.Status.ERROR, str(exc)
-    except Exception as exc:  # noqa: BLE001 - the account must not stay "syncing"; the log has the trace
+    except Exception as exc:
         logger.exception("sync of connector %s failed", account_id)
         status, error = ConnectorAccount.Status.ERROR, f"Unexpected error: {type(exc).__name__}: {exc}"
     if status == ConnectorAccount.Status.SYNCED and sink.notes:
@@ -284,9 +362,14 @@ def connector_sync_request(*, account: ConnectorAccount) -> ConnectorAccount:
         raise ConnectorRequestError(f"{account.get_provider_display()} needs to be reconnected before it can sync")
     # Shown (and polled) until a worker claims it; a sync already running keeps its status.
     ConnectorAccount.objects.filter(pk=account.pk).exclude(status=ConnectorAccount.Status.SYNCING).update(
-        status=ConnectorAccount.Status.QUEUED, updated_at=timezone.now())
-    async_task("connectors.tasks.sync_account", account.pk, task_name=f"connector sync {account.pk}",
-                timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT)
+        status=ConnectorAccount.Status.QUEUED, updated_at=timezone.now()
+    )
+    async_task(
+        "connectors.tasks.sync_account",
+        account.pk,
+        task_name=f"connector sync {account.pk}",
+        timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT,
+    )
     account.refresh_from_db()
     return account
 
@@ -295,18 +378,26 @@ def connector_sync_all() -> int:
     """Queue a sync of every account that can sync; the hourly schedule calls this."""
     from django_q.tasks import async_task
 
-    ids = list(ConnectorAccount.objects.exclude(status=ConnectorAccount.Status.RECONNECT)
-               .exclude(social_account__isnull=True).values_list("pk", flat=True))
+    ids = list(
+        ConnectorAccount.objects.exclude(status=ConnectorAccount.Status.RECONNECT)
+        .exclude(social_account__isnull=True)
+        .values_list("pk", flat=True)
+    )
     for account_id in ids:
-        async_task("connectors.tasks.sync_account", account_id, task_name=f"connector sync {account_id}",
-                   timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT)
+        async_task(
+            "connectors.tasks.sync_account",
+            account_id,
+            task_name=f"connector sync {account_id}",
+            timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT,
+        )
     return len(ids)
 
 
 def connector_schedule_ensure() -> None:
     """Create or update the one schedule that syncs every account; safe to call any number of times."""
-    schedule_ensure(name=SCHEDULE_NAME, func="connectors.tasks.sync_all",
-                    minutes=settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES)
+    schedule_ensure(
+        name=SCHEDULE_NAME, func="connectors.tasks.sync_all", minutes=settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES
+    )
 
 
 # --- Disconnecting -------------------------------------------------------------------------------

@@ -22,4 +22,3 @@ def connect_account(sender, request, sociallogin, **kwargs) -> None:
 @receiver(social_account_removed, dispatch_uid="connectors.account_removed")
 def unlink_account(sender, request, socialaccount, **kwargs) -> None:
     services.connector_account_unlink(social_account=socialaccount)
-

@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from connectors import selectors, services
-from core.redirects import redirect_back
 from connectors.models import ConnectorAccount, ConnectorItem
+from core.redirects import redirect_back
 
 ITEMS_PER_PAGE = 25
 # While a sync waits or runs, the page refreshes its status by itself.
@@ -22,9 +22,12 @@ def connector_list(request):
     accounts = list(selectors.connector_list(user=request.user))
     for account in accounts:
         account.login_url = selectors.connect_url(account.social_provider)
-    context = {"accounts": accounts, "options": selectors.provider_options(request),
-               "sync_minutes": settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES,
-               "polling": any(a.status in BUSY for a in accounts)}
+    context = {
+        "accounts": accounts,
+        "options": selectors.provider_options(request),
+        "sync_minutes": settings.KYBERNESIS_CONNECTOR_SYNC_MINUTES,
+        "polling": any(a.status in BUSY for a in accounts),
+    }
     template = "connectors/list.html#accounts" if request.htmx else "connectors/list.html"
     return render(request, template, context)
 
@@ -34,13 +37,18 @@ def connector_detail(request, connector_id: int):
     status = request.GET.get("status") or ""
     if status not in ConnectorItem.Status.values:
         status = ""
-    page = Paginator(selectors.connector_items(account=account, status=status or None),
-                     ITEMS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"account": account, "page": page, "status": status, "statuses": ConnectorItem.Status,
-               "polling": account.status in BUSY}
+    page = Paginator(selectors.connector_items(account=account, status=status or None), ITEMS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "account": account,
+        "page": page,
+        "status": status,
+        "statuses": ConnectorItem.Status,
+        "polling": account.status in BUSY,
+    }
     template = "connectors/detail.html#body" if request.htmx else "connectors/detail.html"
     return render(request, template, context)
-
 
 
 @require_POST
@@ -70,7 +78,9 @@ def connector_disconnect(request, connector_id: int):
     name = account.get_provider_display()
     deleted = services.connector_disconnect(account=account, delete_memories=choice == "delete")
     if choice == "delete":
-        messages.success(request, f"Disconnected {name} and deleted {deleted} synced memor{'y' if deleted == 1 else 'ies'}.")
+        messages.success(
+            request, f"Disconnected {name} and deleted {deleted} synced memor{'y' if deleted == 1 else 'ies'}."
+        )
     else:
         messages.success(request, f"Disconnected {name}. Its synced memories are kept.")
     return redirect("connectors:list")

@@ -32,5 +32,8 @@ def env_list(name: str, default: str) -> list[str]:
 
 def env_prefixed(prefix: str) -> dict[str, str]:
     """Every variable that starts with prefix, keyed by the rest of its name in lower case."""
-    return {name[len(prefix):].lower(): value for name, value in os.environ.items()
-            if name.startswith(prefix) and value.strip()}
+    return {
+        name[len(prefix) :].lower(): value
+        for name, value in os.environ.items()
+        if name.startswith(prefix) and value.strip()
+    }

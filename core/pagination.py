@@ -34,5 +34,9 @@ class LimitOffset(PaginationBase):
 
     def paginate_queryset(self, queryset: QuerySet, pagination: Any, request: HttpRequest, **params: Any) -> Any:
         offset, limit = pagination.offset, pagination.limit
-        return {"items": queryset[offset:offset + limit], "count": self._items_count(queryset),
-                "limit": limit, "offset": offset}
+        return {
+            "items": queryset[offset : offset + limit],
+            "count": self._items_count(queryset),
+            "limit": limit,
+            "offset": offset,
+        }

@@ -16,10 +16,15 @@ def safe_next(request: HttpRequest, fallback: str, *, field: str = "next") -> st
     character.
     """
     target = request.POST.get(field, "") or ""
-    if (target.startswith("/") and not target.startswith(("//", "/\\")) and text_problem(target) is None
-            and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target)
-            and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                require_https=request.is_secure())):
+    if (
+        target.startswith("/")
+        and not target.startswith(("//", "/\\"))
+        and text_problem(target) is None
+        and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target)
+        and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
         return target
     return fallback
 

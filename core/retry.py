@@ -55,11 +55,12 @@ def is_conflict(exc: BaseException, *, vanished: bool = False) -> bool:
 
 def backoff_delay(attempt: int) -> float:
     """Full jitter: a random wait up to an exponentially growing cap, so two retried sides part ways."""
-    return random.uniform(0, min(MAX_DELAY_S, BASE_DELAY_S * (2 ** attempt)))
+    return random.uniform(0, min(MAX_DELAY_S, BASE_DELAY_S * (2**attempt)))
 
 
-def run_with_retry(fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS, vanished: bool = False,
-                   label: str = "") -> T:
+def run_with_retry(
+    fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS, vanished: bool = False, label: str = ""
+) -> T:
     """Call fn (which opens and commits its own transaction) and run it again when the database aborted
     it for a conflict. With `vanished`, a foreign-key violation (a row deleted meanwhile) is retried
     too: fn is expected to re-read and skip what is gone. Inside an outer transaction nothing can be
@@ -76,18 +77,29 @@ def run_with_retry(fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS, van
                 raise
             stats["retried"] += 1
             delay = backoff_delay(attempt)
-            logger.info("%s: %s (SQLSTATE %s), retrying in %.2fs (attempt %d of %d)", label or fn.__name__,
-                        type(exc).__name__, sqlstate(exc), delay, attempt + 2, attempts)
+            logger.info(
+                "%s: %s (SQLSTATE %s), retrying in %.2fs (attempt %d of %d)",
+                label or fn.__name__,
+                type(exc).__name__,
+                sqlstate(exc),
+                delay,
+                attempt + 2,
+                attempts,
+            )
             time.sleep(delay)
     raise AssertionError("unreachable")
 
 
 def retrying(*, attempts: int = DEFAULT_ATTEMPTS, vanished: bool = False):
     """Decorator form of run_with_retry for a function that is one transaction."""
+
     def decorate(fn):
         @wraps(fn)
         def wrapper(*args, **kwargs):
-            return run_with_retry(lambda: fn(*args, **kwargs), attempts=attempts, vanished=vanished,
-                                  label=fn.__qualname__)
+            return run_with_retry(
+                lambda: fn(*args, **kwargs), attempts=attempts, vanished=vanished, label=fn.__qualname__
+            )
+
         return wrapper
+
     return decorate

@@ -29,5 +29,4 @@ class OutSchema(Schema):
     `from_attributes`) and appear in JSON in camelCase (`hybridScore`), as the spec writes them.
     Routers serialise by alias (``Router(by_alias=True)``)."""
 
-    model_config = ConfigDict(from_attributes=True,
-                              alias_generator=AliasGenerator(serialization_alias=to_camel))
+    model_config = ConfigDict(from_attributes=True, alias_generator=AliasGenerator(serialization_alias=to_camel))

@@ -21,8 +21,7 @@ _pool_lock = threading.Lock()
 
 
 def can_fork() -> bool:
-    return (not multiprocessing.current_process().daemon
-            and "fork" in multiprocessing.get_all_start_methods())
+    return not multiprocessing.current_process().daemon and "fork" in multiprocessing.get_all_start_methods()
 
 
 def processes() -> int:
@@ -63,8 +62,14 @@ def shutdown(*, wait: bool = False) -> None:
         _pool_prepared.clear()
 
 
-def map_batches(function: Callable, batches: Iterable[list], *, workers: int, min_items: int = 16,
-                prepare: Callable[[], object] | None = None) -> Iterator:
+def map_batches(
+    function: Callable,
+    batches: Iterable[list],
+    *,
+    workers: int,
+    min_items: int = 16,
+    prepare: Callable[[], object] | None = None,
+) -> Iterator:
     """function(batch) for each batch, yielded in order.
 
     With workers > 1, a process allowed to fork and at least `min_items` items in all, every batch

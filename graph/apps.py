@@ -18,6 +18,10 @@ class GraphConfig(AppConfig):
         from memories.tagging import register_tag_vocabulary
 
         register_tag_vocabulary(
-            aliases={alias.replace(" ", "-"): canonical.replace(" ", "-")
-                     for alias, canonical in TECH_ALIASES.items() if alias not in CASE_SENSITIVE_ALIASES},
-            not_nouns=words_never_nouns)
+            aliases={
+                alias.replace(" ", "-"): canonical.replace(" ", "-")
+                for alias, canonical in TECH_ALIASES.items()
+                if alias not in CASE_SENSITIVE_ALIASES
+            },
+            not_nouns=words_never_nouns,
+        )

@@ -66,23 +66,66 @@ _VERB_RELATIONS = {
     WORKS_WITH: {"work", "collaborate", "partner", "cooperate", "team", "coordinate"},
     MEMBER_OF: {"join", "member", "belong_to_team"},
     LOCATED_IN: {"locate", "base", "headquarter", "situate", "live", "reside", "station", "house"},
-    CREATED: {"create", "found", "build", "develop", "invent", "write", "design", "launch", "release",
-              "author", "establish", "produce", "introduce", "propose", "co-found", "cofound", "start"},
+    CREATED: {
+        "create",
+        "found",
+        "build",
+        "develop",
+        "invent",
+        "write",
+        "design",
+        "launch",
+        "release",
+        "author",
+        "establish",
+        "produce",
+        "introduce",
+        "propose",
+        "co-found",
+        "cofound",
+        "start",
+    },
     USES: {"use", "utilize", "utilise", "employ", "leverage", "adopt", "rely", "depend", "apply", "run"},
     LEADS: {"lead", "manage", "head", "direct", "chair", "supervise", "oversee"},
     PART_OF: {"belong"},
 }
 _VERB_TO_RELATION = {verb: rel for rel, verbs in _VERB_RELATIONS.items() for verb in verbs}
 _CONTAINS_VERBS = {"include", "contain", "comprise", "encompass", "own", "acquire"}
-_PART_NOUNS = {"part", "division", "subsidiary", "branch", "unit", "department", "component", "module",
-               "subset", "section", "piece", "member"}
+_PART_NOUNS = {
+    "part",
+    "division",
+    "subsidiary",
+    "branch",
+    "unit",
+    "department",
+    "component",
+    "module",
+    "subset",
+    "section",
+    "piece",
+    "member",
+}
 _LOCATION_PREPS = {"in", "at", "near", "inside", "within", "outside", "from"}
 _SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
 
 _DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
 
-_ORG_SUFFIXES = {"corp", "corporation", "inc", "incorporated", "ltd", "limited", "llc", "plc", "co", "gmbh",
-                 "company", "ag", "sa", "bv"}
+_ORG_SUFFIXES = {
+    "corp",
+    "corporation",
+    "inc",
+    "incorporated",
+    "ltd",
+    "limited",
+    "llc",
+    "plc",
+    "co",
+    "gmbh",
+    "company",
+    "ag",
+    "sa",
+    "bv",
+}
 _ARTICLES = ("the ", "a ", "an ")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
 _NAME_SYMBOLS = set("-'&.+#/_,")
@@ -131,7 +174,7 @@ def display_name(name: str) -> str:
     lowered = name.lower()
     for article in _ARTICLES:
         if lowered.startswith(article):
-            name = name[len(article):]
+            name = name[len(article) :]
             break
     return name.strip(_EDGE_PUNCT)
 
@@ -152,8 +195,9 @@ def canonical_key(name: str, entity_type: str | None = None) -> str:
         words.pop(0)
         shown.pop(0)
     whole = " ".join(words)
-    if whole in TECH_ALIASES and (whole not in CASE_SENSITIVE_ALIASES
-                                  or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]):
+    if whole in TECH_ALIASES and (
+        whole not in CASE_SENSITIVE_ALIASES or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]
+    ):
         return TECH_ALIASES[whole]
     if whole in GAZETTEER:  # "Kubernetes" stays; "neural networks" is "neural network"
         singular = " ".join([*words[:-1], _singular(words[-1])])
@@ -196,7 +240,9 @@ def _lexicon(pos: str) -> frozenset[str]:
 
 
 _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
-_NAME_PARTICLES = frozenset(["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"])
+_NAME_PARTICLES = frozenset(
+    ["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"]
+)
 
 
 def _foreign(doc) -> bool:
@@ -226,7 +272,7 @@ def looks_like_code(name: str) -> bool:
     return bool(_IDENTIFIER.search(name))
 
 
-def _could_be_person(span, lowercase_words: set[str]) -> bool:
+def _could_be_person(span, lowercase_words: set[str]) -> bool:  # noqa: C901 - each rule is one way a capitalised word is not a person
     """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
     same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
     that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
@@ -246,8 +292,13 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
         return False  # the model knows English names; in another language its guesses are noise
     for token in tokens:
         text = token.text
-        if (len(text) > 1 and text.isupper()) or looks_like_code(text) or token.lower_ in NOT_ENTITIES \
-                or token.lower_ in GENERIC_NOUNS or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES):
+        if (
+            (len(text) > 1 and text.isupper())
+            or looks_like_code(text)
+            or token.lower_ in NOT_ENTITIES
+            or token.lower_ in GENERIC_NOUNS
+            or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES)
+        ):
             return False
     last = tokens[-1].lower_
     if last in lowercase_words or _singular(last) in lowercase_words:
@@ -266,26 +317,31 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
             return True
         if token.dep_ in ("dobj", "dative") and _lemma(head) in _HUMAN_OBJECT_VERBS:
             return True
-        if token.dep_ == "pobj" and head.lower_ in ("with", "to", "by", "from") and _lemma(head.head) in \
-                (_HUMAN_VERBS | _HUMAN_OBJECT_VERBS):
-            return True
-        return False
+        return bool(
+            token.dep_ == "pobj"
+            and head.lower_ in ("with", "to", "by", "from")
+            and _lemma(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
+        )
     return True
 
 
 # What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
 # ("met Priya", "ask Tom").
-_HUMAN_VERBS = frozenset("""
+_HUMAN_VERBS = frozenset(
+    """
 say tell ask think want suggest agree disagree propose decide write mention email call meet join leave promise
 explain argue believe feel know reply respond recommend complain thank review approve reject invite visit
 marry lead manage hire interview teach learn prefer like love hate need plan work talk speak wonder remember
 forget hope wish laugh smile cry sign send share present report note point confirm book organise organize
 own run set update fix deploy clean roll page help start finish move arrive travel fly live sit stand
-""".split())
-_HUMAN_OBJECT_VERBS = frozenset("""
+""".split()
+)
+_HUMAN_OBJECT_VERBS = frozenset(
+    """
 meet ask tell call email page thank invite visit marry hire interview congratulate remind ping message text
 cc contact introduce help see follow mentor
-""".split())
+""".split()
+)
 
 
 def type_for_name(name: str, key: str, entity_type: str) -> str | None:
@@ -324,8 +380,9 @@ def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[st
         return entity_type
     if entity_type == PERSON:
         return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
-    if entity_type != CONCEPT and (name.lower() in lowercase_words or (len(name) > 1 and name.isupper()
-                                                                        and entity_type == LOCATION)):
+    if entity_type != CONCEPT and (
+        name.lower() in lowercase_words or (len(name) > 1 and name.isupper() and entity_type == LOCATION)
+    ):
         return CONCEPT  # "Meeting" beside "the meeting"; an acronym is rarely a place
     return entity_type
 
@@ -467,8 +524,9 @@ def _has_digit(text: str) -> bool:
 def _concept(chunk, text: str) -> _Found | None:
     """A noun chunk as a concept, or None when it is a pronoun or a generic word ("thing", "time")."""
     tokens = list(chunk)
-    while tokens and (tokens[0].pos_ in _DROP_LEADING_POS or tokens[0].lower_ in _GENERIC_MODIFIERS
-                      or tokens[0].is_stop):
+    while tokens and (
+        tokens[0].pos_ in _DROP_LEADING_POS or tokens[0].lower_ in _GENERIC_MODIFIERS or tokens[0].is_stop
+    ):
         tokens.pop(0)
     if not tokens or len(tokens) > 5:
         return None
@@ -482,7 +540,7 @@ def _concept(chunk, text: str) -> _Found | None:
             return None
     if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
         return None
-    if _CODE_CHARS.search(text[chunk.start_char:chunk.end_char]) or looks_like_code(chunk.text):
+    if _CODE_CHARS.search(text[chunk.start_char : chunk.end_char]) or looks_like_code(chunk.text):
         return None  # "def fib(n): return" is code, not a concept
     start, end = tokens[0].idx, tokens[-1].idx + len(tokens[-1])
     name = display_name(text[start:end])
@@ -508,7 +566,7 @@ def _lca_paths(a, b) -> tuple[list, list] | None:
     index = {t.i: n for n, t in enumerate(ancestors_a)}
     for n, token in enumerate([b, *b.ancestors]):
         if token.i in index:
-            return ancestors_a[:index[token.i] + 1], [b, *b.ancestors][:n + 1]
+            return ancestors_a[: index[token.i] + 1], [b, *b.ancestors][: n + 1]
     return None
 
 
@@ -539,7 +597,7 @@ def _argument_of(path: list) -> bool:
     return len(middle) <= 1 and all(t.pos_ == "ADP" or t.dep_ in ("prep", "agent") for t in middle)
 
 
-def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:
+def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:  # noqa: C901 - one branch per kind of dependency path that names a relation
     """The relation between two entities of a sentence, with its confidence and direction."""
     concepts = (a.type == CONCEPT) + (b.type == CONCEPT)
     paths = _lca_paths(a.root, b.root)
@@ -571,8 +629,7 @@ def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:
             whole_b = any(t.lower_ == "of" for t in path_b[1:])
             relation = MEMBER_OF if lemma == "member" else PART_OF
             return relation, CONFIDENCE_NAMED, *((a, b) if whole_b else (b, a))
-        if token.pos_ in ("VERB", "AUX") and token.i == path_a[-1].i and _argument_of(path_a) \
-                and _argument_of(path_b):
+        if token.pos_ in ("VERB", "AUX") and token.i == path_a[-1].i and _argument_of(path_a) and _argument_of(path_b):
             if lemma in _CONTAINS_VERBS:
                 return PART_OF, CONFIDENCE_NAMED, target, source
             relation = _VERB_TO_RELATION.get(lemma)
@@ -633,8 +690,12 @@ def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
 
 def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
     graphs = [ChunkGraph() for _ in texts]
-    jobs = [(i, offset, piece) for i, text in enumerate(texts)
-            for offset, piece in _pieces(clean_text(text[:max_chars])) if piece.strip()]
+    jobs = [
+        (i, offset, piece)
+        for i, text in enumerate(texts)
+        for offset, piece in _pieces(clean_text(text[:max_chars]))
+        if piece.strip()
+    ]
     done = 0
     try:
         docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)
@@ -644,16 +705,21 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as exc:
         # Odd text can trip the tokenizer or a component inside a batch; the batch's other pieces are
         # still read, one by one, and only a piece that fails on its own is left out (and logged).
-        logger.warning("entity extraction failed in a batch (%s: %s); reading its pieces one by one",
-                       type(exc).__name__, exc)
+        logger.warning(
+            "entity extraction failed in a batch (%s: %s); reading its pieces one by one", type(exc).__name__, exc
+        )
         for i, offset, piece in jobs[done:]:
             partial_graph = ChunkGraph()
             try:
                 for doc in spacy_pipeline.pipe([piece], batch_size=1):
                     _analyse(doc, offset, partial_graph)
             except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as piece_exc:
-                logger.warning("entity extraction skipped a piece of %d characters (%s: %s)", len(piece),
-                               type(piece_exc).__name__, piece_exc)
+                logger.warning(
+                    "entity extraction skipped a piece of %d characters (%s: %s)",
+                    len(piece),
+                    type(piece_exc).__name__,
+                    piece_exc,
+                )
                 continue
             graphs[i].mentions.extend(partial_graph.mentions)
             graphs[i].relations.extend(partial_graph.relations)
@@ -668,20 +734,34 @@ def _extract_child(texts: Sequence[str], *, max_chars: int, batch_size: int) -> 
         return _extract_serial(texts, max_chars, batch_size)
 
 
-def extract_batches(batches: Iterable[Sequence[str]], *, processes: int = 1, max_chars: int = 100_000,
-                    batch_size: int = 256) -> Iterator[list[ChunkGraph]]:
+def extract_batches(
+    batches: Iterable[Sequence[str]], *, processes: int = 1, max_chars: int = 100_000, batch_size: int = 256
+) -> Iterator[list[ChunkGraph]]:
     """The graphs of each batch of texts, batch by batch in order. With processes > 1 the batches go
     to the forked workers, so while the caller stores one batch's graphs the next are extracted;
     workers return small tuples rather than spaCy Docs, so little is copied back."""
-    return workers.map_batches(partial(_extract_child, max_chars=max_chars, batch_size=batch_size), batches,
-                               workers=processes, min_items=processes * 16, prepare=get_nlp)
+    return workers.map_batches(
+        partial(_extract_child, max_chars=max_chars, batch_size=batch_size),
+        batches,
+        workers=processes,
+        min_items=processes * 16,
+        prepare=get_nlp,
+    )
 
 
-def extract_texts(texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000,
-                  batch_size: int = 256) -> list[ChunkGraph]:
+def extract_texts(
+    texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000, batch_size: int = 256
+) -> list[ChunkGraph]:
     """Entities and relations of each text, in input order, split across `processes` workers."""
     texts = list(texts)
     size = max(16, math.ceil(len(texts) / max(1, processes)))
-    return [graph for part in extract_batches((texts[i:i + size] for i in range(0, len(texts), size)),
-                                              processes=processes, max_chars=max_chars, batch_size=batch_size)
-            for graph in part]
+    return [
+        graph
+        for part in extract_batches(
+            (texts[i : i + size] for i in range(0, len(texts), size)),
+            processes=processes,
+            max_chars=max_chars,
+            batch_size=batch_size,
+        )
+        for graph in part
+    ]

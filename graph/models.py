@@ -14,8 +14,12 @@ UNIT_INTERVAL = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 
 
 # The enums are built from the vocabulary the extractor uses, so the two cannot drift apart.
-EntityType = models.TextChoices("EntityType", [(value.upper(), (value, label)) for value, label in ENTITY_TYPE_LABELS.items()])
-RelationType = models.TextChoices("RelationType", [(value.upper(), (value, label)) for value, label in RELATION_LABELS.items()])
+EntityType = models.TextChoices(
+    "EntityType", [(value.upper(), (value, label)) for value, label in ENTITY_TYPE_LABELS.items()]
+)
+RelationType = models.TextChoices(
+    "RelationType", [(value.upper(), (value, label)) for value, label in RELATION_LABELS.items()]
+)
 
 
 # The partial alias index's condition, as Django writes it; raw queries repeat it to use the index.
@@ -65,14 +69,14 @@ class Entity(models.Model):
 class EntityMention(models.Model):
     """One place a chunk names an entity; start and end are character offsets into the chunk's text."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
-                              db_index=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions", db_index=False)
     memory = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="entity_mentions")
     # SET_NULL, not CASCADE: when an edit replaces a memory's chunks, its old mentions stay (without a
     # chunk) until the re-extraction task replaces them, so it still knows which entities to recount.
-    chunk = models.ForeignKey("memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="entity_mentions")
+    chunk = models.ForeignKey(
+        "memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="entity_mentions"
+    )
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
     # The type this mention was recognised as; the entity's type is the majority of these.
@@ -109,8 +113,9 @@ class Relationship(models.Model):
     weight = models.FloatField(default=0.0, validators=UNIT_INTERVAL)
     confidence = models.FloatField(default=0.0, validators=UNIT_INTERVAL)
     evidence_count = models.PositiveIntegerField(default=0)
-    context_chunk = models.ForeignKey("memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL,
-                                      related_name="+")
+    context_chunk = models.ForeignKey(
+        "memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     evidence = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen = models.DateTimeField()
@@ -122,8 +127,9 @@ class Relationship(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["source", "target", "relation_type"], name="relationship_edge_unique"),
             models.CheckConstraint(condition=~models.Q(source=models.F("target")), name="relationship_no_loop"),
-            models.CheckConstraint(condition=models.Q(relation_type__in=RelationType.values),
-                                   name="relationship_type_valid"),
+            models.CheckConstraint(
+                condition=models.Q(relation_type__in=RelationType.values), name="relationship_type_valid"
+            ),
         ]
         indexes = [
             models.Index(fields=["owner", "-weight"], name="relationship_owner_weight"),
@@ -137,12 +143,12 @@ class RelationshipEvidence(models.Model):
     """One sentence of one chunk that evidences a relationship. Deleting the chunk deletes it, and a
     relationship left without evidence is deleted too."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
-                              db_index=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     relationship = models.ForeignKey(Relationship, on_delete=models.CASCADE, related_name="evidence_rows")
     memory = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="+")
-    chunk = models.ForeignKey("memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="+")
+    chunk = models.ForeignKey(
+        "memories.MemoryChunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     confidence = models.FloatField(validators=UNIT_INTERVAL)
     sentence = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
@@ -153,6 +159,9 @@ class RelationshipEvidence(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["relationship", "chunk"], name="relationshipevidence_chunk_unique"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.relationship_id} in memory {self.memory_id}"
 
 
 class MemoryLink(models.Model):
@@ -202,8 +211,11 @@ class MemoryLink(models.Model):
         "shared tag project-phoenix", "close in meaning (0.71)"."""
         shared = [item for item in self.evidence.split("|") if item]
         if self.reason == self.Reason.SEMANTIC or not shared:
-            return f"close in meaning ({self.score:.2f})" if self.reason == self.Reason.SEMANTIC else \
-                self.get_reason_display().lower()
+            return (
+                f"close in meaning ({self.score:.2f})"
+                if self.reason == self.Reason.SEMANTIC
+                else self.get_reason_display().lower()
+            )
         listed = shared[0] if len(shared) == 1 else ", ".join(shared[:-1]) + " and " + shared[-1]
         if self.reason == self.Reason.SHARED_TAGS:
             return f"shared tag{'s' if len(shared) > 1 else ''} {listed}"
@@ -214,8 +226,9 @@ class MemoryExtraction(models.Model):
     """Which content a memory's graph reflects: the content hash its entities were extracted from.
     A memory whose hash differs (or that has no row) is due for extraction."""
 
-    memory = models.OneToOneField("memories.Memory", on_delete=models.CASCADE, primary_key=True,
-                                  related_name="graph_extraction")
+    memory = models.OneToOneField(
+        "memories.Memory", on_delete=models.CASCADE, primary_key=True, related_name="graph_extraction"
+    )
     content_hash = models.CharField(max_length=64)
     extracted_at = models.DateTimeField()
 

@@ -103,7 +103,7 @@ _KEY_PRIORITY = ("LOWER", "DEP", "TAG", "IS_SPACE")
 
 
 class _Pattern:
-    __slots__ = ("order", "index", "tokens")
+    __slots__ = ("index", "order", "tokens")
 
     def __init__(self, order: int, index: int, tokens: list[list[tuple[int, Callable]]]):
         self.order, self.index, self.tokens = order, index, tokens
@@ -169,8 +169,13 @@ class CompiledAttributeRuler:
         found: list[tuple[int, int]] = []
         by_tag, by_lower, by_dep, by_space = self._by_field
         for start, row in enumerate(rows):
-            for candidates in (by_tag.get(row[0]), by_lower.get(row[1]), by_dep.get(row[2]), by_space.get(row[3]),
-                               self._anywhere):
+            for candidates in (
+                by_tag.get(row[0]),
+                by_lower.get(row[1]),
+                by_dep.get(row[2]),
+                by_space.get(row[3]),
+                self._anywhere,
+            ):
                 if not candidates:
                     continue
                 for pattern in candidates:
@@ -209,8 +214,11 @@ def _greedy_states(component, docs: list) -> list:
 
 
 def _steppable(name: str, component) -> bool:
-    return (name in _GREEDY_COMPONENTS and hasattr(component, "transition_states")
-            and getattr(component, "cfg", {}).get("beam_width", 1) == 1)
+    return (
+        name in _GREEDY_COMPONENTS
+        and hasattr(component, "transition_states")
+        and getattr(component, "cfg", {}).get("beam_width", 1) == 1
+    )
 
 
 def pipe(texts: Iterable[str], *, nlp=None, batch_size: int = 256) -> Iterator:
@@ -221,12 +229,13 @@ def pipe(texts: Iterable[str], *, nlp=None, batch_size: int = 256) -> Iterator:
         docs = [nlp.make_doc(text) for text in batch]
         for name, component in nlp.pipeline:
             if not _steppable(name, component):
-                docs = list(component.pipe(docs, batch_size=len(docs)) if hasattr(component, "pipe")
-                            else map(component, docs))
+                docs = list(
+                    component.pipe(docs, batch_size=len(docs)) if hasattr(component, "pipe") else map(component, docs)
+                )
                 continue
             by_length = sorted(docs, key=len)
             for start in range(0, len(by_length), _GREEDY_GROUP):
-                group = by_length[start:start + _GREEDY_GROUP]
+                group = by_length[start : start + _GREEDY_GROUP]
                 component.set_annotations(group, _greedy_states(component, group))
         yield from docs
 

@@ -11,8 +11,8 @@ from pydantic import Field, field_validator
 
 from core.schemas import Id, OutSchema
 from core.text import CleanStr
-from graph.models import RelationType
 from graph import selectors
+from graph.models import RelationType
 from graph.selectors import MAX_GRAPH_NODES, GraphQueryError, entity_types_clean
 
 

@@ -69,37 +69,60 @@ def _snippet(text: str, start: int, end: int, width: int = SNIPPET_CHARS) -> dic
     """The mention with some text either side, split so a template can highlight it."""
     left = max(0, start - width // 2)
     right = min(len(text), end + width // 2)
-    return {"before": ("…" if left else "") + " ".join(text[left:start].split()) + (" " if text[left:start][-1:].isspace() else ""),
-            "match": text[start:end],
-            "after": (" " if text[end:right][:1].isspace() else "") + " ".join(text[end:right].split()) + ("…" if right < len(text) else "")}
+    return {
+        "before": ("…" if left else "")
+        + " ".join(text[left:start].split())
+        + (" " if text[left:start][-1:].isspace() else ""),
+        "match": text[start:end],
+        "after": (" " if text[end:right][:1].isspace() else "")
+        + " ".join(text[end:right].split())
+        + ("…" if right < len(text) else ""),
+    }
 
 
 def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
     """The memories that mention an entity, with the chunk (and passage) of the first mention in each."""
-    rows = (EntityMention.objects.filter(entity=entity).values("memory_id").annotate(n=Count("id"))
-            .order_by("-n", "memory_id")[:limit])
+    rows = (
+        EntityMention.objects.filter(entity=entity)
+        .values("memory_id")
+        .annotate(n=Count("id"))
+        .order_by("-n", "memory_id")[:limit]
+    )
     counts = {row["memory_id"]: row["n"] for row in rows}
     first = {}
-    for mention in (EntityMention.objects.filter(entity=entity, memory_id__in=counts)
-                    .select_related("chunk").order_by("memory_id", "chunk__position", "start")):
+    for mention in (
+        EntityMention.objects.filter(entity=entity, memory_id__in=counts)
+        .select_related("chunk")
+        .order_by("memory_id", "chunk__position", "start")
+    ):
         first.setdefault(mention.memory_id, mention)
     memories = Memory.objects.filter(pk__in=counts).defer("content").in_bulk()
     items = []
     for memory_id, n in counts.items():
         mention = first.get(memory_id)
         chunk = mention.chunk if mention else None
-        items.append({"memory": memories[memory_id], "mentions": n, "chunk": chunk,
-                      "snippet": _snippet(chunk.text, mention.start, mention.end) if chunk else None})
+        items.append(
+            {
+                "memory": memories[memory_id],
+                "mentions": n,
+                "chunk": chunk,
+                "snippet": _snippet(chunk.text, mention.start, mention.end) if chunk else None,
+            }
+        )
     return items
 
 
 def entity_relationships(*, entity: Entity, limit: int = 50) -> list[Relationship]:
-    return list(Relationship.objects.filter(Q(source=entity) | Q(target=entity))
-                .select_related("source", "target", "context_chunk").order_by("-weight", "-confidence", "id")[:limit])
+    return list(
+        Relationship.objects.filter(Q(source=entity) | Q(target=entity))
+        .select_related("source", "target", "context_chunk")
+        .order_by("-weight", "-confidence", "id")[:limit]
+    )
 
 
-def relationship_list(*, user, entity_id: int | None = None, relation_types: Sequence[str] = (),
-                      min_weight: float = 0.0) -> QuerySet[Relationship]:
+def relationship_list(
+    *, user, entity_id: int | None = None, relation_types: Sequence[str] = (), min_weight: float = 0.0
+) -> QuerySet[Relationship]:
     qs = Relationship.objects.for_user(user).select_related("source", "target", "context_chunk")
     if entity_id is not None:
         entity = entity_get(user=user, entity_id=entity_id)
@@ -113,8 +136,12 @@ def relationship_list(*, user, entity_id: int | None = None, relation_types: Seq
 
 def memory_entities(*, memory: Memory, limit: int = 40) -> list[dict]:
     """The entities a memory mentions, most mentioned first."""
-    rows = (EntityMention.objects.filter(memory=memory).values("entity_id").annotate(n=Count("id"))
-            .order_by("-n", "entity_id")[:limit])
+    rows = (
+        EntityMention.objects.filter(memory=memory)
+        .values("entity_id")
+        .annotate(n=Count("id"))
+        .order_by("-n", "entity_id")[:limit]
+    )
     counts = {row["entity_id"]: row["n"] for row in rows}
     entities = Entity.objects.in_bulk(list(counts))
     return [{"entity": entities[pk], "mentions": n} for pk, n in counts.items() if pk in entities]
@@ -122,8 +149,11 @@ def memory_entities(*, memory: Memory, limit: int = 40) -> list[dict]:
 
 def memory_links(*, memory: Memory, limit: int = 20) -> list[dict]:
     """Memories linked to this one, strongest first, each with every reason it is linked for."""
-    links = (MemoryLink.objects.filter(Q(source=memory) | Q(target=memory)).select_related("source", "target")
-             .order_by("-score"))
+    links = (
+        MemoryLink.objects.filter(Q(source=memory) | Q(target=memory))
+        .select_related("source", "target")
+        .order_by("-score")
+    )
     related: dict[int, dict] = {}
     for link in links:
         other = link.target if link.source_id == memory.pk else link.source
@@ -170,9 +200,18 @@ def graph_view(*, user, query: GraphQuery) -> dict:
 
 
 def _entity_node(entity: Entity) -> dict:
-    return {"id": f"e{entity.pk}", "kind": "entity", "label": entity.name, "type": entity.type,
-            "salience": round(entity.salience, 4), "mentionCount": entity.mention_count, "entityId": entity.pk,
-            "memoryId": None, "tags": None, "parent": None}
+    return {
+        "id": f"e{entity.pk}",
+        "kind": "entity",
+        "label": entity.name,
+        "type": entity.type,
+        "salience": round(entity.salience, 4),
+        "mentionCount": entity.mention_count,
+        "entityId": entity.pk,
+        "memoryId": None,
+        "tags": None,
+        "parent": None,
+    }
 
 
 def _entity_graph(*, user, query: GraphQuery) -> dict:
@@ -180,8 +219,9 @@ def _entity_graph(*, user, query: GraphQuery) -> dict:
     if query.types:
         qs = qs.filter(type__in=list(query.types))
     if query.tag:
-        qs = qs.filter(pk__in=EntityMention.objects.filter(owner=user, memory__tags__contains=[query.tag])
-                       .values("entity_id"))
+        qs = qs.filter(
+            pk__in=EntityMention.objects.filter(owner=user, memory__tags__contains=[query.tag]).values("entity_id")
+        )
     if query.memory_id is not None:
         memory = get_object_or_404(Memory.objects.for_user(user), pk=query.memory_id)
         qs = qs.filter(pk__in=EntityMention.objects.filter(memory=memory).values("entity_id"))
@@ -192,19 +232,33 @@ def _entity_graph(*, user, query: GraphQuery) -> dict:
         neighbours = {pk for pair in edges.values_list("source_id", "target_id") for pk in pair}
         qs = qs.filter(pk__in=neighbours | {centre.pk})
     total = qs.count()
-    entities = list(qs.order_by("-salience", "id")[:query.limit])
+    entities = list(qs.order_by("-salience", "id")[: query.limit])
     if centre is not None and centre.pk not in {e.pk for e in entities}:
-        entities = [centre, *entities[:query.limit - 1]]
+        entities = [centre, *entities[: query.limit - 1]]
     ids = [e.pk for e in entities]
-    edges = (Relationship.objects.filter(owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight)
-             .order_by("-weight", "id")[:query.limit * 4])
+    edges = Relationship.objects.filter(
+        owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight
+    ).order_by("-weight", "id")[: query.limit * 4]
     return {
-        "view": "entities", "total": total, "limit": query.limit, "truncated": total > len(entities),
+        "view": "entities",
+        "total": total,
+        "limit": query.limit,
+        "truncated": total > len(entities),
         "centre": f"e{centre.pk}" if centre else None,
         "nodes": [_entity_node(e) for e in entities],
-        "edges": [{"id": f"r{edge.pk}", "source": f"e{edge.source_id}", "target": f"e{edge.target_id}",
-                   "kind": "relationship", "relationType": edge.relation_type, "reason": None,
-                   "weight": round(edge.weight, 4), "confidence": round(edge.confidence, 4)} for edge in edges],
+        "edges": [
+            {
+                "id": f"r{edge.pk}",
+                "source": f"e{edge.source_id}",
+                "target": f"e{edge.target_id}",
+                "kind": "relationship",
+                "relationType": edge.relation_type,
+                "reason": None,
+                "weight": round(edge.weight, 4),
+                "confidence": round(edge.confidence, 4),
+            }
+            for edge in edges
+        ],
     }
 
 
@@ -216,37 +270,77 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
     if query.memory_id is not None:
         centre = get_object_or_404(Memory.objects.for_user(user), pk=query.memory_id)
         linked = MemoryLink.objects.filter(Q(source=centre) | Q(target=centre), score__gte=query.min_weight)
-        qs = qs.filter(pk__in={pk for pair in linked.values_list("source_id", "target_id") for pk in pair} | {centre.pk})
+        qs = qs.filter(
+            pk__in={pk for pair in linked.values_list("source_id", "target_id") for pk in pair} | {centre.pk}
+        )
     if query.entity_id is not None:
         entity = entity_get(user=user, entity_id=query.entity_id)
         qs = qs.filter(pk__in=EntityMention.objects.filter(entity=entity).values("memory_id"))
     total = qs.count()
     # The most connected memories first, so a capped view still shows the structure.
     degree = Count("links_out", distinct=True) + Count("links_in", distinct=True)
-    memories = list(qs.annotate(degree=degree).order_by("-degree", "-pk")[:query.limit])
+    memories = list(qs.annotate(degree=degree).order_by("-degree", "-pk")[: query.limit])
     if centre is not None and centre.pk not in {m.pk for m in memories}:
-        memories = [centre, *memories[:query.limit - 1]]
+        memories = [centre, *memories[: query.limit - 1]]
     ids = [m.pk for m in memories]
-    links = (MemoryLink.objects.filter(owner=user, source_id__in=ids, target_id__in=ids, score__gte=query.min_weight)
-             .order_by("-score", "id")[:query.limit * 4])
+    links = MemoryLink.objects.filter(
+        owner=user, source_id__in=ids, target_id__in=ids, score__gte=query.min_weight
+    ).order_by("-score", "id")[: query.limit * 4]
     cluster_of = {m.pk: topical_tags(m)[:1] for m in memories}
     clusters = Counter(tag for tags in cluster_of.values() for tag in tags)
-    nodes = [{"id": f"t:{tag}", "kind": "tag", "label": f"#{tag}", "type": None, "salience": None,
-              "mentionCount": None, "entityId": None, "memoryId": None, "tags": None, "parent": None}
-             for tag, n in clusters.items() if n > 1]
+    nodes = [
+        {
+            "id": f"t:{tag}",
+            "kind": "tag",
+            "label": f"#{tag}",
+            "type": None,
+            "salience": None,
+            "mentionCount": None,
+            "entityId": None,
+            "memoryId": None,
+            "tags": None,
+            "parent": None,
+        }
+        for tag, n in clusters.items()
+        if n > 1
+    ]
     grouped = {node["id"] for node in nodes}
     for m in memories:
         parent = next((f"t:{tag}" for tag in cluster_of[m.pk] if f"t:{tag}" in grouped), None)
-        nodes.append({"id": f"m{m.pk}", "kind": "memory", "label": m.title[:80], "type": m.tier, "salience": None,
-                      "mentionCount": None, "entityId": None, "memoryId": m.pk, "tags": list(m.tags),
-                      "parent": parent})
+        nodes.append(
+            {
+                "id": f"m{m.pk}",
+                "kind": "memory",
+                "label": m.title[:80],
+                "type": m.tier,
+                "salience": None,
+                "mentionCount": None,
+                "entityId": None,
+                "memoryId": m.pk,
+                "tags": list(m.tags),
+                "parent": parent,
+            }
+        )
     return {
-        "view": "memories", "total": total, "limit": query.limit, "truncated": total > len(memories),
+        "view": "memories",
+        "total": total,
+        "limit": query.limit,
+        "truncated": total > len(memories),
         "centre": f"m{centre.pk}" if centre else None,
         "nodes": nodes,
-        "edges": [{"id": f"l{link.pk}", "source": f"m{link.source_id}", "target": f"m{link.target_id}",
-                   "kind": "link", "relationType": None, "reason": link.reason,
-                   "weight": round(link.score, 4), "confidence": round(link.confidence, 4)} for link in links],
+        "edges": [
+            {
+                "id": f"l{link.pk}",
+                "source": f"m{link.source_id}",
+                "target": f"m{link.target_id}",
+                "kind": "link",
+                "relationType": None,
+                "reason": link.reason,
+                "weight": round(link.score, 4),
+                "confidence": round(link.confidence, 4),
+            }
+            for link in links
+        ],
     }
 
 
@@ -255,7 +349,6 @@ def topical_tags(memory: Memory) -> list[str]:
     type or provider, the structural auto tags) is left out unless the user tagged it so."""
     structural = {item["tag"] for item in structural_auto_tags(source=memory.source, metadata=memory.metadata or {})}
     return [tag for tag in memory.tags if tag not in structural or tag in memory.manual_tags]
-
 
 
 def memory_link_counts(memory_ids: Sequence[int], recent_since) -> dict[int, tuple[int, int]]:

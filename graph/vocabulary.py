@@ -9,29 +9,60 @@ from __future__ import annotations
 PERSON, ORGANIZATION, LOCATION, CONCEPT = "person", "organization", "location", "concept"
 TECHNOLOGY, PRODUCT, EVENT, WORK, GROUP = "technology", "product", "event", "work", "group"
 ENTITY_TYPE_LABELS = {
-    PERSON: "Person", ORGANIZATION: "Organization", LOCATION: "Location", CONCEPT: "Concept",
-    TECHNOLOGY: "Technology", PRODUCT: "Product", EVENT: "Event", WORK: "Work (titles, laws)",
+    PERSON: "Person",
+    ORGANIZATION: "Organization",
+    LOCATION: "Location",
+    CONCEPT: "Concept",
+    TECHNOLOGY: "Technology",
+    PRODUCT: "Product",
+    EVENT: "Event",
+    WORK: "Work (titles, laws)",
     GROUP: "Group (nationalities, religious or political groups)",
 }
 ENTITY_TYPES = tuple(ENTITY_TYPE_LABELS)
 LABEL_TYPES = {
-    "PERSON": PERSON, "ORG": ORGANIZATION, "GPE": LOCATION, "LOC": LOCATION, "FAC": LOCATION,
-    "PRODUCT": PRODUCT, "EVENT": EVENT, "WORK_OF_ART": WORK, "LAW": WORK, "LANGUAGE": CONCEPT,
-    "NORP": GROUP, "TECHNOLOGY": TECHNOLOGY,
+    "PERSON": PERSON,
+    "ORG": ORGANIZATION,
+    "GPE": LOCATION,
+    "LOC": LOCATION,
+    "FAC": LOCATION,
+    "PRODUCT": PRODUCT,
+    "EVENT": EVENT,
+    "WORK_OF_ART": WORK,
+    "LAW": WORK,
+    "LANGUAGE": CONCEPT,
+    "NORP": GROUP,
+    "TECHNOLOGY": TECHNOLOGY,
 }
 # When one name is typed differently in different sentences, the most specific kind wins ties.
-TYPE_PRIORITY = {PERSON: 9, ORGANIZATION: 8, LOCATION: 8, TECHNOLOGY: 7, PRODUCT: 6, EVENT: 5, WORK: 4,
-                 GROUP: 3, CONCEPT: 1}
+TYPE_PRIORITY = {
+    PERSON: 9,
+    ORGANIZATION: 8,
+    LOCATION: 8,
+    TECHNOLOGY: 7,
+    PRODUCT: 6,
+    EVENT: 5,
+    WORK: 4,
+    GROUP: 3,
+    CONCEPT: 1,
+}
 
 WORKS_WITH, PART_OF, LOCATED_IN, USES = "works_with", "part_of", "located_in", "uses"
 CREATED, MEMBER_OF, LEADS, RELATED_TO = "created", "member_of", "leads", "related_to"
 RELATION_LABELS = {
-    WORKS_WITH: "works with", PART_OF: "part of", LOCATED_IN: "located in", USES: "uses", CREATED: "created",
-    MEMBER_OF: "member of", LEADS: "leads", RELATED_TO: "related to",
+    WORKS_WITH: "works with",
+    PART_OF: "part of",
+    LOCATED_IN: "located in",
+    USES: "uses",
+    CREATED: "created",
+    MEMBER_OF: "member of",
+    LEADS: "leads",
+    RELATED_TO: "related to",
 }
 SYMMETRIC_RELATIONS = {WORKS_WITH, RELATED_TO}
 
-GENERIC_NOUNS = frozenset("""
+GENERIC_NOUNS = frozenset(
+    """
 thing things stuff time times way ways lot lots kind kinds sort sorts type types part parts number numbers
 people person persons one ones something anything everything nothing someone anyone everyone year years day
 days week weeks month months today tomorrow yesterday moment point points case cases fact facts place places
@@ -39,13 +70,16 @@ example examples end beginning result results use uses problem problems issue is
 questions bit bits area areas side sides level levels form forms group groups set sets line lines item items
 order rest use value values amount amounts aspect aspects matter matters reason reasons situation effect
 effects other others self itself role roles term terms course manner means instance instances total
-""".split())
-_GENERIC_MODIFIERS = frozenset("""
+""".split()
+)
+_GENERIC_MODIFIERS = frozenset(
+    """
 new old good bad big small large little high low great many much more most less least few several various
 different same other such own certain particular specific important significant major minor main key first
 second third last next previous recent current further additional potential possible overall general whole
 entire real true full best better worse worst early late long short similar available common present total
-""".split())
+""".split()
+)
 # Technical terms the statistical model does not know as such: languages, frameworks, data stores,
 # protocols and well-known algorithms. Matched case-insensitively, as whole words.
 TECH_TERMS = """
@@ -76,54 +110,121 @@ vscode vim neovim emacs intellij pycharm xcode
 """.split()
 # Terms that are also everyday English words ("react", "express", "spring"): taken as technology
 # only when written with a capital (React, Express) or inside a longer technical name.
-AMBIGUOUS_TECH_TERMS = frozenset("""
+AMBIGUOUS_TECH_TERMS = frozenset(
+    """
 go rust swift ruby spring express rails react vue angular flask spark helm argo lambda vault consul
 snowflake parcel babel jest mocha yarn poetry conda cargo maven chroma prometheus airflow
 packer pulumi whisper llama mistral storybook jenkins travis nats transformer transformers
-""".split())
+""".split()
+)
 # Other names of the same technology (lower case) -> the key they are filed under, and the name a
 # canonical key is shown with.
 TECH_ALIASES = {
-    "postgres": "postgresql", "psql": "postgresql", "pg": "postgresql", "js": "javascript", "ecmascript": "javascript",
-    "ts": "typescript", "k8s": "kubernetes", "kube": "kubernetes", "golang": "go", "py": "python",
-    "python3": "python", "nodejs": "node.js", "node": "node.js", "reactjs": "react", "react.js": "react",
-    "vuejs": "vue", "vue.js": "vue", "nextjs": "next.js", "mongo": "mongodb", "tailwindcss": "tailwind",
-    "argocd": "argo cd", "sklearn": "scikit-learn", "tf": "tensorflow", "gcp": "google cloud",
-    "google cloud platform": "google cloud", "amazon web services": "aws", "elastic": "elasticsearch",
-    "es": "elasticsearch", "llms": "llm", "large language model": "llm", "large language models": "llm",
-    "retrieval-augmented generation": "rag", "retrieval augmented generation": "rag", "chromadb": "chroma",
-    "mssql": "sql-server", "k3s": "k3s", "gpt-4": "gpt-4", "crdts": "crdt",
+    "postgres": "postgresql",
+    "psql": "postgresql",
+    "pg": "postgresql",
+    "js": "javascript",
+    "ecmascript": "javascript",
+    "ts": "typescript",
+    "k8s": "kubernetes",
+    "kube": "kubernetes",
+    "golang": "go",
+    "py": "python",
+    "python3": "python",
+    "nodejs": "node.js",
+    "node": "node.js",
+    "reactjs": "react",
+    "react.js": "react",
+    "vuejs": "vue",
+    "vue.js": "vue",
+    "nextjs": "next.js",
+    "mongo": "mongodb",
+    "tailwindcss": "tailwind",
+    "argocd": "argo cd",
+    "sklearn": "scikit-learn",
+    "tf": "tensorflow",
+    "gcp": "google cloud",
+    "google cloud platform": "google cloud",
+    "amazon web services": "aws",
+    "elastic": "elasticsearch",
+    "es": "elasticsearch",
+    "llms": "llm",
+    "large language model": "llm",
+    "large language models": "llm",
+    "retrieval-augmented generation": "rag",
+    "retrieval augmented generation": "rag",
+    "chromadb": "chroma",
+    "mssql": "sql-server",
+    "k3s": "k3s",
+    "gpt-4": "gpt-4",
+    "crdts": "crdt",
 }
 # Aliases that are only safe as a technology when the text is a technical one: written exactly so.
-CASE_SENSITIVE_ALIASES = {"node": "Node", "pg": "PG", "ts": "TS", "es": "ES", "tf": "TF", "py": "Py",
-                          "elastic": "Elastic", "kube": "Kube"}
+CASE_SENSITIVE_ALIASES = {
+    "node": "Node",
+    "pg": "PG",
+    "ts": "TS",
+    "es": "ES",
+    "tf": "TF",
+    "py": "Py",
+    "elastic": "Elastic",
+    "kube": "Kube",
+}
 CANONICAL_NAMES = {
-    "postgresql": "PostgreSQL", "javascript": "JavaScript", "typescript": "TypeScript", "kubernetes": "Kubernetes",
-    "node.js": "Node.js", "mongodb": "MongoDB", "mysql": "MySQL", "graphql": "GraphQL", "github": "GitHub",
-    "gitlab": "GitLab", "llm": "LLM", "rag": "RAG", "pgvector": "pgvector", "redis": "Redis", "python": "Python",
-    "react": "React", "go": "Go", "argo cd": "Argo CD", "aws": "AWS", "google cloud": "Google Cloud",
-    "elasticsearch": "Elasticsearch", "scikit-learn": "scikit-learn", "tensorflow": "TensorFlow", "vue": "Vue",
-    "next.js": "Next.js", "tailwind": "Tailwind", "crdt": "CRDT", "sql-server": "SQL Server",
+    "postgresql": "PostgreSQL",
+    "javascript": "JavaScript",
+    "typescript": "TypeScript",
+    "kubernetes": "Kubernetes",
+    "node.js": "Node.js",
+    "mongodb": "MongoDB",
+    "mysql": "MySQL",
+    "graphql": "GraphQL",
+    "github": "GitHub",
+    "gitlab": "GitLab",
+    "llm": "LLM",
+    "rag": "RAG",
+    "pgvector": "pgvector",
+    "redis": "Redis",
+    "python": "Python",
+    "react": "React",
+    "go": "Go",
+    "argo cd": "Argo CD",
+    "aws": "AWS",
+    "google cloud": "Google Cloud",
+    "elasticsearch": "Elasticsearch",
+    "scikit-learn": "scikit-learn",
+    "tensorflow": "TensorFlow",
+    "vue": "Vue",
+    "next.js": "Next.js",
+    "tailwind": "Tailwind",
+    "crdt": "CRDT",
+    "sql-server": "SQL Server",
 }
 # Currency codes and units: capitalised, often typed as organisations, never entities of the graph.
-NOT_ENTITIES = frozenset("""
+NOT_ENTITIES = frozenset(
+    """
 eur usd gbp jpy chf cny inr aud cad sek nok dkk pln czk huf brl mxn krw sgd hkd nzd rub try zar btc eth
 kb mb gb tb kib mib gib ms km kg mph kmh rpm cpu gpu ram ssd hdd am pm a.m p.m etc e.g i.e vs ok
 monday tuesday wednesday thursday friday saturday sunday january february march april may june july
 august september october november december mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep
 sept oct nov dec today tomorrow yesterday tonight morning evening afternoon weekend
-""".split())
+""".split()
+)
 # The last word of a name that says what kind of thing it names: "Berlin Marathon" is an event,
 # "Tokyo Station" and "Nishiki Market" are places, whatever the model guessed.
-EVENT_HEADS = frozenset("""
+EVENT_HEADS = frozenset(
+    """
 marathon half-marathon triathlon race festival conference summit championship championships cup olympics
 expo fair convention hackathon meetup workshop webinar symposium congress tournament gala ceremony
-""".split())
-PLACE_HEADS = frozenset("""
+""".split()
+)
+PLACE_HEADS = frozenset(
+    """
 street st road avenue ave lane boulevard square station airport market park temple shrine church cathedral
 museum bridge river lake mountain mount hill valley beach bay island harbour harbor castle palace tower
 gardens garden district village town city county province
-""".split())
+""".split()
+)
 # Words that introduce a person's name: "Dr. Patel", "Ms Chen".
 PERSON_TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. professor sir dame lady lord".split())
 TECH_PHRASES = """
@@ -136,10 +237,41 @@ retrieval-augmented generation|retrieval augmented generation|dynamic programmin
 hugging face|stable diffusion|gitlab ci
 """.replace("\n", "|").split("|")
 _TECH_HEADS = ["api", "apis", "sdk", "framework", "library", "protocol", "algorithm", "database", "engine"]
-_ORG_HEADS = ["team", "teams", "group", "department", "division", "committee", "council", "lab", "labs",
-              "laboratory", "institute", "university", "foundation", "association", "agency", "ministry",
-              "corp", "corp.", "corporation", "inc", "inc.", "ltd", "ltd.", "llc", "gmbh", "plc", "company",
-              "society", "board", "office", "bureau", "squad", "guild"]
+_ORG_HEADS = [
+    "team",
+    "teams",
+    "group",
+    "department",
+    "division",
+    "committee",
+    "council",
+    "lab",
+    "labs",
+    "laboratory",
+    "institute",
+    "university",
+    "foundation",
+    "association",
+    "agency",
+    "ministry",
+    "corp",
+    "corp.",
+    "corporation",
+    "inc",
+    "inc.",
+    "ltd",
+    "ltd.",
+    "llc",
+    "gmbh",
+    "plc",
+    "company",
+    "society",
+    "board",
+    "office",
+    "bureau",
+    "squad",
+    "guild",
+]
 
 
 def ruler_patterns() -> list[dict]:
@@ -154,8 +286,8 @@ def ruler_patterns() -> list[dict]:
     proper = {"POS": "PROPN"}
     upper = {"IS_UPPER": True, "IS_ALPHA": True}
     for lead in (proper, upper):
-        patterns.append({"label": "TECHNOLOGY",
-                         "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _TECH_HEADS}}]})
-        patterns.append({"label": "ORG", "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _ORG_HEADS}},
-                                                     {"ORTH": ".", "OP": "?"}]})
+        patterns.append({"label": "TECHNOLOGY", "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _TECH_HEADS}}]})
+        patterns.append(
+            {"label": "ORG", "pattern": [dict(lead, OP="+"), {"LOWER": {"IN": _ORG_HEADS}}, {"ORTH": ".", "OP": "?"}]}
+        )
     return patterns

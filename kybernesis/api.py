@@ -9,20 +9,19 @@ from ninja import NinjaAPI
 from ninja.errors import HttpError
 from ninja.parser import Parser
 
+from connectors.api import router as connectors_router
 from core.auth import BearerTokenAuth, session_auth
 from core.text import MAX_JSON_DEPTH, TextError, check_json
 from core.throttling import api_throttles
-
-from connectors.api import router as connectors_router
-from sleep.api import router as sleep_router
 from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
-from kybernesis.unavailable import UNAVAILABLE_ERRORS, unavailable_response
 from kybernesis.docs import VendoredSwagger
+from kybernesis.unavailable import UNAVAILABLE_ERRORS, unavailable_response
 from memories.api import router as memories_router
 from memories.portability_api import router as portability_router
 from memories.search import SearchError
 from memories.services import MemoryInputError
+from sleep.api import router as sleep_router
 
 
 class BodyNotJSON(ValueError):
@@ -74,24 +73,31 @@ api = NinjaAPI(
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError):
     if isinstance(exc.__cause__, BodyTooLarge):
-        return api.create_response(request, {"detail": "The request body is larger than "
-                                             f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"}, status=413)
+        return api.create_response(
+            request,
+            {"detail": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"},
+            status=413,
+        )
     if isinstance(exc.__cause__, BodyRefused):
         body = {"detail": f"The request body was refused: {exc.__cause__}"}
         if exc.__cause__.field:
             body["field"] = exc.__cause__.field
         return api.create_response(request, body, status=422)
     if isinstance(exc.__cause__, BodyNotJSON):
-        return api.create_response(request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"},
-                                   status=422)
+        return api.create_response(
+            request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"}, status=422
+        )
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
 
 
 @api.exception_handler(RequestDataTooBig)
 def body_too_large(request: HttpRequest, exc: RequestDataTooBig):
     # Raised when ninja first reads request.body, before any parser sees it.
-    return api.create_response(request, {"detail": "The request body is larger than "
-                                         f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"}, status=413)
+    return api.create_response(
+        request,
+        {"detail": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes"},
+        status=413,
+    )
 
 
 @api.exception_handler(SearchError)

@@ -45,4 +45,3 @@ def start_embedded_database() -> None:
     connection = connections["default"]
     if hasattr(connection, "ensure_server"):  # the embedded engine; DATABASE_URL needs nothing
         connection.ensure_server()
-

@@ -104,8 +104,9 @@ def _with_pool(options: dict, conn_max_age: int, pool_max: int, pool_timeout: fl
     return {**options, "pool": {"min_size": 1, "max_size": pool_max, "timeout": pool_timeout}}, 0
 
 
-def embedded_database_settings(data_dir: Path, *, conn_max_age: int = 60, pool_max: int = 0,
-                               pool_timeout: float = 10.0) -> dict:
+def embedded_database_settings(
+    data_dir: Path, *, conn_max_age: int = 60, pool_max: int = 0, pool_timeout: float = 10.0
+) -> dict:
     """A DATABASES entry for the embedded cluster under data_dir. Nothing starts here: the engine
     (kybernesis.embedded) starts or joins the server when the first connection is opened."""
     options, conn_max_age = _with_pool({}, conn_max_age, pool_max, pool_timeout)

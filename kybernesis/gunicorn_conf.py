@@ -62,11 +62,20 @@ def post_worker_init(worker) -> None:
 
     started = time.monotonic()
     embedding.embed_query("warm up")
-    worker.log.info("worker %s: embedding model (%s) ready in %.1f s", worker.pid,
-                    embedding.backend_id(), time.monotonic() - started)
+    worker.log.info(
+        "worker %s: embedding model (%s) ready in %.1f s",
+        worker.pid,
+        embedding.backend_id(),
+        time.monotonic() - started,
+    )
 
 
 def worker_abort(worker) -> None:
-    worker.log.warning("worker %s aborted (timeout); its requests in flight are answered with errors "
-                       "by the client's connection closing, their transactions roll back", worker.pid)
+    worker.log.warning(
+        "worker %s aborted (timeout); its requests in flight are answered with errors "
+        "by the client's connection closing, their transactions roll back",
+        worker.pid,
+    )
+
+
 control_socket_disable = True  # one per user by default; several servers on one machine would share it

@@ -18,8 +18,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from kybernesis.mcp_server import acting_as, server
 from core.auth import api_token_user
+from kybernesis.mcp_server import acting_as, server
 
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection"}
 
@@ -85,13 +85,17 @@ async def _answer(scope: dict, body: bytes, user) -> tuple[int, list, bytes]:
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     user = _bearer_user(request)
     if user is None:
-        return _error(401, "Authorization: Bearer <API token> is required (create one with manage.py "
-                      "create_api_token)", headers={"WWW-Authenticate": 'Bearer realm="kybernesis"'})
+        return _error(
+            401,
+            "Authorization: Bearer <API token> is required (create one with manage.py create_api_token)",
+            headers={"WWW-Authenticate": 'Bearer realm="kybernesis"'},
+        )
     if request.method != "POST":
         # Stateless: no stream for a GET to open and no session for a DELETE to end; the specification
         # has a server without them answer 405.
-        return _error(405, "this MCP endpoint is stateless: send each JSON-RPC message as a POST",
-                      headers={"Allow": "POST"})
+        return _error(
+            405, "this MCP endpoint is stateless: send each JSON-RPC message as a POST", headers={"Allow": "POST"}
+        )
     try:
         body = request.body
     except RequestDataTooBig:

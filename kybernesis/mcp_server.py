@@ -65,6 +65,7 @@ class _Caller:
     def __init__(self, user):
         self.auth = self.user = user
 
+
 _user: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_user", default=None)
 
 server = MCPServer(
@@ -137,29 +138,47 @@ async def memory_add(
     source: SourceName = "upload",
 ) -> dict[str, Any]:
     def body():
-        memory = services.memory_create(owner=_owner(), title=title, content=content, source=source,
-                                        priority=priority, metadata=metadata or {}, manual_tags=tags or [])
+        memory = services.memory_create(
+            owner=_owner(),
+            title=title,
+            content=content,
+            source=source,
+            priority=priority,
+            metadata=metadata or {},
+            manual_tags=tags or [],
+        )
         return memory_out(memory, with_content=True)
 
     return await _db(body)()
 
 
-@server.tool(description=(
-    "Hybrid search over your memories. Each result has hybridScore = 0.7·vectorScore + 0.3·metadataScore "
-    "and a snippet. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
-    "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."))
+@server.tool(
+    description=(
+        "Hybrid search over your memories. Each result has hybridScore = 0.7·vectorScore + 0.3·metadataScore "
+        "and a snippet. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
+        "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."
+    )
+)
 async def memory_search(
     query: Annotated[str, Field(description="What to look for, in words.")],
     limit: Annotated[int, Field(description="How many results, 1 to 100.")] = 10,
     filters: SearchFiltersIn | None = None,
-    group_by: Annotated[Literal["chunk", "memory"], Field(
-        description="'memory' keeps each memory's best chunk only.")] = "chunk",
-    min_score: Annotated[float | None, Field(ge=0, le=1, description=(
-        "The relevance floor on hybridScore; omitted: the server's default, 0: every candidate."))] = None,
+    group_by: Annotated[
+        Literal["chunk", "memory"], Field(description="'memory' keeps each memory's best chunk only.")
+    ] = "chunk",
+    min_score: Annotated[
+        float | None,
+        Field(
+            ge=0,
+            le=1,
+            description=("The relevance floor on hybridScore; omitted: the server's default, 0: every candidate."),
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     def body():
-        response = search.hybrid_search(_owner(), query, limit=limit, filters=search_filters(filters),
-                                        group_by=group_by, min_score=min_score)
+        response = search.hybrid_search(
+            _owner(), query, limit=limit, filters=search_filters(filters), group_by=group_by, min_score=min_score
+        )
         return search_out(response)
 
     return await _db(body)()
@@ -174,7 +193,9 @@ async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
     return await _db(body)()
 
 
-@server.tool(description="Your memories, newest first; optionally only one tier or source, or those carrying every tag given.")
+@server.tool(
+    description="Your memories, newest first; optionally only one tier or source, or those carrying every tag given."
+)
 async def memory_list(
     tier: TierName | None = None,
     tags: Annotated[list[str] | None, Field(description="A memory must carry every tag given.")] = None,
@@ -184,15 +205,18 @@ async def memory_list(
 ) -> dict[str, Any]:
     def body():
         qs = selectors.memory_list(user=_owner(), tier=tier, source=source, tags=tags or [])
-        page = list(qs[offset:offset + limit])
+        page = list(qs[offset : offset + limit])
         return {"items": [memory_out(m) for m in page], "count": qs.count(), "limit": limit, "offset": offset}
 
     return await _db(body)()
 
 
-@server.tool(description=(
-    "Change a memory: only the arguments given change. New content is re-chunked and re-embedded; "
-    "tags replaces the manual tags."))
+@server.tool(
+    description=(
+        "Change a memory: only the arguments given change. New content is re-chunked and re-embedded; "
+        "tags replaces the manual tags."
+    )
+)
 async def memory_update(
     memory_id: MemoryId,
     title: str | None = None,
@@ -202,9 +226,18 @@ async def memory_update(
     priority: Annotated[float | None, Field(description="0 to 1.")] = None,
     metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    given = {name: value for name, value in (("title", title), ("content", content), ("manual_tags", tags),
-                                              ("source", source), ("priority", priority), ("metadata", metadata))
-             if value is not None}
+    given = {
+        name: value
+        for name, value in (
+            ("title", title),
+            ("content", content),
+            ("manual_tags", tags),
+            ("source", source),
+            ("priority", priority),
+            ("metadata", metadata),
+        )
+        if value is not None
+    }
 
     def body():
         memory = _memory(_owner(), memory_id)
@@ -247,8 +280,7 @@ async def memory_tag(
 @server.tool(description="Pin a memory (it moves to hot at once and stays there) or unpin it (pinned=false).")
 async def memory_pin(memory_id: MemoryId, pinned: bool = True) -> dict[str, Any]:
     def body():
-        return memory_out(services.memory_pin(memory=_memory(_owner(), memory_id), pinned=pinned),
-                          with_content=True)
+        return memory_out(services.memory_pin(memory=_memory(_owner(), memory_id), pinned=pinned), with_content=True)
 
     return await _db(body)()
 
@@ -265,7 +297,7 @@ async def entity_search(
 ) -> dict[str, Any]:
     def body():
         qs = graph_selectors.entity_list(user=_owner(), q=query, types=graph_selectors.entity_types_clean(types))
-        page = list(qs[offset:offset + limit])
+        page = list(qs[offset : offset + limit])
         return {"items": [entity_out(e) for e in page], "count": qs.count(), "limit": limit, "offset": offset}
 
     return await _db(body)()
@@ -289,11 +321,20 @@ async def entity_neighbors(
                 raise ToolError(f"name: no entity matches {name!r}")
         else:
             raise ToolError("entity_id or name: give one of them")
-        memories = [{"memoryId": item["memory"].pk, "title": item["memory"].title, "mentions": item["mentions"],
-                     "snippet": "".join(item["snippet"].values()) if item["snippet"] else None}
-                    for item in graph_selectors.entity_memories(entity=entity)]
-        return {**entity_out(entity), "memories": memories,
-                "relationships": [relationship_out(r) for r in graph_selectors.entity_relationships(entity=entity)]}
+        memories = [
+            {
+                "memoryId": item["memory"].pk,
+                "title": item["memory"].title,
+                "mentions": item["mentions"],
+                "snippet": "".join(item["snippet"].values()) if item["snippet"] else None,
+            }
+            for item in graph_selectors.entity_memories(entity=entity)
+        ]
+        return {
+            **entity_out(entity),
+            "memories": memories,
+            "relationships": [relationship_out(r) for r in graph_selectors.entity_relationships(entity=entity)],
+        }
 
     return await _db(body)()
 
@@ -301,9 +342,12 @@ async def entity_neighbors(
 # --- Sleep ---------------------------------------------------------------------------------------
 
 
-@server.tool(description=(
-    "The sleep agent tags, links, summarises and re-tiers your memories. action='start' starts a cycle "
-    "(or returns the one already running); action='status' reports the latest run."))
+@server.tool(
+    description=(
+        "The sleep agent tags, links, summarises and re-tiers your memories. action='start' starts a cycle "
+        "(or returns the one already running); action='status' reports the latest run."
+    )
+)
 async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, Any]:
     def body():
         user = _owner()
@@ -320,8 +364,13 @@ async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, 
 # --- Resources -----------------------------------------------------------------------------------
 
 
-@server.resource("memory://{memory_id}", name="memory", title="A memory's content", mime_type="text/markdown",
-                 description="The full text of one of your memories, titled. Reading it counts as an access.")
+@server.resource(
+    "memory://{memory_id}",
+    name="memory",
+    title="A memory's content",
+    mime_type="text/markdown",
+    description="The full text of one of your memories, titled. Reading it counts as an access.",
+)
 async def memory_resource(memory_id: int) -> str:
     def body():
         try:

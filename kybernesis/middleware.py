@@ -49,8 +49,9 @@ class UploadClientNamesMiddleware:
 
     def __call__(self, request):
         def parse_file_upload(META, post_data):
-            request.upload_handlers = ImmutableList(request.upload_handlers,
-                                                    warning="Upload handlers are fixed once the upload is parsed.")
+            request.upload_handlers = ImmutableList(
+                request.upload_handlers, warning="Upload handlers are fixed once the upload is parsed."
+            )
             return _NameKeepingMultiPartParser(META, post_data, request.upload_handlers, request.encoding).parse()
 
         request.parse_file_upload = parse_file_upload

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -50,7 +51,7 @@ class Child:
     env: dict | None = field(default=None, repr=False)
 
     def start(self) -> None:
-        self.process = subprocess.Popen(self.argv, cwd=ROOT, preexec_fn=_default_sigint, env=self.env)  # noqa: PLW1509
+        self.process = subprocess.Popen(self.argv, cwd=ROOT, preexec_fn=_default_sigint, env=self.env)
         self.started_at = time.monotonic()
         self.restart_at = None
 
@@ -77,8 +78,10 @@ class Supervisor:
                 if up_s >= STABLE_AFTER_S:
                     child.backoff_s = BACKOFF_FIRST_S
                 child.restart_at = now + child.backoff_s
-                _log(f"{child.name} (pid {child.process.pid}) exited with {child.process.returncode} after "
-                     f"{up_s:.0f} s; restarting in {child.backoff_s:.0f} s")
+                _log(
+                    f"{child.name} (pid {child.process.pid}) exited with {child.process.returncode} after "
+                    f"{up_s:.0f} s; restarting in {child.backoff_s:.0f} s"
+                )
                 child.backoff_s = min(child.backoff_s * 2, BACKOFF_MAX_S)
             elif child.restart_at is not None and now >= child.restart_at:
                 child.restarts += 1
@@ -98,10 +101,8 @@ class Supervisor:
         for escalate, wait_s in ((signal.SIGINT, 3), (signal.SIGTERM, GRACE_S), (signal.SIGKILL, 5), (None, 5)):
             deadline = time.monotonic() + wait_s
             for process in processes:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
             running = [process for process in processes if process.poll() is None]
             if not running or escalate is None:
                 break
@@ -124,8 +125,14 @@ def children(*, host: str, port: str, dev: bool) -> list[Child]:
     if dev:
         web = [*manage, "runserver", f"{host}:{port}", "--noreload"]
     else:
-        web = [sys.executable, "-m", "gunicorn", "--config", "python:kybernesis.gunicorn_conf",
-               "kybernesis.wsgi:application"]
+        web = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--config",
+            "python:kybernesis.gunicorn_conf",
+            "kybernesis.wsgi:application",
+        ]
     env = {**os.environ, "HOST": host, "PORT": port}
     return [Child("worker", [*manage, "qcluster"], env=env), Child("web", web, env=env)]
 

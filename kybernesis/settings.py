@@ -131,8 +131,9 @@ DATABASES = {
         database_settings(DATABASE_URL, conn_max_age=_conn_max_age, pool_max=_pool_max, pool_timeout=_pool_timeout)
         if DATABASE_URL
         # The engine starts (or joins) the embedded server on the first connection, not here.
-        else embedded_database_settings(DATA_DIR, conn_max_age=_conn_max_age, pool_max=_pool_max,
-                                        pool_timeout=_pool_timeout)
+        else embedded_database_settings(
+            DATA_DIR, conn_max_age=_conn_max_age, pool_max=_pool_max, pool_timeout=_pool_timeout
+        )
     )
 }
 # Seconds a 503 (database busy or unreachable) asks the client to wait before retrying.
@@ -186,11 +187,14 @@ ACCOUNT_RATE_LIMITS = {
 
 # --- Cache shared by all processes: Redis when configured, else a table in the database ----------
 if env_str("KYBERNESIS_REDIS_URL"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": env_str("KYBERNESIS_REDIS_URL")}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": env_str("KYBERNESIS_REDIS_URL"),
+        }
+    }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache",
-                          "LOCATION": "kybernesis_cache"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "kybernesis_cache"}}
 
 # --- API rate limits (core.throttling): requests per account and per client address; empty turns a
 # limit off. KYBERNESIS_NUM_PROXIES: how many proxies in front append to X-Forwarded-For (0: none,
@@ -285,8 +289,9 @@ KYBERNESIS_EMBEDDING_BACKEND = env_str("KYBERNESIS_EMBEDDING_BACKEND", "onnx-int
 if KYBERNESIS_EMBEDDING_BACKEND not in ("torch", "onnx", "onnx-int8"):
     from django.core.exceptions import ImproperlyConfigured
 
-    raise ImproperlyConfigured("KYBERNESIS_EMBEDDING_BACKEND must be torch, onnx or onnx-int8; "
-                               f"got {KYBERNESIS_EMBEDDING_BACKEND!r}")
+    raise ImproperlyConfigured(
+        f"KYBERNESIS_EMBEDDING_BACKEND must be torch, onnx or onnx-int8; got {KYBERNESIS_EMBEDDING_BACKEND!r}"
+    )
 KYBERNESIS_EMBEDDING_CACHE_DIR = env_str("KYBERNESIS_EMBEDDING_CACHE_DIR", str(DATA_DIR / "models"))
 KYBERNESIS_EMBED_BATCH_SIZE = env_int("KYBERNESIS_EMBED_BATCH_SIZE", 32)
 KYBERNESIS_EMBED_THREADS = env_int("KYBERNESIS_EMBED_THREADS", 0)  # 0: one per core

@@ -54,8 +54,9 @@ def unavailable_response(request: HttpRequest, exc: BaseException) -> HttpRespon
         response = JsonResponse({"detail": f"Service busy: {reason}. Retry after {retry_after} s."}, status=503)
     else:
         page = engines["django"].from_string(_PAGE)
-        response = HttpResponse(page.render({"reason": reason, "retry_after": retry_after,
-                                             "path": request.get_full_path()}), status=503)
+        response = HttpResponse(
+            page.render({"reason": reason, "retry_after": retry_after, "path": request.get_full_path()}), status=503
+        )
     response["Retry-After"] = retry_after
     response["Cache-Control"] = "no-store"
     return response

@@ -9,8 +9,14 @@ from django.db.models import Count
 
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove, UploadJob
 from memories.services import MemoryInputError, memory_create, memory_pin, memory_update
-from memories.services.validation import (clean_content, clean_metadata, clean_priority, clean_source, clean_tags,
-                                          clean_title)
+from memories.services.validation import (
+    clean_content,
+    clean_metadata,
+    clean_priority,
+    clean_source,
+    clean_tags,
+    clean_title,
+)
 
 # The fields a person edits; everything else is derived by the services and shown read-only.
 EDITABLE = ("title", "content", "source", "priority", "metadata", "manual_tags")
@@ -25,11 +31,13 @@ class MemoryAdminForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        rules = {"content": lambda v: clean_content(v, index=None),
-                 "source": lambda v: clean_source(v, index=None),
-                 "priority": lambda v: clean_priority(v, index=None),
-                 "metadata": lambda v: clean_metadata(v, index=None),
-                 "manual_tags": lambda v: clean_tags(v or [], index=None)}
+        rules = {
+            "content": lambda v: clean_content(v, index=None),
+            "source": lambda v: clean_source(v, index=None),
+            "priority": lambda v: clean_priority(v, index=None),
+            "metadata": lambda v: clean_metadata(v, index=None),
+            "manual_tags": lambda v: clean_tags(v or [], index=None),
+        }
         for name, rule in rules.items():
             if name in data:
                 try:
@@ -62,9 +70,23 @@ class MemoryAdmin(admin.ModelAdmin):
     list_filter = ("tier", "source", "pinned", "created_at")
     search_fields = ("title", "content", "owner__email", "owner__username", "tags")
     form = MemoryAdminForm
-    readonly_fields = ("content_hash", "tags", "created_at", "updated_at", "auto_tags", "auto_tagged_at",
-                       "tier", "tier_reason", "tier_changed_at", "decay_score", "summarized_hash", "summary",
-                       "preview", "access_count", "last_accessed_at")
+    readonly_fields = (
+        "content_hash",
+        "tags",
+        "created_at",
+        "updated_at",
+        "auto_tags",
+        "auto_tagged_at",
+        "tier",
+        "tier_reason",
+        "tier_changed_at",
+        "decay_score",
+        "summarized_hash",
+        "summary",
+        "preview",
+        "access_count",
+        "last_accessed_at",
+    )
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"
     inlines = [MemoryChunkInline]
@@ -75,9 +97,11 @@ class MemoryAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         data = form.cleaned_data
         if not change:
-            created = memory_create(owner=data["owner"], **{name: data[name] for name in EDITABLE
-                                                            if name != "manual_tags"},
-                                    manual_tags=data["manual_tags"])
+            created = memory_create(
+                owner=data["owner"],
+                **{name: data[name] for name in EDITABLE if name != "manual_tags"},
+                manual_tags=data["manual_tags"],
+            )
             obj.pk = created.pk
         else:
             changed = {name: data[name] for name in EDITABLE if name in form.changed_data}

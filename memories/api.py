@@ -10,22 +10,21 @@ from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
 from memories import search, selectors, services
-from memories.tagging import split_tags
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
     ChatSessionDetailOut,
     ChatSessionListOut,
-    SearchFiltersIn,
-    SearchIn,
-    SearchOut,
-    SearchQueryIn,
     MemoryBatchIn,
     MemoryBatchOut,
     MemoryDetailOut,
     MemoryIn,
     MemoryOut,
     MemoryPatchIn,
+    SearchFiltersIn,
+    SearchIn,
+    SearchOut,
+    SearchQueryIn,
     SourceName,
     TagListOut,
     TagsIn,
@@ -33,6 +32,7 @@ from memories.schemas import (
     UploadJobOut,
     UploadResultsOut,
 )
+from memories.tagging import split_tags
 
 router = Router(tags=["memories"], by_alias=True)
 
@@ -40,8 +40,14 @@ ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
 def _input(item: MemoryIn) -> services.MemoryInput:
-    return services.MemoryInput(title=item.title, content=item.content, source=item.source,
-                                priority=item.priority, metadata=item.metadata or {}, manual_tags=item.tags or [])
+    return services.MemoryInput(
+        title=item.title,
+        content=item.content,
+        source=item.source,
+        priority=item.priority,
+        metadata=item.metadata or {},
+        manual_tags=item.tags or [],
+    )
 
 
 @router.post("/memories", response={201: MemoryOut, 200: MemoryOut, **ERRORS}, summary="Create a memory")
@@ -99,8 +105,9 @@ def add_tags(request: HttpRequest, memory_id: Id, payload: TagsIn):
     return services.memory_tags_add(memory=memory, tags=payload.tags)
 
 
-@router.delete("/memories/{memory_id}/tags/{tag}", response={200: MemoryDetailOut, **ERRORS},
-               summary="Remove a manual tag")
+@router.delete(
+    "/memories/{memory_id}/tags/{tag}", response={200: MemoryDetailOut, **ERRORS}, summary="Remove a manual tag"
+)
 def remove_tag(request: HttpRequest, memory_id: Id, tag: CleanStr):
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     return services.memory_tag_remove(memory=memory, tag=tag)
@@ -131,12 +138,12 @@ def list_tags(request: HttpRequest, query: Query[TagListQuery]):
     return {"items": selectors.tag_counts(user=request.auth, prefix=query.prefix, limit=query.limit)}
 
 
-
 # --- Uploads ---------------------------------------------------------------------------------
 
 
-@router.post("/uploads", response={200: UploadResultsOut, 202: UploadResultsOut, **ERRORS},
-             summary="Upload files as memories")
+@router.post(
+    "/uploads", response={200: UploadResultsOut, 202: UploadResultsOut, **ERRORS}, summary="Upload files as memories"
+)
 def upload_files(request: HttpRequest, files: File[list[UploadedFile]], tags: Form[list[CleanStr]] = None):
     """One result per file, in input order: created, duplicate, queued (large files, 202) or rejected."""
     results = services.upload_files(owner=request.auth, files=files, manual_tags=split_tags(tags))
@@ -159,8 +166,11 @@ def upload_status(request: HttpRequest, job_id: Id):
 @router.post("/chat/messages", response={201: ChatMessageOut, **ERRORS}, summary="Send a chat message")
 def chat_send(request: HttpRequest, payload: ChatMessageIn):
     """Stores the message as a memory and replies with the most related memories you already have."""
-    session = (selectors.chat_session_get(user=request.auth, session_id=payload.sessionId)
-               if payload.sessionId is not None else None)
+    session = (
+        selectors.chat_session_get(user=request.auth, session_id=payload.sessionId)
+        if payload.sessionId is not None
+        else None
+    )
     session, memory = services.chat_message_send(owner=request.auth, content=payload.content, session=session)
     related = selectors.memory_related(user=request.auth, memory=memory)
     return Status(201, {"session_id": session.pk, "memory": memory, "related": related})
@@ -171,11 +181,13 @@ def chat_sessions(request: HttpRequest):
     return {"items": selectors.chat_session_list(user=request.auth)}
 
 
-@router.get("/chat/sessions/{session_id}", response={200: ChatSessionDetailOut, **ERRORS},
-            summary="One chat session with its messages")
+@router.get(
+    "/chat/sessions/{session_id}",
+    response={200: ChatSessionDetailOut, **ERRORS},
+    summary="One chat session with its messages",
+)
 def chat_session(request: HttpRequest, session_id: Id):
     return selectors.chat_session_get(user=request.auth, session_id=session_id)
-
 
 
 # --- Search ----------------------------------------------------------------------------------
@@ -191,11 +203,18 @@ def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
     if data is None:
         return search.SearchFilters()
     return search.SearchFilters(
-        tags=tuple(data.tags or ()), tags_mode=data.tagsMode, sources=_as_list(data.source),
-        tiers=_as_list(data.tier) + tuple(data.tiers or ()), min_priority=data.minPriority,
-        max_priority=data.maxPriority, created_after=data.createdAfter,
-        created_before=data.createdBefore, updated_after=data.updatedAfter,
-        updated_before=data.updatedBefore, title_contains=data.titleContains, pinned=data.pinned,
+        tags=tuple(data.tags or ()),
+        tags_mode=data.tagsMode,
+        sources=_as_list(data.source),
+        tiers=_as_list(data.tier) + tuple(data.tiers or ()),
+        min_priority=data.minPriority,
+        max_priority=data.maxPriority,
+        created_after=data.createdAfter,
+        created_before=data.createdBefore,
+        updated_after=data.updatedAfter,
+        updated_before=data.updatedBefore,
+        title_contains=data.titleContains,
+        pinned=data.pinned,
     )
 
 
@@ -205,16 +224,30 @@ def search_post(request: HttpRequest, payload: SearchIn):
     chunk with groupBy=memory. Only results at or above the relevance floor are returned (minScore
     overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
     after the notes. A query of only common words or punctuation returns no results and a reason."""
-    return search.hybrid_search(request.auth, payload.query, limit=payload.limit,
-                                filters=search_filters(payload.filters), group_by=payload.groupBy,
-                                min_score=payload.minScore)
+    return search.hybrid_search(
+        request.auth,
+        payload.query,
+        limit=payload.limit,
+        filters=search_filters(payload.filters),
+        group_by=payload.groupBy,
+        min_score=payload.minScore,
+    )
 
 
 @router.get("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search (query string)")
 def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
     data = query.model_dump()
-    filters = SearchFiltersIn(tags=data.pop("tag") or None, source=data.pop("source") or None,
-                              tiers=data.pop("tier") or None,
-                              **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy", "minScore")})
-    return search.hybrid_search(request.auth, data["q"], limit=data["limit"], filters=search_filters(filters),
-                                group_by=data["groupBy"], min_score=data["minScore"])
+    filters = SearchFiltersIn(
+        tags=data.pop("tag") or None,
+        source=data.pop("source") or None,
+        tiers=data.pop("tier") or None,
+        **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy", "minScore")},
+    )
+    return search.hybrid_search(
+        request.auth,
+        data["q"],
+        limit=data["limit"],
+        filters=search_filters(filters),
+        group_by=data["groupBy"],
+        min_score=data["minScore"],
+    )

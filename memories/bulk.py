@@ -29,7 +29,7 @@ class BulkResult:
     undo: dict = field(default_factory=dict)  # JSON-serialisable: what memories_bulk_undo needs
 
 
-def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResult:
+def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResult:  # noqa: C901 - one branch per bulk action
     """Apply one action to the owner's selected memories. Ids that are not the owner's are ignored,
     as if they did not exist. Returns what changed and how to undo it."""
     if action not in ACTIONS:
@@ -71,8 +71,18 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
         return BulkResult(action, n, f"{verb} {noun}.", {"action": "unpin" if pinned else "pin", "ids": changed})
 
     # delete: keep what is needed to store them again, then delete
-    snapshot = [{"title": m.title, "content": m.content, "source": m.source, "priority": m.priority,
-                 "metadata": m.metadata, "manualTags": list(m.manual_tags), "pinned": m.pinned} for m in memories]
+    snapshot = [
+        {
+            "title": m.title,
+            "content": m.content,
+            "source": m.source,
+            "priority": m.priority,
+            "metadata": m.metadata,
+            "manualTags": list(m.manual_tags),
+            "pinned": m.pinned,
+        }
+        for m in memories
+    ]
     with transaction.atomic():
         Memory.objects.filter(pk__in=[m.pk for m in memories]).delete()
     return BulkResult(action, n, f"Deleted {noun}.", {"action": "restore", "memories": snapshot})
@@ -103,9 +113,20 @@ def memories_bulk_undo(*, owner, undo: dict) -> str:
         return f"{'Pinned' if action == 'pin' else 'Unpinned'} {n} memor{'y' if n == 1 else 'ies'} again."
     if action == "restore":
         items = undo.get("memories", [])
-        restored = memory_create_many(owner=owner, items=[
-            MemoryInput(title=item["title"], content=item["content"], source=item["source"], priority=item["priority"],
-                        metadata=item["metadata"], manual_tags=item["manualTags"]) for item in items])
+        restored = memory_create_many(
+            owner=owner,
+            items=[
+                MemoryInput(
+                    title=item["title"],
+                    content=item["content"],
+                    source=item["source"],
+                    priority=item["priority"],
+                    metadata=item["metadata"],
+                    manual_tags=item["manualTags"],
+                )
+                for item in items
+            ],
+        )
         for memory, item in zip(restored, items, strict=True):
             if item.get("pinned"):
                 memory_pin(memory=memory, pinned=True)

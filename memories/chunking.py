@@ -57,8 +57,11 @@ class _Breaks:
         for rank in sorted(self.by_rank, reverse=True):
             positions = self.by_rank[rank]
             i = bisect_left(positions, target)
-            candidates = [p for p in (positions[i - 1] if i > 0 else None, positions[i] if i < len(positions) else None)
-                          if p is not None and lo <= p <= hi]
+            candidates = [
+                p
+                for p in (positions[i - 1] if i > 0 else None, positions[i] if i < len(positions) else None)
+                if p is not None and lo <= p <= hi
+            ]
             # The neighbours of target may fall outside [lo, hi] while others inside do not.
             if not candidates:
                 j = bisect_left(positions, lo)

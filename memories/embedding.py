@@ -107,8 +107,9 @@ def get_model():
 
 
 def _torch_encode(texts: list[str], batch_size: int) -> np.ndarray:
-    return get_model().encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True,
-                              show_progress_bar=False)
+    return get_model().encode(
+        texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
 
 
 def _load_backend() -> str:
@@ -127,8 +128,12 @@ def _load_backend() -> str:
 
             try:
                 _encoder = onnx_embedding.load(
-                    Path(_model_path()), Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR), backend,
-                    threads=_threads(), reference=lambda texts: _reference(texts))
+                    Path(_model_path()),
+                    Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
+                    backend,
+                    threads=_threads(),
+                    reference=lambda texts: _reference(texts),
+                )
             except onnx_embedding.OnnxUnavailable as exc:
                 logger.warning("embedding backend %s unavailable, falling back to torch: %s", backend, exc)
                 backend = "torch"

@@ -7,33 +7,54 @@ from memories.tagging import split_tags
 
 
 class MemoryForm(forms.Form):
-    title = forms.CharField(validators=[validate_clean_text], max_length=500, required=False,
-                            widget=forms.TextInput(attrs={"placeholder": "Leave empty to use the first line"}))
-    content = forms.CharField(validators=[validate_clean_text],
-                              widget=forms.Textarea(attrs={"rows": 14, "placeholder": "Paste or write anything…"}),
-                              strip=False)
-    tags = forms.CharField(validators=[validate_clean_text],
-                           required=False, help_text="Comma-separated, e.g. 2025-planning, review-needed",
-                           widget=forms.TextInput(attrs={"placeholder": "project-x, meeting-notes"}))
-    priority = forms.FloatField(required=False, min_value=0, max_value=1,
-                                widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.5"}))
+    title = forms.CharField(
+        validators=[validate_clean_text],
+        max_length=500,
+        required=False,
+        widget=forms.TextInput(attrs={"placeholder": "Leave empty to use the first line"}),
+    )
+    content = forms.CharField(
+        validators=[validate_clean_text],
+        widget=forms.Textarea(attrs={"rows": 14, "placeholder": "Paste or write anything…"}),
+        strip=False,
+    )
+    tags = forms.CharField(
+        validators=[validate_clean_text],
+        required=False,
+        help_text="Comma-separated, e.g. 2025-planning, review-needed",
+        widget=forms.TextInput(attrs={"placeholder": "project-x, meeting-notes"}),
+    )
+    priority = forms.FloatField(
+        required=False, min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.5"})
+    )
 
     def clean_tags(self) -> list[str]:
         return split_tags([self.cleaned_data["tags"]])
 
 
 class MemoryFilterForm(forms.Form):
-    tier = forms.ChoiceField(required=False, choices=[("", "All tiers"), ("hot", "Hot"), ("warm", "Warm"),
-                                                      ("archive", "Archive")],
-                             widget=forms.Select(attrs={"aria-label": "Tier"}))
-    source = forms.ChoiceField(required=False, choices=[("", "All sources"), ("upload", "Upload"),
-                                                        ("chat", "Chat"), ("connector", "Connector")],
-                               widget=forms.Select(attrs={"aria-label": "Source"}))
+    tier = forms.ChoiceField(
+        required=False,
+        choices=[("", "All tiers"), ("hot", "Hot"), ("warm", "Warm"), ("archive", "Archive")],
+        widget=forms.Select(attrs={"aria-label": "Tier"}),
+    )
+    source = forms.ChoiceField(
+        required=False,
+        choices=[("", "All sources"), ("upload", "Upload"), ("chat", "Chat"), ("connector", "Connector")],
+        widget=forms.Select(attrs={"aria-label": "Source"}),
+    )
     tag = forms.CharField(validators=[validate_clean_text], required=False, max_length=64)
-    sort = forms.ChoiceField(required=False, choices=[("created", "Newest first"), ("updated", "Recently updated"),
-                                                      ("priority", "Highest priority"), ("title", "Title A–Z"),
-                                                      ("accessed", "Last accessed")],
-                             widget=forms.Select(attrs={"aria-label": "Sort by"}))
+    sort = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("created", "Newest first"),
+            ("updated", "Recently updated"),
+            ("priority", "Highest priority"),
+            ("title", "Title A–Z"),
+            ("accessed", "Last accessed"),
+        ],
+        widget=forms.Select(attrs={"aria-label": "Sort by"}),
+    )
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -44,38 +65,71 @@ class UploadForm(forms.Form):
     """The no-JavaScript upload form; the drop zone posts the same fields one file at a time."""
 
     files = forms.FileField(widget=MultipleFileInput(attrs={"multiple": True}), required=False)
-    tags = forms.CharField(validators=[validate_clean_text], required=False, max_length=2000,
-                           widget=forms.TextInput(attrs={"placeholder": "Tags for these files, comma-separated",
-                                                         "aria-label": "Tags for these files"}))
+    tags = forms.CharField(
+        validators=[validate_clean_text],
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(
+            attrs={"placeholder": "Tags for these files, comma-separated", "aria-label": "Tags for these files"}
+        ),
+    )
 
 
 class ChatForm(forms.Form):
-    content = forms.CharField(validators=[validate_clean_text], widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Ask or note something… (Enter sends, Shift+Enter for a new line)",
-                                                           "aria-label": "Message", "data-enter-sends": True}),
-                              strip=False, required=False)
+    content = forms.CharField(
+        validators=[validate_clean_text],
+        widget=forms.Textarea(
+            attrs={
+                "rows": 3,
+                "placeholder": "Ask or note something… (Enter sends, Shift+Enter for a new line)",
+                "aria-label": "Message",
+                "data-enter-sends": True,
+            }
+        ),
+        strip=False,
+        required=False,
+    )
     session = forms.IntegerField(required=False, widget=forms.HiddenInput)
 
 
 class SearchForm(forms.Form):
     """The search page's query and filters; the same names work in the URL, so results can be shared."""
 
-    q = forms.CharField(validators=[validate_clean_text], required=False, max_length=2000,
-                        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Search by meaning or keyword…",
-                                                      "autofocus": True, "autocomplete": "off",
-                                                      "aria-label": "Search your memories"}))
-    tag = forms.CharField(validators=[validate_clean_text], required=False, max_length=200,
-                          widget=forms.TextInput(attrs={"placeholder": "Tags, comma-separated",
-                                                        "aria-label": "Only with these tags"}))
-    source = forms.ChoiceField(required=False, choices=[("", "Any source"), ("upload", "Upload"), ("chat", "Chat"),
-                                                        ("connector", "Connector")],
-                               widget=forms.Select(attrs={"aria-label": "Source"}))
-    tier = forms.MultipleChoiceField(required=False, choices=[("hot", "Hot"), ("warm", "Warm"),
-                                                               ("archive", "Archive")],
-                                     widget=forms.CheckboxSelectMultiple)
+    q = forms.CharField(
+        validators=[validate_clean_text],
+        required=False,
+        max_length=2000,
+        widget=forms.TextInput(
+            attrs={
+                "type": "search",
+                "placeholder": "Search by meaning or keyword…",
+                "autofocus": True,
+                "autocomplete": "off",
+                "aria-label": "Search your memories",
+            }
+        ),
+    )
+    tag = forms.CharField(
+        validators=[validate_clean_text],
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"placeholder": "Tags, comma-separated", "aria-label": "Only with these tags"}),
+    )
+    source = forms.ChoiceField(
+        required=False,
+        choices=[("", "Any source"), ("upload", "Upload"), ("chat", "Chat"), ("connector", "Connector")],
+        widget=forms.Select(attrs={"aria-label": "Source"}),
+    )
+    tier = forms.MultipleChoiceField(
+        required=False,
+        choices=[("hot", "Hot"), ("warm", "Warm"), ("archive", "Archive")],
+        widget=forms.CheckboxSelectMultiple,
+    )
     created_after = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     created_before = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    min_priority = forms.FloatField(required=False, min_value=0, max_value=1,
-                                    widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0–1"}))
+    min_priority = forms.FloatField(
+        required=False, min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0–1"})
+    )
     group = forms.BooleanField(required=False, label="One result per memory")
 
     def clean(self):
@@ -89,12 +143,19 @@ class SearchForm(forms.Form):
 class MemoryEditForm(forms.Form):
     """Edit a memory's title, content and metadata on its page; saved through services.memory_update."""
 
-    title = forms.CharField(validators=[validate_clean_text], max_length=500, required=False,
-                            help_text="Leave empty to use the content's first line.")
+    title = forms.CharField(
+        validators=[validate_clean_text],
+        max_length=500,
+        required=False,
+        help_text="Leave empty to use the content's first line.",
+    )
     content = forms.CharField(validators=[validate_clean_text], widget=forms.Textarea(attrs={"rows": 16}), strip=False)
-    metadata = forms.CharField(validators=[validate_clean_text], required=False, widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false",
-                                                                            "class": "mono"}),
-                               help_text='A JSON object, e.g. {"project": "atlas"}. Leave empty for none.')
+    metadata = forms.CharField(
+        validators=[validate_clean_text],
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false", "class": "mono"}),
+        help_text='A JSON object, e.g. {"project": "atlas"}. Leave empty for none.',
+    )
 
     def clean_metadata(self) -> dict:
         import json
@@ -105,7 +166,9 @@ class MemoryEditForm(forms.Form):
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"This is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+            raise forms.ValidationError(
+                f"This is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
+            ) from None
         if not isinstance(value, dict):
-            raise forms.ValidationError("Metadata must be a JSON object, like {\"key\": \"value\"}.")
+            raise forms.ValidationError('Metadata must be a JSON object, like {"key": "value"}.')
         return value

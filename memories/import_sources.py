@@ -98,8 +98,7 @@ class _BoundedZip:
         if info.file_size > limit:
             return f"refused: {info.file_size:,} bytes uncompressed; the limit is {limit:,}"
         if info.file_size > 1024 * 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            return (f"refused: it would inflate {info.file_size // max(info.compress_size, 1):,}-fold "
-                    "(a zip bomb?)")
+            return f"refused: it would inflate {info.file_size // max(info.compress_size, 1):,}-fold (a zip bomb?)"
         return None
 
     def open_bounded(self, info: zipfile.ZipInfo, limit: int):
@@ -155,8 +154,9 @@ def check_manifest(manifest) -> dict:
         raise ImportSourceError(f"{MANIFEST} is not a Kybernesis export manifest")
     version = manifest.get("formatVersion")
     if version != FORMAT_VERSION:
-        raise ImportSourceError(f"{MANIFEST}: format version {version!r} is not supported; this Kybernesis "
-                                f"reads version {FORMAT_VERSION}")
+        raise ImportSourceError(
+            f"{MANIFEST}: format version {version!r} is not supported; this Kybernesis reads version {FORMAT_VERSION}"
+        )
     return manifest
 
 
@@ -190,6 +190,7 @@ def _jsonl_objects(data: bytes, name: str) -> list[dict]:
 
 def open_jsonl(path: Path) -> Source:
     """A bare memories.jsonl in the export format (no manifest: vectors are not reused)."""
+
     def items():
         with open(path, "rb") as handle:
             yield from _jsonl_items(handle, path.name)
@@ -215,7 +216,8 @@ def _open_export_zip(archive: _BoundedZip, by_name: dict) -> Source:
         source.chat_sessions = _jsonl_objects(archive.read(info), CHAT_SESSIONS_FILE)
     for info in archive.infos:
         if info.filename not in (MANIFEST, MEMORIES_FILE, CHAT_SESSIONS_FILE) and (
-                reason := unsafe_name(info.filename)):
+            reason := unsafe_name(info.filename)
+        ):
             source.errors.append(Item(info.filename, error=f"refused: {reason}"))
     memories = by_name.get(MEMORIES_FILE)
     if memories is None:
@@ -286,7 +288,7 @@ def markdown_item(label: str, data: bytes, modified: datetime) -> Item:
         if loaded is not None and not isinstance(loaded, dict):
             return Item(label, error="the front matter is not a YAML mapping of keys to values")
         front = loaded or {}
-        text = text[match.end():]
+        text = text[match.end() :]
     stem = PurePosixPath(label).stem
     title = front.pop("title", None)
     tags = _tags_from(front.pop("tags", None)) + _tags_from(front.pop("tag", None))
@@ -297,9 +299,15 @@ def markdown_item(label: str, data: bytes, modified: datetime) -> Item:
     links = list(dict.fromkeys(m.group(1).strip() for m in _WIKILINK.finditer(text) if m.group(1).strip()))
     if links:
         metadata["wikilinks"] = links
-    record = {"title": str(title) if title is not None else stem, "content": text, "source": "upload",
-              "metadata": metadata, "manualTags": tags, "createdAt": created.isoformat(),
-              "updatedAt": modified.isoformat()}
+    record = {
+        "title": str(title) if title is not None else stem,
+        "content": text,
+        "source": "upload",
+        "metadata": metadata,
+        "manualTags": tags,
+        "createdAt": created.isoformat(),
+        "updatedAt": modified.isoformat(),
+    }
     return Item(label, record=record)
 
 
@@ -343,8 +351,14 @@ def _open_markdown_zip(archive: _BoundedZip) -> Source:
 
 def open_folder(root: Path) -> Source:
     """A vault on disk (the command line's import): every .md below root, symlinks not followed."""
-    notes = sorted(p for p in root.rglob("*") if p.suffix.lower() in MARKDOWN_SUFFIXES and p.is_file()
-                   and not p.is_symlink() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    notes = sorted(
+        p
+        for p in root.rglob("*")
+        if p.suffix.lower() in MARKDOWN_SUFFIXES
+        and p.is_file()
+        and not p.is_symlink()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
     if not notes:
         raise ImportSourceError(f"{root} holds no Markdown (.md) notes")
 
@@ -372,8 +386,11 @@ def open_source(path: Path, name: str = "") -> Source:
         return open_jsonl(path)
     if name.lower().endswith(MARKDOWN_SUFFIXES):
         modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-        return Source(kind="markdown", items=iter([markdown_item(name, path.read_bytes()[:MAX_ENTRY_BYTES + 1],
-                                                                 modified)]), total=1)
+        return Source(
+            kind="markdown",
+            items=iter([markdown_item(name, path.read_bytes()[: MAX_ENTRY_BYTES + 1], modified)]),
+            total=1,
+        )
     archive = _BoundedZip(path)
     by_name = {info.filename: info for info in archive.infos}
     if MANIFEST in by_name:

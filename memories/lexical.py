@@ -98,13 +98,12 @@ def reindex_all() -> None:
     from memories.models import Memory
 
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; "
-                       "DELETE FROM memories_corpusstat")
+        cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
     owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
     for owner_id in owners:
         ids = list(Memory.objects.filter(owner_id=owner_id).values_list("pk", flat=True))
         for start in range(0, len(ids), 2000):
-            index_memories(owner_id=owner_id, memory_ids=ids[start:start + 2000])
+            index_memories(owner_id=owner_id, memory_ids=ids[start : start + 2000])
 
 
 def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
@@ -112,8 +111,9 @@ def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
     if not memory_ids:
         return
     with connection.cursor() as cursor:
-        cursor.execute(_INDEX_SQL, {"owner": owner_id, "memory_ids": list(memory_ids),
-                                    "default_avg": DEFAULT_AVG_LENGTH})
+        cursor.execute(
+            _INDEX_SQL, {"owner": owner_id, "memory_ids": list(memory_ids), "default_avg": DEFAULT_AVG_LENGTH}
+        )
 
 
 def unindex_memories(*, memory_ids: Sequence[int]) -> None:
@@ -127,8 +127,9 @@ def unindex_memories(*, memory_ids: Sequence[int]) -> None:
 def query_lexemes(text: str) -> list[str]:
     """The query's terms as the index knows them (stemmed, stop words dropped), in order, unique."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1]",
-                       [TS_CONFIG, text])
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) ORDER BY positions[1]", [TS_CONFIG, text]
+        )
         return [row[0] for row in cursor.fetchall()]
 
 

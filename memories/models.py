@@ -99,17 +99,17 @@ class Memory(models.Model):
     def __str__(self) -> str:
         return self.title
 
-    def sync_derived_fields(self) -> None:
-        """Recompute the fields derived from others; bulk writers call this since they skip save()."""
-        self.tags = combine_tags(self.manual_tags, self.auto_tags)
-        self.content_hash = content_hash(self.content)
-
     def save(self, *args, **kwargs):
         self.sync_derived_fields()
         update_fields = kwargs.get("update_fields")
         if update_fields is not None:
             kwargs["update_fields"] = {*update_fields, "tags", "content_hash"}
         super().save(*args, **kwargs)
+
+    def sync_derived_fields(self) -> None:
+        """Recompute the fields derived from others; bulk writers call this since they skip save()."""
+        self.tags = combine_tags(self.manual_tags, self.auto_tags)
+        self.content_hash = content_hash(self.content)
 
 
 class MemoryChunk(models.Model):
@@ -267,8 +267,12 @@ class ChunkTerm(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["chunk", "lexeme"], name="chunkterm_chunk_lexeme_unique")]
         # INCLUDE chunk_id: the best postings of a term are read straight off the index (index-only).
-        indexes = [models.Index(fields=["owner", "lexeme", "-impact"], include=["chunk"],
-                                name="chunkterm_owner_lexeme_impact")]
+        indexes = [
+            models.Index(fields=["owner", "lexeme", "-impact"], include=["chunk"], name="chunkterm_owner_lexeme_impact")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme} in chunk {self.chunk_id}"
 
 
 class TermStat(models.Model):
@@ -283,16 +287,21 @@ class TermStat(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["owner", "lexeme"], name="termstat_owner_lexeme_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.df}"
+
 
 class CorpusStat(models.Model):
     """Per-owner totals for BM25: how many chunks are indexed and their summed length in lexemes."""
 
-    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+",
-                                 primary_key=True)
+    owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", primary_key=True)
     chunk_count = models.BigIntegerField(default=0)
     total_length = models.BigIntegerField(default=0)
 
     objects = models.Manager()
+
+    def __str__(self) -> str:
+        return f"owner {self.owner_id}: {self.chunk_count} chunks"
 
 
 class ImportJob(models.Model):

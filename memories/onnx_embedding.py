@@ -124,13 +124,13 @@ class OnnxEncoder:
         # Similar lengths batched together: padding costs as much as text.
         order = np.argsort([len(row) for row in ids], kind="stable")
         for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+            rows = order[start : start + batch_size]
             width = max(len(ids[i]) for i in rows)
             input_ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros_like(input_ids)
             for r, i in enumerate(rows):
-                input_ids[r, :len(ids[i])] = ids[i]
-                mask[r, :len(ids[i])] = 1
+                input_ids[r, : len(ids[i])] = ids[i]
+                mask[r, : len(ids[i])] = 1
             feed = {"input_ids": input_ids, "attention_mask": mask}
             if "token_type_ids" in self.inputs:
                 feed["token_type_ids"] = np.zeros_like(input_ids)
@@ -151,8 +151,7 @@ def _export(model_path: Path, target: Path) -> None:
             self.inner = inner
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            hidden = self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                token_type_ids=token_type_ids)[0]
+            hidden = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)[0]
             if pooling == "cls":
                 pooled = hidden[:, 0]
             else:
@@ -168,18 +167,30 @@ def _export(model_path: Path, target: Path) -> None:
         # The tracer notes that shapes become constants: true of the sample's batch and length only,
         # which are declared dynamic below (the probes check other lengths).
         warnings.simplefilter("ignore")
-        torch.onnx.export(Pooled(transformer), (sample, sample, torch.zeros_like(sample)), str(target),
-                          input_names=names, output_names=["embedding"], opset_version=17, dynamo=False,
-                          dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names},
-                                        "embedding": {0: "batch"}})
+        torch.onnx.export(
+            Pooled(transformer),
+            (sample, sample, torch.zeros_like(sample)),
+            str(target),
+            input_names=names,
+            output_names=["embedding"],
+            opset_version=17,
+            dynamo=False,
+            dynamic_axes={**{n: {0: "batch", 1: "sequence"} for n in names}, "embedding": {0: "batch"}},
+        )
 
 
 def _fuse(source: Path, target: Path, model_path: Path) -> None:
     from onnxruntime.transformers.optimizer import optimize_model
 
     config = json.loads((model_path / "config.json").read_text())
-    optimized = optimize_model(str(source), model_type="bert", num_heads=config.get("num_attention_heads", 12),
-                               hidden_size=config.get("hidden_size", 384), opt_level=1, use_gpu=False)
+    optimized = optimize_model(
+        str(source),
+        model_type="bert",
+        num_heads=config.get("num_attention_heads", 12),
+        hidden_size=config.get("hidden_size", 384),
+        opt_level=1,
+        use_gpu=False,
+    )
     optimized.save_model_to_file(str(target))
 
 
@@ -189,8 +200,13 @@ def _quantize(source: Path, target: Path) -> None:
 
     logging.disable(logging.INFO)  # the quantiser logs every tensor on the root logger
     try:
-        quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8,
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+        quantize_dynamic(
+            str(source),
+            str(target),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
     finally:
         logging.disable(logging.NOTSET)
 
@@ -215,16 +231,27 @@ def build(model_path: Path, folder: Path, variant: str, reference) -> Path:
         if agreement < MIN_PROBE_COSINE[variant]:
             raise OnnxUnavailable(f"the {variant} build gives vectors with cosine {agreement:.4f} to torch")
         staged.replace(target)
-        manifest = {"variant": variant, "sha256": _sha256(target), "probe": probe.tolist(),
-                    "probe_cosine": agreement, "model": str(model_path), "export_version": EXPORT_VERSION}
+        manifest = {
+            "variant": variant,
+            "sha256": _sha256(target),
+            "probe": probe.tolist(),
+            "probe_cosine": agreement,
+            "model": str(model_path),
+            "export_version": EXPORT_VERSION,
+        }
         staged_manifest = folder / f"manifest-{variant}.tmp.json"
         staged_manifest.write_text(json.dumps(manifest))
         staged_manifest.replace(folder / f"manifest-{variant}.json")
     finally:
         for leftover in (exported, fused, staged, folder / "export.tmp.onnx.data"):
             leftover.unlink(missing_ok=True)
-    logger.info("built the %s embedding model in %s in %.1f s (probe cosine %.4f)", variant, folder,
-                time.monotonic() - started, agreement)
+    logger.info(
+        "built the %s embedding model in %s in %.1f s (probe cosine %.4f)",
+        variant,
+        folder,
+        time.monotonic() - started,
+        agreement,
+    )
     return target
 
 
@@ -241,12 +268,14 @@ def _verified(folder: Path, variant: str, model_path: Path, threads: int) -> Onn
         encoder = OnnxEncoder(target, model_path, threads=threads)
         agreement = float(np.min(np.sum(encoder.encode(list(PROBES)) * np.asarray(manifest["probe"]), axis=1)))
     except Exception as exc:  # noqa: BLE001 - any unreadable build is rebuilt
-        logger.warning("the %s embedding model %s cannot be used (%s: %s); rebuilding", variant, target,
-                       type(exc).__name__, exc)
+        logger.warning(
+            "the %s embedding model %s cannot be used (%s: %s); rebuilding", variant, target, type(exc).__name__, exc
+        )
         return None
     if agreement < MIN_PROBE_COSINE[variant]:
-        logger.warning("the %s embedding model %s gives wrong vectors (cosine %.4f); rebuilding", variant, target,
-                       agreement)
+        logger.warning(
+            "the %s embedding model %s gives wrong vectors (cosine %.4f); rebuilding", variant, target, agreement
+        )
         return None
     return encoder
 

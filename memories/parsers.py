@@ -29,22 +29,100 @@ MAX_ZIP_MEMBERS = 5_000
 MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024
 ANTIWORD_TIMEOUT_S = 60
 
-TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "csv", "tsv", "json", "xml", "log", "tex", "org",
-                   "adoc"}
+TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "csv", "tsv", "json", "xml", "log", "tex", "org", "adoc"}
 HTML_EXTENSIONS = {"html", "htm", "xhtml"}
 CODE_EXTENSIONS = {
-    "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "java", "go", "rs", "c", "h", "cpp", "cc", "cxx", "hpp",
-    "hh", "cs", "rb", "php", "swift", "kt", "kts", "scala", "sh", "bash", "zsh", "fish", "ps1", "sql", "yaml",
-    "yml", "toml", "ini", "cfg", "conf", "env", "css", "scss", "sass", "less", "vue", "svelte", "lua", "pl", "pm",
-    "r", "jl", "dart", "ex", "exs", "erl", "hs", "ml", "mli", "clj", "cljs", "groovy", "gradle", "m", "mm", "f90",
-    "proto", "graphql", "gql", "dockerfile", "makefile", "cmake", "bat", "vb", "fs", "elm", "nim", "zig", "v",
-    "sol", "tf", "hcl",
+    "py",
+    "pyi",
+    "js",
+    "mjs",
+    "cjs",
+    "ts",
+    "tsx",
+    "jsx",
+    "java",
+    "go",
+    "rs",
+    "c",
+    "h",
+    "cpp",
+    "cc",
+    "cxx",
+    "hpp",
+    "hh",
+    "cs",
+    "rb",
+    "php",
+    "swift",
+    "kt",
+    "kts",
+    "scala",
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "ps1",
+    "sql",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "env",
+    "css",
+    "scss",
+    "sass",
+    "less",
+    "vue",
+    "svelte",
+    "lua",
+    "pl",
+    "pm",
+    "r",
+    "jl",
+    "dart",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "mli",
+    "clj",
+    "cljs",
+    "groovy",
+    "gradle",
+    "m",
+    "mm",
+    "f90",
+    "proto",
+    "graphql",
+    "gql",
+    "dockerfile",
+    "makefile",
+    "cmake",
+    "bat",
+    "vb",
+    "fs",
+    "elm",
+    "nim",
+    "zig",
+    "v",
+    "sol",
+    "tf",
+    "hcl",
 }
 DOCUMENT_EXTENSIONS = {"pdf", "docx", "doc"}
 SUPPORTED_EXTENSIONS = TEXT_EXTENSIONS | HTML_EXTENSIONS | CODE_EXTENSIONS | DOCUMENT_EXTENSIONS
 # Files known by their whole name rather than an extension.
-KNOWN_NAMES = {"dockerfile": "dockerfile", "makefile": "makefile", "readme": "txt", "license": "txt",
-               "changelog": "txt", "procfile": "txt"}
+KNOWN_NAMES = {
+    "dockerfile": "dockerfile",
+    "makefile": "makefile",
+    "readme": "txt",
+    "license": "txt",
+    "changelog": "txt",
+    "procfile": "txt",
+}
 
 
 class ExtractionError(ValueError):
@@ -80,10 +158,13 @@ class InflateBudget:
         """The error for a file that went past its limit: the request's, when less was left of it than
         the per-file limit, else the file's own."""
         if self.left_at_file_start < per_file:
-            return DecompressionBombError(f"{what} would decompress past what is left of this upload's limit of "
-                                          f"{self.total:,} decompressed bytes; send fewer files at once")
-        return DecompressionBombError(f"{what} decompresses to more than {per_file:,} bytes, which is refused as a "
-                                      "likely zip bomb")
+            return DecompressionBombError(
+                f"{what} would decompress past what is left of this upload's limit of "
+                f"{self.total:,} decompressed bytes; send fewer files at once"
+            )
+        return DecompressionBombError(
+            f"{what} decompresses to more than {per_file:,} bytes, which is refused as a likely zip bomb"
+        )
 
 
 @dataclass
@@ -116,8 +197,9 @@ def file_extension(filename: str) -> str:
     return ext if dot and stem else ""
 
 
-def extract(filename: str, data: bytes, *, budget: InflateBudget | None = None,
-            max_inflated: int = MAX_INFLATED_BYTES) -> Extracted:
+def extract(
+    filename: str, data: bytes, *, budget: InflateBudget | None = None, max_inflated: int = MAX_INFLATED_BYTES
+) -> Extracted:
     """Extract the text of one uploaded file. Raises ExtractionError with the reason when it cannot.
 
     Decompression is charged to `budget` (a fresh one per call when not given) and limited to
@@ -127,8 +209,10 @@ def extract(filename: str, data: bytes, *, budget: InflateBudget | None = None,
     ext = file_extension(name)
     if ext not in SUPPORTED_EXTENSIONS:
         shown = f".{ext}" if ext else "files without an extension"
-        raise ExtractionError(f"{shown} is not a supported file type (supported: text, Markdown, HTML, PDF, "
-                              "Word .docx/.doc and source code)")
+        raise ExtractionError(
+            f"{shown} is not a supported file type (supported: text, Markdown, HTML, PDF, "
+            "Word .docx/.doc and source code)"
+        )
     if not data:
         raise ExtractionError("the file is empty")
 
@@ -152,16 +236,25 @@ def extract(filename: str, data: bytes, *, budget: InflateBudget | None = None,
         text = _decode(data)
     text = _normalise_newlines(text)
     if not text.strip():
-        raise ExtractionError("no extractable text" + (" (is it a scanned PDF without a text layer?)"
-                                                       if ext == "pdf" else ""))
+        raise ExtractionError(
+            "no extractable text" + (" (is it a scanned PDF without a text layer?)" if ext == "pdf" else "")
+        )
     return Extracted(filename=name, text=text, metadata=metadata)
 
 
 _FALLBACK_MIME = {
-    "md": "text/markdown", "markdown": "text/markdown", "docx":
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "doc": "application/msword",
-    "pdf": "application/pdf", "rst": "text/x-rst", "ts": "text/x-typescript", "tsx": "text/x-typescript",
-    "go": "text/x-go", "rs": "text/x-rust", "yaml": "application/yaml", "yml": "application/yaml",
+    "md": "text/markdown",
+    "markdown": "text/markdown",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "doc": "application/msword",
+    "pdf": "application/pdf",
+    "rst": "text/x-rst",
+    "ts": "text/x-typescript",
+    "tsx": "text/x-typescript",
+    "go": "text/x-go",
+    "rs": "text/x-rust",
+    "yaml": "application/yaml",
+    "yml": "application/yaml",
     "toml": "application/toml",
 }
 
@@ -178,8 +271,11 @@ def _decode(data: bytes) -> str:
     if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
         import codecs
 
-        for bom, encoding in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                              (codecs.BOM_UTF16_BE, "utf-16")):
+        for bom, encoding in (
+            (codecs.BOM_UTF8, "utf-8-sig"),
+            (codecs.BOM_UTF16_LE, "utf-16"),
+            (codecs.BOM_UTF16_BE, "utf-16"),
+        ):
             if data.startswith(bom):
                 return data.decode(encoding, errors="replace")
     sample = data[:65536]
@@ -216,23 +312,47 @@ def _pdf_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> tuple
     limit = budget.file_limit(max_inflated)
     # pypdf decompresses each stream with an output limit; it gets this file's budget, and the text
     # read so far is charged against it page by page.
-    stream_limits = {name: min(limit, MAX_PDF_STREAM_BYTES) for name in (
-        "zlib_maximum_output_length", "lzw_maximum_output_length", "run_length_maximum_output_length",
-        "brotli_maximum_output_length", "jbig2_maximum_output_length", "array_based_stream_maximum_output_length",
-        "maximum_declared_stream_length", "stream_decoding_work_maximum_length", "image_maximum_buffer_size",
-        "xmp_maximum_input_length", "xfa_decoding_work_maximum_length")}
+    stream_limits = {
+        name: min(limit, MAX_PDF_STREAM_BYTES)
+        for name in (
+            "zlib_maximum_output_length",
+            "lzw_maximum_output_length",
+            "run_length_maximum_output_length",
+            "brotli_maximum_output_length",
+            "jbig2_maximum_output_length",
+            "array_based_stream_maximum_output_length",
+            "maximum_declared_stream_length",
+            "stream_decoding_work_maximum_length",
+            "image_maximum_buffer_size",
+            "xmp_maximum_input_length",
+            "xfa_decoding_work_maximum_length",
+        )
+    }
     try:
         with apply_configuration(**stream_limits):
-            pages = _pdf_pages(PdfReader(io.BytesIO(data), strict=False), budget=budget, limit=limit,
-                               max_inflated=max_inflated)
+            pages = _pdf_pages(
+                PdfReader(io.BytesIO(data), strict=False), budget=budget, limit=limit, max_inflated=max_inflated
+            )
     except LimitReachedError as exc:
-        raise DecompressionBombError(f"a stream inside this PDF decompresses to more than "
-                                     f"{min(limit, MAX_PDF_STREAM_BYTES):,} bytes, which is refused as a likely "
-                                     "zip bomb") from exc
+        raise DecompressionBombError(
+            f"a stream inside this PDF decompresses to more than "
+            f"{min(limit, MAX_PDF_STREAM_BYTES):,} bytes, which is refused as a likely "
+            "zip bomb"
+        ) from exc
     except ExtractionError:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError,
-            RecursionError, AssertionError, ZeroDivisionError) as exc:
+    except (
+        PyPdfError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        OSError,
+        RecursionError,
+        AssertionError,
+        ZeroDivisionError,
+    ) as exc:
         raise ExtractionError(f"the PDF is damaged or truncated and cannot be read ({type(exc).__name__})") from exc
     # Page breaks become paragraph breaks, so chunks prefer to end at a page.
     return "\n\n".join(page.strip() for page in pages if page.strip()), len(pages)
@@ -259,7 +379,7 @@ def _pdf_pages(reader, *, budget: InflateBudget, limit: int, max_inflated: int) 
     return pages
 
 
-def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:
+def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:  # noqa: C901 - every budget check of bounded inflation sits in the read loop
     limit = budget.file_limit(max_inflated)
     safe = io.BytesIO()
     produced = 0
@@ -315,7 +435,7 @@ def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:
                     blocks.append("\n".join(rows))
     except ExtractionError:
         raise
-    except Exception as exc:  # noqa: BLE001 - python-docx raises many kinds on malformed XML
+    except Exception as exc:
         raise ExtractionError(f"the .docx is damaged and cannot be read ({type(exc).__name__})") from exc
     return "\n\n".join(blocks)
 
@@ -328,7 +448,7 @@ def _zip_member(data: bytes, info: zipfile.ZipInfo, *, limit: int, budget: Infla
     `limit` bytes out, and at most MAX_INFLATE_RATIO times the compressed bytes read once past
     INFLATE_RATIO_FLOOR. The sizes in the headers are not trusted for anything."""
     start = info.header_offset
-    header = data[start:start + _LOCAL_HEADER.size]
+    header = data[start : start + _LOCAL_HEADER.size]
     if len(header) < _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
         raise ExtractionError("this .docx is damaged (a file inside it has no valid header)")
     fields = _LOCAL_HEADER.unpack(header)
@@ -341,7 +461,7 @@ def _zip_member(data: bytes, info: zipfile.ZipInfo, *, limit: int, budget: Infla
         budget.charge(min(size, limit + 1))
         if size > limit:
             raise budget.refuse("this .docx", per_file)
-        return data[offset:offset + size]
+        return data[offset : offset + size]
     if method != zipfile.ZIP_DEFLATED:
         raise ExtractionError("the .docx uses a compression method other than deflate, which is not read")
     inflater = zlib.decompressobj(-zlib.MAX_WBITS)
@@ -353,7 +473,7 @@ def _zip_member(data: bytes, info: zipfile.ZipInfo, *, limit: int, budget: Infla
         if not pending:
             if position >= len(data):
                 raise ExtractionError("this .docx is damaged (a file inside it is cut short)")
-            pending = data[position:position + 65536]
+            pending = data[position : position + 65536]
             position += len(pending)
             consumed += len(pending)
         try:
@@ -367,8 +487,10 @@ def _zip_member(data: bytes, info: zipfile.ZipInfo, *, limit: int, budget: Infla
         if produced > limit:
             raise budget.refuse("this .docx", per_file)
         if produced > INFLATE_RATIO_FLOOR and produced > MAX_INFLATE_RATIO * (consumed - len(pending)):
-            raise DecompressionBombError(f"a file inside this .docx inflates more than {MAX_INFLATE_RATIO} times "
-                                         "its compressed size, which is refused as a likely zip bomb")
+            raise DecompressionBombError(
+                f"a file inside this .docx inflates more than {MAX_INFLATE_RATIO} times "
+                "its compressed size, which is refused as a likely zip bomb"
+            )
         parts.append(piece)
     return b"".join(parts)
 
@@ -381,11 +503,14 @@ def _doc_text(data: bytes) -> str:
     if not data.startswith(b"\xd0\xcf\x11\xe0"):
         raise ExtractionError("this is not a legacy Word .doc file")
     if not antiword_available():
-        raise ExtractionError("legacy Word .doc files need the 'antiword' program, which is not installed "
-                              "on this server (apt-get install antiword); save it as .docx instead")
+        raise ExtractionError(
+            "legacy Word .doc files need the 'antiword' program, which is not installed "
+            "on this server (apt-get install antiword); save it as .docx instead"
+        )
     try:
-        done = subprocess.run(["antiword", "-w", "0", "-"], input=data, capture_output=True,
-                              timeout=ANTIWORD_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            ["antiword", "-w", "0", "-"], input=data, capture_output=True, timeout=ANTIWORD_TIMEOUT_S, check=False
+        )
     except subprocess.TimeoutExpired as exc:
         raise ExtractionError("reading the .doc file took too long") from exc
     if done.returncode != 0:
@@ -396,8 +521,33 @@ def _doc_text(data: bytes) -> str:
 
 class _VisibleText(HTMLParser):
     _SKIP = {"script", "style", "noscript", "template", "head", "svg"}
-    _BLOCK = {"p", "div", "section", "article", "header", "footer", "li", "ul", "ol", "table", "tr", "br", "hr",
-              "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "main", "nav", "aside", "title"}
+    _BLOCK = {
+        "p",
+        "div",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "li",
+        "ul",
+        "ol",
+        "table",
+        "tr",
+        "br",
+        "hr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "pre",
+        "blockquote",
+        "main",
+        "nav",
+        "aside",
+        "title",
+    }
 
     def __init__(self):
         super().__init__(convert_charrefs=True)

@@ -9,18 +9,21 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import File, Query, Router, Schema, Status, UploadedFile
 from pydantic import Field
 
-from memories import selectors
-from memories.services import portability
-from memories.models import ImportJob
 from core.schemas import ErrorOut
+from memories import selectors
+from memories.models import ImportJob
+from memories.services import portability
 
 router = Router(tags=["portability"])
 ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
 class ExportQuery(Schema):
-    vectors: bool = Field(True, description="Include each chunk's embedding, so an import with the same "
-                                            "model reuses them instead of embedding again.")
+    vectors: bool = Field(
+        True,
+        description="Include each chunk's embedding, so an import with the same "
+        "model reuses them instead of embedding again.",
+    )
 
 
 class ImportErrorOut(Schema):
@@ -46,18 +49,31 @@ class ImportJobOut(Schema):
 
 
 def import_job_out(job: ImportJob) -> dict:
-    return {"id": job.pk, "filename": job.filename, "status": job.status, "total": job.total,
-            "processed": job.processed, "created": job.created, "duplicates": job.duplicates, "failed": job.failed,
-            "errors": job.errors, "error": job.error, "createdAt": job.created_at, "updatedAt": job.updated_at,
-            "finishedAt": job.finished_at, "statusUrl": f"/api/v1/import/{job.pk}"}
+    return {
+        "id": job.pk,
+        "filename": job.filename,
+        "status": job.status,
+        "total": job.total,
+        "processed": job.processed,
+        "created": job.created,
+        "duplicates": job.duplicates,
+        "failed": job.failed,
+        "errors": job.errors,
+        "error": job.error,
+        "createdAt": job.created_at,
+        "updatedAt": job.updated_at,
+        "finishedAt": job.finished_at,
+        "statusUrl": f"/api/v1/import/{job.pk}",
+    }
 
 
 @router.get("/export", response={200: None, **ERRORS}, summary="Export every memory as a zip")
 def export(request: HttpRequest, query: Query[ExportQuery]):
     """A zip, streamed as it is written: manifest.json (format version, embedding model id, counts),
     memories.jsonl (one memory a line, every field) and chat_sessions.jsonl."""
-    response = StreamingHttpResponse(portability.export_zip_stream(owner=request.auth, vectors=query.vectors),
-                                     content_type="application/zip")
+    response = StreamingHttpResponse(
+        portability.export_zip_stream(owner=request.auth, vectors=query.vectors), content_type="application/zip"
+    )
     response["Content-Disposition"] = f'attachment; filename="{portability.export_filename(request.auth)}"'
     return response
 

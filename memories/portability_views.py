@@ -7,9 +7,8 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 
 from memories import selectors
-from memories.services import portability
 from memories.models import ImportJob
-from memories.services import MemoryInputError
+from memories.services import MemoryInputError, portability
 
 
 def portability_page(request):
@@ -26,8 +25,10 @@ def portability_page(request):
                 messages.success(request, f"Importing {job.filename}: follow its progress below.")
         return redirect("memories:portability")
     jobs = list(selectors.import_job_list(user=request.user))
-    context = {"jobs": jobs, "active": any(j.status in (ImportJob.Status.PENDING, ImportJob.Status.RUNNING)
-                                           for j in jobs),
-               "max_import_mb": settings.KYBERNESIS_MAX_IMPORT_BYTES // (1024 * 1024)}
+    context = {
+        "jobs": jobs,
+        "active": any(j.status in (ImportJob.Status.PENDING, ImportJob.Status.RUNNING) for j in jobs),
+        "max_import_mb": settings.KYBERNESIS_MAX_IMPORT_BYTES // (1024 * 1024),
+    }
     template = "memories/portability.html#jobs" if request.htmx else "memories/portability.html"
     return render(request, template, context)

@@ -219,8 +219,10 @@ class ChatSessionDetailOut(ChatSessionOut):
         return list(chat_session_messages(session=session))
 
 
-MIN_SCORE_HELP = ("Relevance floor on hybridScore, 0..1. Default: the calibrated floor (KYBERNESIS_SEARCH_MIN_SCORE); "
-                  "0 returns every candidate.")
+MIN_SCORE_HELP = (
+    "Relevance floor on hybridScore, 0..1. Default: the calibrated floor (KYBERNESIS_SEARCH_MIN_SCORE); "
+    "0 returns every candidate."
+)
 
 
 class _SearchFilterFields(Schema):
@@ -267,8 +269,9 @@ class SearchIn(StrictIn):
 class SearchResultOut(OutSchema):
     memory_id: int
     chunk_id: int
-    chunk_index: int = Field(description="Position of the chunk in its memory (0-based); the page anchor is "
-                                         "#chunk-<chunkIndex>")
+    chunk_index: int = Field(
+        description="Position of the chunk in its memory (0-based); the page anchor is #chunk-<chunkIndex>"
+    )
     url: str = Field(description="The memory page at this chunk")
     kind: str = Field(description='"question" for a chat message that asks something, else ""')
     title: str
@@ -286,8 +289,9 @@ class SearchOut(OutSchema):
     results: list[SearchResultOut]
     min_score: float = Field(description="The relevance floor applied (hybridScore below it is left out)")
     weaker_count: int = Field(description="Candidates the floor left out; ask again with a lower minScore to see them")
-    reason: str | None = Field(None, description="Why nothing was searched (a query of only common words or "
-                                                 "punctuation)")
+    reason: str | None = Field(
+        None, description="Why nothing was searched (a query of only common words or punctuation)"
+    )
     took_ms: float
 
     @staticmethod

@@ -43,7 +43,8 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime, time as day_time, timedelta
+from datetime import date, datetime, timedelta
+from datetime import time as day_time
 
 import numpy as np
 from django.conf import settings
@@ -90,8 +91,9 @@ class SearchFilters:
 
     def __post_init__(self):
         for name in ("created_after", "created_before", "updated_after", "updated_before"):
-            object.__setattr__(self, name, _date_bound(getattr(self, name), name=name,
-                                                       end_of_day=name.endswith("_before")))
+            object.__setattr__(
+                self, name, _date_bound(getattr(self, name), name=name, end_of_day=name.endswith("_before"))
+            )
         if self.title_contains is not None and (problem := text_problem(self.title_contains)):
             raise SearchError(f"titleContains {problem}")
         for tag in self.tags:
@@ -127,9 +129,14 @@ class SearchFilters:
         if self.tags:
             params["f_tags"] = list(self.tags)
             memory.append("m.tags " + ("&&" if self.tags_mode == "any" else "@>") + " %(f_tags)s::varchar[]")
-        for name, column, op in (("min_priority", "m.priority", ">="), ("max_priority", "m.priority", "<="),
-                                 ("created_after", "m.created_at", ">="), ("created_before", "m.created_at", "<"),
-                                 ("updated_after", "m.updated_at", ">="), ("updated_before", "m.updated_at", "<")):
+        for name, column, op in (
+            ("min_priority", "m.priority", ">="),
+            ("max_priority", "m.priority", "<="),
+            ("created_after", "m.created_at", ">="),
+            ("created_before", "m.created_at", "<"),
+            ("updated_after", "m.updated_at", ">="),
+            ("updated_before", "m.updated_at", "<"),
+        ):
             value = getattr(self, name)
             if value is not None:
                 params[f"f_{name}"] = value
@@ -156,8 +163,10 @@ def _date_bound(value, *, name: str, end_of_day: bool) -> datetime | None:
         raise SearchError(f"{_camel(name)} must be a date or a date and time")
     day = value.date() if isinstance(value, datetime) else value
     if not MIN_FILTER_DATE <= day <= MAX_FILTER_DATE:
-        raise SearchError(f"a date must be between {MIN_FILTER_DATE.isoformat()} and {MAX_FILTER_DATE.isoformat()}; "
-                          f"got {day.isoformat()} ({_camel(name)})")
+        raise SearchError(
+            f"a date must be between {MIN_FILTER_DATE.isoformat()} and {MAX_FILTER_DATE.isoformat()}; "
+            f"got {day.isoformat()} ({_camel(name)})"
+        )
     if not isinstance(value, datetime):
         value = datetime.combine(value + timedelta(days=1) if end_of_day else value, day_time.min)
     if timezone.is_naive(value):
@@ -244,8 +253,7 @@ def default_min_score() -> float:
     return float(settings.KYBERNESIS_SEARCH_MIN_SCORE)
 
 
-def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: float,
-                  form: str | None = None) -> float:
+def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: float, form: str | None = None) -> float:
     """The lexical part of metadataScore, 0..1 (the formula is in the module docstring)."""
     form = form or LEXICAL_FORM
     if bm25 <= 0 or total_idf <= 0:
@@ -262,8 +270,16 @@ def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: f
 
 def order_results(results: list[SearchResult], *, floor: float) -> list[SearchResult]:
     """Best first; among results at or above the floor, notes before questions (each by score)."""
-    return sorted(results, key=lambda r: (r.hybrid_score < floor, r.is_question and r.hybrid_score >= floor,
-                                          -r.hybrid_score, -r.vector_score, r.chunk_id))
+    return sorted(
+        results,
+        key=lambda r: (
+            r.hybrid_score < floor,
+            r.is_question and r.hybrid_score >= floor,
+            -r.hybrid_score,
+            -r.vector_score,
+            r.chunk_id,
+        ),
+    )
 
 
 _VECTOR_LAYER_SQL = """(
@@ -306,8 +322,10 @@ CROSS JOIN LATERAL (
 """
 
 NO_WORDS = "The query has no words to search for, only punctuation or symbols."
-ONLY_COMMON_WORDS = ("The query has only common words (such as “the”, “what”, “is”), which every note contains; "
-                     "add a word that says what you are looking for.")
+ONLY_COMMON_WORDS = (
+    "The query has only common words (such as “the”, “what”, “is”), which every note contains; "
+    "add a word that says what you are looking for."
+)
 
 
 def _validate(query, limit, min_score) -> str:
@@ -319,23 +337,30 @@ def _validate(query, limit, min_score) -> str:
         raise SearchError(f"the query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise SearchError(f"limit must be a whole number from 1 to {MAX_LIMIT}")
-    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))
-                                  or not 0 <= min_score <= 1):
+    if min_score is not None and (
+        isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not 0 <= min_score <= 1
+    ):
         raise SearchError("minScore must be a number from 0 to 1")
     return query.strip()
 
 
-def search_statement(owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters,
-                     extra_candidates: int = 0) -> tuple[str, dict]:
+def search_statement(
+    owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
+) -> tuple[str, dict]:
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement)."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
     # result list is not cut short.
     k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates)
     # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
-    params = {"owner": owner_id, "query": query, "qvec": _vector_literal(qvec), "k_vec": k_vec,
-              "model": embedding.model_name(),
-              "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
-              "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit)}
+    params = {
+        "owner": owner_id,
+        "query": query,
+        "qvec": _vector_literal(qvec),
+        "k_vec": k_vec,
+        "model": embedding.model_name(),
+        "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
+        "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit),
+    }
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
@@ -345,7 +370,10 @@ def search_statement(owner_id: int, query: str, qvec, *, limit: int, filters: Se
         for layer in _vector_layers(filters.tiers)
     )
     sql = _SEARCH_SQL.format(
-        cfg=lexical.TS_CONFIG, filters=where, join_memory=join_memory, vector_layers=vector_layers,
+        cfg=lexical.TS_CONFIG,
+        filters=where,
+        join_memory=join_memory,
+        vector_layers=vector_layers,
         lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
         lex_filters=f"AND {where}" if needs_chunk else "",
     )
@@ -377,17 +405,21 @@ def hybrid_search(
     relevance_floor = default_min_score()
     floor = relevance_floor if min_score is None else float(min_score)
     if not _WORD.search(query):
-        return SearchResponse(results=[], took_ms=(time.perf_counter() - started) * 1000, query_terms=[],
-                              min_score=floor, reason=NO_WORDS)
+        return SearchResponse(
+            results=[], took_ms=(time.perf_counter() - started) * 1000, query_terms=[], min_score=floor, reason=NO_WORDS
+        )
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
-    sql, params = search_statement(user.pk, query, qvec, limit=limit, filters=filters,
-                                   extra_candidates=len(exclude_memory_ids))
+    sql, params = search_statement(
+        user.pk, query, qvec, limit=limit, filters=filters, extra_candidates=len(exclude_memory_ids)
+    )
     k_vec = params["k_vec"]
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, k_vec))}; "
-                       "SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, k_vec))}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order"
+        )
         cursor.execute(sql, params)
         rows = cursor.fetchall()
 
@@ -395,28 +427,67 @@ def hybrid_search(
     if rows and not terms:
         # Every word was a stop word: the vector side would return the nearest notes to "what is the",
         # which is every note and none.
-        return SearchResponse(results=[], took_ms=(time.perf_counter() - started) * 1000, query_terms=[],
-                              min_score=floor, reason=ONLY_COMMON_WORDS)
+        return SearchResponse(
+            results=[],
+            took_ms=(time.perf_counter() - started) * 1000,
+            query_terms=[],
+            min_score=floor,
+            reason=ONLY_COMMON_WORDS,
+        )
     excluded = set(exclude_memory_ids)
     max_bm25 = max((row[5] for row in rows if row[1] not in excluded), default=0.0) or 0.0
     pattern = _term_pattern(terms)
     scored: list[SearchResult] = []
-    for (chunk_id, memory_id, position, tier, cosine, bm25, matched_idf, total_idf, _terms, title, source,
-         priority, tags, manual_tags, kind) in rows:
+    for (
+        chunk_id,
+        memory_id,
+        position,
+        tier,
+        cosine,
+        bm25,
+        matched_idf,
+        total_idf,
+        _terms,
+        title,
+        source,
+        priority,
+        tags,
+        manual_tags,
+        kind,
+    ) in rows:
         if memory_id in excluded:
             continue
         vector_score = _clamp(cosine)
         lexical_part = lexical_score(bm25, max_bm25, matched_idf, total_idf or 0.0)
         tag_part = term_share(terms, " ".join(tags).replace("-", " "), pattern)
         metadata_score = _clamp(LEXICAL_WEIGHT * lexical_part + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
-        scored.append(SearchResult(
-            memory_id=memory_id, chunk_id=chunk_id, chunk_index=position, title=title, text="", snippet="",
-            snippet_html="", hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
-            vector_score=vector_score, metadata_score=metadata_score, tier=tier, source=source, tags=list(tags),
-            manual_tags=list(manual_tags), created_at=None, kind=kind or "",
-            parts={"lexical": lexical_part, "tags": tag_part, "priority": priority, "bm25": bm25,
-                   "idfShare": (matched_idf / total_idf) if total_idf else 0.0},
-        ))
+        scored.append(
+            SearchResult(
+                memory_id=memory_id,
+                chunk_id=chunk_id,
+                chunk_index=position,
+                title=title,
+                text="",
+                snippet="",
+                snippet_html="",
+                hybrid_score=_clamp(w_vec * vector_score + w_meta * metadata_score),
+                vector_score=vector_score,
+                metadata_score=metadata_score,
+                tier=tier,
+                source=source,
+                tags=list(tags),
+                manual_tags=list(manual_tags),
+                created_at=None,
+                kind=kind or "",
+                parts={
+                    "lexical": lexical_part,
+                    "tags": tag_part,
+                    "priority": priority,
+                    "bm25": bm25,
+                    "idfShare": (matched_idf / total_idf) if total_idf else 0.0,
+                },
+            )
+        )
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
         best: dict[int, SearchResult] = {}
@@ -426,14 +497,23 @@ def hybrid_search(
     kept = [r for r in scored if r.hybrid_score >= floor]
     results = order_results(kept, floor=relevance_floor)[:limit]
     # Chunk texts are read for the returned results only, not for every candidate.
-    details = {pk: (text, created) for pk, text, created in MemoryChunk.objects.filter(
-        pk__in=[r.chunk_id for r in results]).values_list("pk", "text", "memory__created_at")}
+    details = {
+        pk: (text, created)
+        for pk, text, created in MemoryChunk.objects.filter(pk__in=[r.chunk_id for r in results]).values_list(
+            "pk", "text", "memory__created_at"
+        )
+    }
     results = [r for r in results if r.chunk_id in details]  # a memory deleted mid-search drops out
     for result in results:
         result.text, result.created_at = details[result.chunk_id]
         result.snippet, result.snippet_html = make_snippet(result.text, terms)
-    return SearchResponse(results=results, took_ms=(time.perf_counter() - started) * 1000, query_terms=terms,
-                          min_score=floor, weaker_count=len(scored) - len(kept))
+    return SearchResponse(
+        results=results,
+        took_ms=(time.perf_counter() - started) * 1000,
+        query_terms=terms,
+        min_score=floor,
+        weaker_count=len(scored) - len(kept),
+    )
 
 
 _WORD = re.compile(r"[^\W_]")  # a letter or a digit, in any script
@@ -451,8 +531,9 @@ def _term_pattern(terms: list[str]) -> re.Pattern[str] | None:
     """Words that start with a query lexeme: english stems are prefixes of the words they come from."""
     if not terms:
         return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\w*",
-                      re.IGNORECASE)
+    return re.compile(
+        r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\w*", re.IGNORECASE
+    )
 
 
 def term_share(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> float:
@@ -489,7 +570,7 @@ def make_snippet(text: str, terms: list[str], *, width: int = 240) -> tuple[str,
     prefix, suffix = ("…" if start > 0 else ""), ("…" if end < len(text) else "")
     pieces, last = [], 0
     for m in pattern.finditer(window) if pattern else ():
-        pieces.append(html.escape(window[last:m.start()]))
+        pieces.append(html.escape(window[last : m.start()]))
         pieces.append(f"<mark>{html.escape(m.group())}</mark>")
         last = m.end()
     pieces.append(html.escape(window[last:]))

@@ -19,13 +19,15 @@ MEMORY_SORTS = {
 }
 
 
-def memory_list(*, user, tier: str | None = None, source: str | None = None,
-                tags: list[str] | None = None, sort: str | None = None) -> QuerySet[Memory]:
+def memory_list(
+    *, user, tier: str | None = None, source: str | None = None, tags: list[str] | None = None, sort: str | None = None
+) -> QuerySet[Memory]:
     """The user's memories with chunk counts, newest first unless `sort` names one of MEMORY_SORTS;
     content is deferred."""
     order = MEMORY_SORTS.get(sort or "created", MEMORY_SORTS["created"])
-    qs = (Memory.objects.for_user(user).defer("content").annotate(chunk_count=Count("chunks"))
-          .order_by(*order))  # Meta.ordering is not applied to GROUP BY queries
+    qs = (
+        Memory.objects.for_user(user).defer("content").annotate(chunk_count=Count("chunks")).order_by(*order)
+    )  # Meta.ordering is not applied to GROUP BY queries
     if tier:
         qs = qs.filter(tier=tier)
     if source:
@@ -108,16 +110,34 @@ def memory_related(*, user, memory: Memory, limit: int = 5, min_score: float | N
     """
     from memories import search
 
-    anchor = list(MemoryChunk.objects.filter(memory=memory).order_by("position").values_list("embedding", flat=True)[:1])
+    anchor = list(
+        MemoryChunk.objects.filter(memory=memory).order_by("position").values_list("embedding", flat=True)[:1]
+    )
     if not anchor or not memory.content.strip():
         return []
     owner = user if hasattr(user, "pk") else _Owner(user)
-    response = search.hybrid_search(owner, memory.content[:search.MAX_QUERY_CHARS], limit=limit, group_by="memory", query_vector=anchor[0], min_score=min_score,
-                                     exclude_memory_ids=(memory.pk,))
+    response = search.hybrid_search(
+        owner,
+        memory.content[: search.MAX_QUERY_CHARS],
+        limit=limit,
+        group_by="memory",
+        query_vector=anchor[0],
+        min_score=min_score,
+        exclude_memory_ids=(memory.pk,),
+    )
     memories = Memory.objects.in_bulk([r.memory_id for r in response.results])
-    return [{"memory": memories[r.memory_id], "snippet": _snippet(r.text), "score": r.hybrid_score,
-             "chunkIndex": r.chunk_index, "url": r.url, "kind": r.kind}
-            for r in response.results if r.memory_id in memories]
+    return [
+        {
+            "memory": memories[r.memory_id],
+            "snippet": _snippet(r.text),
+            "score": r.hybrid_score,
+            "chunkIndex": r.chunk_index,
+            "url": r.url,
+            "kind": r.kind,
+        }
+        for r in response.results
+        if r.memory_id in memories
+    ]
 
 
 class _Owner:
@@ -142,14 +162,19 @@ def chat_session_get(*, user, session_id: int) -> ChatSession:
 
 def chat_session_messages(*, session: ChatSession) -> QuerySet[Memory]:
     """The session's messages, oldest first (they are memories with source=chat)."""
-    return (Memory.objects.filter(owner_id=session.owner_id, source="chat", metadata__sessionId=session.pk)
-            .annotate(chunk_count=Count("chunks")).order_by("created_at", "id"))
+    return (
+        Memory.objects.filter(owner_id=session.owner_id, source="chat", metadata__sessionId=session.pk)
+        .annotate(chunk_count=Count("chunks"))
+        .order_by("created_at", "id")
+    )
 
 
 def chat_session_exchanges(*, session: ChatSession) -> list[dict]:
     """Each message of a session with the related memories the reply shows for it."""
-    return [{"message": message, "related": memory_related(user=session.owner_id, memory=message)}
-            for message in chat_session_messages(session=session)]
+    return [
+        {"message": message, "related": memory_related(user=session.owner_id, memory=message)}
+        for message in chat_session_messages(session=session)
+    ]
 
 
 def upload_job_get(*, user, job_id: int) -> UploadJob:

@@ -25,8 +25,12 @@ RETAG_AFTER = timedelta(days=7)
 KEYWORD_SOURCE_CHARS = 12_000
 _keyword_lock = threading.Lock()
 
-_PROVIDER_TAGS = {"google-drive": "google-drive", "google_drive": "google-drive", "gdrive": "google-drive",
-                  "notion": "notion"}
+_PROVIDER_TAGS = {
+    "google-drive": "google-drive",
+    "google_drive": "google-drive",
+    "gdrive": "google-drive",
+    "notion": "notion",
+}
 
 
 class TagError(ValueError):
@@ -50,8 +54,13 @@ def normalize_tag(raw: str) -> str:
 def filter_tags(raw_tags) -> tuple[str, ...]:
     """Tags used to filter: normalised like stored tags; blanks dropped, never an error (an odd tag
     simply matches nothing)."""
-    return tuple(dict.fromkeys(re.sub(r"\s+", "-", t.strip().lower()) for t in raw_tags or ()
-                               if t and t.strip() and text_problem(t) is None))
+    return tuple(
+        dict.fromkeys(
+            re.sub(r"\s+", "-", t.strip().lower())
+            for t in raw_tags or ()
+            if t and t.strip() and text_problem(t) is None
+        )
+    )
 
 
 def normalize_tags(raw_tags, *, limit: int) -> list[str]:
@@ -120,7 +129,8 @@ _WORD = re.compile(r"[^\W\d_](?:[\w+#.'-]*[\w+#])?")
 
 # Words that make a poor tag anywhere in it: dates and times, units and currencies, say nothing
 # about what a memory is about ("tuesday", "minutes", "eur").
-TIME_AND_UNIT_WORDS = frozenset("""
+TIME_AND_UNIT_WORDS = frozenset(
+    """
 monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
 september october november december today tomorrow yesterday tonight morning evening afternoon night
 weekend weekday week weeks day days month months year years hour hours minute minutes second seconds
@@ -128,10 +138,12 @@ time times ago daily weekly monthly yearly annual quarter eur usd gbp jpy chf kg
 percent one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
 seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million
 billion dozen once twice
-""".split())
+""".split()
+)
 # Words that are no tag on their own: generic verbs, adjectives and adverbs a keyword extractor keeps
 # because they are rare in the text, not because they say what it is about.
-GENERIC_WORDS = frozenset("""
+GENERIC_WORDS = frozenset(
+    """
 fast slow quick quickly new old good bad big small large little high low great better best worse worst
 easy hard simple full empty next last first second third early late long short main real right wrong
 true false open close closed free cheap sure able likely quiet ready heavy light strong weak whole
@@ -147,14 +159,19 @@ happen happens happened seem seems seemed become becomes became stay stays staye
 leave leaves left bring brings brought hold holds held write writes wrote read reads thing things stuff
 way ways lot lots kind sort part parts point points case cases fact place example end result results
 problem issue idea question bit area side level number numbers rest edge top bottom front back half
-""".split())
+""".split()
+)
 # Keywords of programming languages: a tag with one is a fragment of code ("def-fib", "return-n").
-CODE_WORDS = frozenset("def elif lambda self cls none null nil true false return import func fn const var let "
-                       "println printf endif elsif args kwargs init str int bool async await".split())
+CODE_WORDS = frozenset(
+    "def elif lambda self cls none null nil true false return import func fn const var let "
+    "println printf endif elsif args kwargs init str int bool async await".split()
+)
 # A run of characters that belongs to code: a call, snake_case, camelCase, a dotted or path name,
 # an operator; keywords are never taken across one ("def-golden", "fib-n").
 _CODE_TOKEN = re.compile(r"\S*(?:\w\(|_|[a-z][A-Z]|\w\.\w|::|->|=|[{}\[\];<>]|/\w)\S*")
-_CODE_LINE = re.compile(r"^(?:\s{4,}|\t)\S|^\s*(?:def|class|import|from|return|function|const|let|var|if|for|while)\b.*[:({;=]\s*$")
+_CODE_LINE = re.compile(
+    r"^(?:\s{4,}|\t)\S|^\s*(?:def|class|import|from|return|function|const|let|var|if|for|while)\b.*[:({;=]\s*$"
+)
 
 
 def prose(text: str) -> str:
@@ -303,14 +320,17 @@ def auto_tags_many(items: list[tuple[str, dict, str, str]]) -> list[list[dict] |
     from core import workers
 
     # Only the start of a text is read, so only that crosses to a worker.
-    items = [(source, metadata, content[:KEYWORD_SOURCE_CHARS], summary)
-             for source, metadata, content, summary in items]
+    items = [
+        (source, metadata, content[:KEYWORD_SOURCE_CHARS], summary) for source, metadata, content, summary in items
+    ]
     count = workers.processes()
     size = max(64, -(-len(items) // (count * 4)))  # a few batches per worker, so they finish together
-    batches = [items[i:i + size] for i in range(0, len(items), size)]
-    return [tags for part in workers.map_batches(_auto_tags_batch, batches, workers=count, min_items=200,
-                                                 prepare=_extractor)
-            for tags in part]
+    batches = [items[i : i + size] for i in range(0, len(items), size)]
+    return [
+        tags
+        for part in workers.map_batches(_auto_tags_batch, batches, workers=count, min_items=200, prepare=_extractor)
+        for tags in part
+    ]
 
 
 def _auto_tags_batch(items: list[tuple[str, dict, str, str]]) -> list[list[dict] | str]:
@@ -333,5 +353,8 @@ def retag_due_filter(now: datetime):
     """needs_retag as a queryset filter on Memory, for selecting the memories due in one query."""
     from django.db.models import F, Q
 
-    return (Q(auto_tagged_at__isnull=True) | Q(auto_tagged_at__lt=now - RETAG_AFTER)
-            | ~Q(auto_tagged_hash=F("content_hash")))
+    return (
+        Q(auto_tagged_at__isnull=True)
+        | Q(auto_tagged_at__lt=now - RETAG_AFTER)
+        | ~Q(auto_tagged_hash=F("content_hash"))
+    )

@@ -108,9 +108,11 @@ def _idle_days(facts: TierFacts, now: datetime) -> float:
 
 def decay_score(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> float:
     """Exponential decay since the last access (or creation), slowed by accesses and priority."""
-    half_life = (policy.decay_half_life_days
-                 * (1 + policy.decay_access_boost * math.log1p(max(facts.access_count, 0)))
-                 * (1 + policy.decay_priority_boost * facts.priority))
+    half_life = (
+        policy.decay_half_life_days
+        * (1 + policy.decay_access_boost * math.log1p(max(facts.access_count, 0)))
+        * (1 + policy.decay_priority_boost * facts.priority)
+    )
     return round(1.0 - 2.0 ** (-_idle_days(facts, now) / half_life), 4)
 
 
@@ -118,7 +120,7 @@ def _days(value: float) -> str:
     return f"{value:g} day{'s' if value != 1 else ''}"
 
 
-def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> TierDecision:
+def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> TierDecision:  # noqa: C901 - the spec's tier rules as one ordered table of conditions
     """The tier a memory belongs in now, with its decay and the first rule that decided it."""
     decay = decay_score(facts, now=now, policy=policy)
     idle = _idle_days(facts, now)
@@ -151,13 +153,18 @@ def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> Tie
     if facts.relationships >= policy.warm_relationships:
         return decide(WARM, f"{facts.relationships} relationships (≥ {policy.warm_relationships})")
 
-    if (idle >= policy.archive_idle_days
-            and facts.priority < policy.archive_max_priority
-            and decay >= policy.archive_min_decay
-            and facts.relationships <= policy.archive_max_relationships
-            and facts.recent_connections == 0):
-        return decide(ARCHIVE, f"not {accessed} for {_days(math.floor(idle))}, priority {facts.priority:.2f}, "
-                               f"decay {decay:.2f}, {facts.relationships} relationships")
+    if (
+        idle >= policy.archive_idle_days
+        and facts.priority < policy.archive_max_priority
+        and decay >= policy.archive_min_decay
+        and facts.relationships <= policy.archive_max_relationships
+        and facts.recent_connections == 0
+    ):
+        return decide(
+            ARCHIVE,
+            f"not {accessed} for {_days(math.floor(idle))}, priority {facts.priority:.2f}, "
+            f"decay {decay:.2f}, {facts.relationships} relationships",
+        )
 
     if facts.tier == HOT:
         return decide(WARM, "no longer meets a hot or warm rule; steps down one tier")

@@ -42,9 +42,13 @@ def home(request):
 def memory_list(request):
     filters = MemoryFilterForm(request.GET or None)
     cleaned = filters.cleaned_data if filters.is_valid() else {}
-    qs = selectors.memory_list(user=request.user, tier=cleaned.get("tier") or None,
-                               source=cleaned.get("source") or None, tags=[cleaned.get("tag") or ""],
-                               sort=cleaned.get("sort") or None)
+    qs = selectors.memory_list(
+        user=request.user,
+        tier=cleaned.get("tier") or None,
+        source=cleaned.get("source") or None,
+        tags=[cleaned.get("tag") or ""],
+        sort=cleaned.get("sort") or None,
+    )
     page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "page": page,
@@ -71,8 +75,11 @@ def memory_bulk(request):
     try:
         if request.POST.get("confirmed") != "1":
             selected = bulk.memories_bulk_preview(owner=request.user, memory_ids=ids, action=action, tag=tag)
-            return render(request, "memories/bulk_confirm.html",
-                          {"selected": selected, "action": action, "tag": tag, "next": back})
+            return render(
+                request,
+                "memories/bulk_confirm.html",
+                {"selected": selected, "action": action, "tag": tag, "next": back},
+            )
         result = bulk.memories_bulk(owner=request.user, memory_ids=ids, action=action, tag=tag)
     except services.MemoryInputError as exc:
         messages.error(request, capfirst(str(exc)) + ".")
@@ -134,26 +141,31 @@ def memory_edit(request, memory_id: int):
     """Change the title, content and metadata through the same service as the API's PATCH: changed chunks
     are re-embedded and the graph is re-extracted for new content."""
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
-    initial = {"title": memory.title, "content": memory.content,
-               "metadata": json.dumps(memory.metadata, indent=2, ensure_ascii=False) if memory.metadata else ""}
+    initial = {
+        "title": memory.title,
+        "content": memory.content,
+        "metadata": json.dumps(memory.metadata, indent=2, ensure_ascii=False) if memory.metadata else "",
+    }
     form = MemoryEditForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            memory = services.memory_update(memory=memory, title=data["title"], content=data["content"],
-                                            metadata=data["metadata"])
+            memory = services.memory_update(
+                memory=memory, title=data["title"], content=data["content"], metadata=data["metadata"]
+            )
         except services.MemoryInputError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:
             messages.success(request, f"Saved your changes to “{memory.title}”.")
             return redirect("memories:detail", memory_id=memory.pk)
-    return render(request, "memories/edit.html", {"memory": memory, "form": form},
-                  status=422 if form.errors else 200)
+    return render(request, "memories/edit.html", {"memory": memory, "form": form}, status=422 if form.errors else 200)
 
 
 def _tier_context(memory) -> dict:
-    return {"tier_history": selectors.memory_tier_history(memory=memory, limit=20),
-            "max_manual_tags": services.MAX_MANUAL_TAGS}
+    return {
+        "tier_history": selectors.memory_tier_history(memory=memory, limit=20),
+        "max_manual_tags": services.MAX_MANUAL_TAGS,
+    }
 
 
 def _back(request, memory_id: int, error: str | None = None):
@@ -173,9 +185,11 @@ def memory_pin(request, memory_id: int):
         return _back(request, memory_id)
     if request.POST.get("from") == "list":
         return render(request, "memories/list.html#row", {"memory": memory})
-    return render(request, "memories/detail.html#tier-card",
-                  {"memory": memory, "tier_message": f"{'Pinned' if memory.pinned else 'Unpinned'}.",
-                   **_tier_context(memory)})
+    return render(
+        request,
+        "memories/detail.html#tier-card",
+        {"memory": memory, "tier_message": f"{'Pinned' if memory.pinned else 'Unpinned'}.", **_tier_context(memory)},
+    )
 
 
 @require_POST
@@ -215,8 +229,13 @@ def memory_tags(request, memory_id: int):
         message = f"Removed tag {request.POST['remove']}."
     else:
         message = f"Tags now: {', '.join(memory.manual_tags) or 'none'}."
-    context = {"memory": memory, "tag_error": error, "tag_input": request.POST.get("tags", "") if error else "",
-               "tag_message": message, **_tier_context(memory)}
+    context = {
+        "memory": memory,
+        "tag_error": error,
+        "tag_input": request.POST.get("tags", "") if error else "",
+        "tag_message": message,
+        **_tier_context(memory),
+    }
     response = render(request, "memories/detail.html#tag-editor", context, status=422 if error else 200)
     if not error:
         response["HX-Trigger"] = "tier-changed"  # manual tags can move the memory between tiers
@@ -247,8 +266,13 @@ def memory_new(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            memory = services.memory_create(owner=request.user, title=data["title"], content=data["content"],
-                                            priority=data["priority"], manual_tags=data["tags"])
+            memory = services.memory_create(
+                owner=request.user,
+                title=data["title"],
+                content=data["content"],
+                priority=data["priority"],
+                manual_tags=data["tags"],
+            )
         except services.MemoryInputError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:
@@ -274,13 +298,18 @@ def upload(request):
     if request.method == "POST":
         files = request.FILES.getlist("files")
         try:
-            results = services.upload_files(owner=request.user, files=files,
-                                            manual_tags=split_tags([request.POST.get("tags", "")]))
+            results = services.upload_files(
+                owner=request.user, files=files, manual_tags=split_tags([request.POST.get("tags", "")])
+            )
         except services.MemoryInputError as exc:
             error = capfirst(str(exc))
-    context = {"form": form, "results": results, "error": error,
-               "max_files": settings.KYBERNESIS_MAX_FILES_PER_UPLOAD,
-               "max_mb": settings.KYBERNESIS_MAX_UPLOAD_BYTES // (1024 * 1024)}
+    context = {
+        "form": form,
+        "results": results,
+        "error": error,
+        "max_files": settings.KYBERNESIS_MAX_FILES_PER_UPLOAD,
+        "max_mb": settings.KYBERNESIS_MAX_UPLOAD_BYTES // (1024 * 1024),
+    }
     if request.htmx:
         return render(request, "memories/upload.html#results", context, status=422 if error else 200)
     return render(request, "memories/upload.html", context, status=422 if error else 200)
@@ -305,8 +334,9 @@ def chat(request):
     error = None
     if request.method == "POST":
         try:
-            session, _ = services.chat_message_send(owner=request.user, content=request.POST.get("content", ""),
-                                                   session=session)
+            session, _ = services.chat_message_send(
+                owner=request.user, content=request.POST.get("content", ""), session=session
+            )
         except services.MemoryInputError as exc:
             error = capfirst(str(exc))
             form = ChatForm(request.POST)
@@ -315,8 +345,13 @@ def chat(request):
                 return redirect(f"{reverse('chat')}?session={session.pk}")
             form = ChatForm(initial={"session": session.pk})
     exchanges = answers.chat_exchanges(session=session) if session is not None else []
-    context = {"session": session, "sessions": selectors.chat_session_list(user=request.user)[:50],
-               "exchanges": exchanges, "form": form, "error": error}
+    context = {
+        "session": session,
+        "sessions": selectors.chat_session_list(user=request.user)[:50],
+        "exchanges": exchanges,
+        "form": form,
+        "error": error,
+    }
     template = "memories/chat.html#layout" if request.htmx else "memories/chat.html"
     response = render(request, template, context, status=422 if error else 200)
     if request.htmx and session is not None and not error:
@@ -337,12 +372,20 @@ def search_page(request):
         try:
             filters = search.SearchFilters(
                 tags=tuple(split_tags([data["tag"]])),
-                sources=(data["source"],) if data["source"] else (), tiers=tuple(data["tier"]),
-                min_priority=data["min_priority"], created_after=data["created_after"],
-                created_before=data["created_before"])
-            response = search.hybrid_search(request.user, data["q"], limit=25, filters=filters,
-                                            group_by="memory" if data["group"] else "chunk",
-                                            min_score=0.0 if weaker else None)
+                sources=(data["source"],) if data["source"] else (),
+                tiers=tuple(data["tier"]),
+                min_priority=data["min_priority"],
+                created_after=data["created_after"],
+                created_before=data["created_before"],
+            )
+            response = search.hybrid_search(
+                request.user,
+                data["q"],
+                limit=25,
+                filters=filters,
+                group_by="memory" if data["group"] else "chunk",
+                min_score=0.0 if weaker else None,
+            )
         except search.SearchError as exc:
             error = capfirst(str(exc))
     elif form.is_bound and not form.is_valid():
@@ -351,8 +394,14 @@ def search_page(request):
     params.pop("weaker", None)
     stronger_query = params.urlencode()
     params["weaker"] = "1"
-    context = {"form": form, "response": response, "error": error, "weaker": weaker,
-               "weaker_query": params.urlencode(), "stronger_query": stronger_query,
-               "searched": bool(request.GET.get("q", "").strip())}
+    context = {
+        "form": form,
+        "response": response,
+        "error": error,
+        "weaker": weaker,
+        "weaker_query": params.urlencode(),
+        "stronger_query": stronger_query,
+        "searched": bool(request.GET.get("q", "").strip()),
+    }
     template = "memories/search.html#results" if request.htmx else "memories/search.html"
     return render(request, template, context, status=422 if error else 200)

@@ -18,12 +18,30 @@ class SleepStepRunInline(admin.TabularInline):
 
 @admin.register(SleepRun)
 class SleepRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "trigger", "owner", "status", "current_step", "started_at", "completed_at",
-                    "tasks_completed", "tasks_failed")
+    list_display = (
+        "id",
+        "trigger",
+        "owner",
+        "status",
+        "current_step",
+        "started_at",
+        "completed_at",
+        "tasks_completed",
+        "tasks_failed",
+    )
     list_filter = ("status", "trigger")
     raw_id_fields = ("owner",)
-    readonly_fields = ("requested_at", "started_at", "completed_at", "heartbeat_at", "tasks_completed", "tasks_failed",
-                       "resumed_count", "error_log", "current_step")
+    readonly_fields = (
+        "requested_at",
+        "started_at",
+        "completed_at",
+        "heartbeat_at",
+        "tasks_completed",
+        "tasks_failed",
+        "resumed_count",
+        "error_log",
+        "current_step",
+    )
     inlines = [SleepStepRunInline]
 
 

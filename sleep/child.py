@@ -10,6 +10,7 @@ it from its checkpoint.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import logging
@@ -28,10 +29,9 @@ PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    try:
+    # Not Linux (no prctl): the child may outlive a killed worker, and finishes the run itself.
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except OSError:  # not Linux: the child may outlive a killed worker, and finishes the run itself
-        pass
 
 
 def _database_url() -> str:
@@ -51,12 +51,20 @@ def cycle_in_child(run_id: int, *, timeout: float | None = None) -> dict:
     """Execute the queued run `run_id` in a child process and return its JSON report."""
     manage = Path(settings.BASE_DIR) / "manage.py"
     env = {**os.environ, "DATABASE_URL": _database_url()}
-    done = subprocess.run([sys.executable, str(manage), "sleep_execute", str(run_id)], cwd=settings.BASE_DIR,
-                          env=env, capture_output=True, text=True, preexec_fn=_die_with_parent, check=False,
-                          timeout=timeout or settings.KYBERNESIS_Q_LONG_TIMEOUT)
+    done = subprocess.run(
+        [sys.executable, str(manage), "sleep_execute", str(run_id)],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=_die_with_parent,
+        check=False,
+        timeout=timeout or settings.KYBERNESIS_Q_LONG_TIMEOUT,
+    )
     if done.stderr.strip():
         logger.info("sleep run %s child: %s", run_id, done.stderr.strip()[-4000:])
     if done.returncode != 0:
-        raise RuntimeError(f"the sleep cycle's child process exited with {done.returncode}: "
-                           f"{done.stderr.strip()[-2000:]}")
+        raise RuntimeError(
+            f"the sleep cycle's child process exited with {done.returncode}: {done.stderr.strip()[-2000:]}"
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -31,8 +31,9 @@ class SleepRun(models.Model):
 
     trigger = models.CharField(max_length=16, choices=Trigger.choices)
     # null: a cycle over every user's memories (the hourly one); otherwise one user's memories.
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                              related_name="sleep_runs")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="sleep_runs"
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     requested_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -48,8 +49,10 @@ class SleepRun(models.Model):
 
     class Meta:
         ordering = ["-requested_at", "-id"]
-        indexes = [models.Index(fields=["status"], name="sleeprun_status"),
-                   models.Index(fields=["owner", "-requested_at"], name="sleeprun_owner_requested")]
+        indexes = [
+            models.Index(fields=["status"], name="sleeprun_status"),
+            models.Index(fields=["owner", "-requested_at"], name="sleeprun_owner_requested"),
+        ]
 
     def __str__(self) -> str:
         return f"Sleep run {self.pk} ({self.status})"

@@ -51,8 +51,12 @@ def sleep_runs_interrupt_stale() -> int:
     stale = _stale_before()
     return SleepRun.objects.filter(
         Q(status=SleepRun.Status.RUNNING) & (Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True))
-    ).update(status=SleepRun.Status.INTERRUPTED, error_log=_append("Interrupted: the worker stopped reporting "
-                                                                   "progress; the next cycle resumes from the last checkpoint."))
+    ).update(
+        status=SleepRun.Status.INTERRUPTED,
+        error_log=_append(
+            "Interrupted: the worker stopped reporting progress; the next cycle resumes from the last checkpoint."
+        ),
+    )
 
 
 def sleep_run_request(*, trigger: str, owner=None) -> tuple[SleepRun, bool]:
@@ -69,17 +73,24 @@ def sleep_run_request(*, trigger: str, owner=None) -> tuple[SleepRun, bool]:
             # and is never handed out: this request queues behind it instead.
             if active.owner_id is None or active.owner_id == owner_id:
                 return active, False
-        run = (SleepRun.objects.filter(status=SleepRun.Status.INTERRUPTED, owner_id=owner_id).order_by("-pk").first())
+        run = SleepRun.objects.filter(status=SleepRun.Status.INTERRUPTED, owner_id=owner_id).order_by("-pk").first()
         if run is not None:
             run.status, run.resumed_count = SleepRun.Status.QUEUED, run.resumed_count + 1
             run.save(update_fields=["status", "resumed_count"])
         else:
             run = SleepRun.objects.create(trigger=trigger, owner_id=owner_id, status=SleepRun.Status.QUEUED)
-            SleepStepRun.objects.bulk_create(SleepStepRun(run=run, step=step.name, position=i)
-                                             for i, step in enumerate(STEPS))
+            SleepStepRun.objects.bulk_create(
+                SleepStepRun(run=run, step=step.name, position=i) for i, step in enumerate(STEPS)
+            )
         run_id = run.pk
-        transaction.on_commit(lambda: async_task("sleep.tasks.run_cycle", run_id, task_name=f"sleep run {run_id}",
-                                                         timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT))
+        transaction.on_commit(
+            lambda: async_task(
+                "sleep.tasks.run_cycle",
+                run_id,
+                task_name=f"sleep run {run_id}",
+                timeout=settings.KYBERNESIS_Q_LONG_TIMEOUT,
+            )
+        )
     return run, True
 
 
@@ -106,8 +117,9 @@ def _execute(run_id: int) -> SleepRun | None:
     if run is None or run.status not in (SleepRun.Status.QUEUED, SleepRun.Status.INTERRUPTED):
         return run
     now = timezone.now()
-    SleepRun.objects.filter(pk=run.pk).update(status=SleepRun.Status.RUNNING, heartbeat_at=now,
-                                              started_at=run.started_at or now)
+    SleepRun.objects.filter(pk=run.pk).update(
+        status=SleepRun.Status.RUNNING, heartbeat_at=now, started_at=run.started_at or now
+    )
     run.refresh_from_db()
     scope = Scope(owner_id=run.owner_id, now=now, changed_since=_changed_since(run))
     try:
@@ -117,11 +129,14 @@ def _execute(run_id: int) -> SleepRun | None:
     except Exception as exc:  # a step that cannot go on at all: the run fails, with its reason kept
         logger.exception("sleep run %s failed", run.pk)
         SleepRun.objects.filter(pk=run.pk).update(
-            status=SleepRun.Status.FAILED, completed_at=timezone.now(),
-            error_log=_append(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
+            status=SleepRun.Status.FAILED,
+            completed_at=timezone.now(),
+            error_log=_append(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"),
+        )
     else:
-        SleepRun.objects.filter(pk=run.pk).update(status=SleepRun.Status.COMPLETED, completed_at=timezone.now(),
-                                                  current_step="")
+        SleepRun.objects.filter(pk=run.pk).update(
+            status=SleepRun.Status.COMPLETED, completed_at=timezone.now(), current_step=""
+        )
     run.refresh_from_db()
     return run
 
@@ -133,8 +148,11 @@ def _step(name: str) -> Step:
 def _changed_since(run: SleepRun):
     """Memories changed since the last completed cycle over the same memories began need linking."""
     covering = SleepRun.objects.filter(status=SleepRun.Status.COMPLETED).exclude(pk=run.pk)
-    covering = covering.filter(owner__isnull=True) if run.owner_id is None else covering.filter(
-        Q(owner_id=run.owner_id) | Q(owner__isnull=True))
+    covering = (
+        covering.filter(owner__isnull=True)
+        if run.owner_id is None
+        else covering.filter(Q(owner_id=run.owner_id) | Q(owner__isnull=True))
+    )
     last = covering.order_by("-started_at").values_list("started_at", flat=True).first()
     return last
 
@@ -162,8 +180,10 @@ def _run_step(run: SleepRun, step_run: SleepStepRun, step: Step, scope: Scope) -
             step_run.errors = (step_run.errors + outcome.failures)[:MAX_ERRORS]
             step_run.save(update_fields=["checkpoint", "metrics", "errors"])
             SleepRun.objects.filter(pk=run.pk).update(
-                heartbeat_at=timezone.now(), tasks_completed=F("tasks_completed") + outcome.processed,
-                tasks_failed=F("tasks_failed") + len(outcome.failures))
+                heartbeat_at=timezone.now(),
+                tasks_completed=F("tasks_completed") + outcome.processed,
+                tasks_failed=F("tasks_failed") + len(outcome.failures),
+            )
     metrics.update(step.finish(scope))
     metrics["duration_ms"] = elapsed_before + round((time.perf_counter() - started) * 1000)
     step_run.status = SleepStepRun.Status.COMPLETED
@@ -174,8 +194,9 @@ def _run_step(run: SleepRun, step_run: SleepStepRun, step: Step, scope: Scope) -
 
 def sleep_schedule_ensure() -> None:
     """Create or update the hourly schedule of the global cycle; safe to call any number of times."""
-    schedule_ensure(name=SCHEDULE_NAME, func="sleep.tasks.scheduled_cycle",
-                    minutes=settings.KYBERNESIS_SLEEP_INTERVAL_MINUTES)
+    schedule_ensure(
+        name=SCHEDULE_NAME, func="sleep.tasks.scheduled_cycle", minutes=settings.KYBERNESIS_SLEEP_INTERVAL_MINUTES
+    )
 
 
 SCHEDULE_NAME = "sleep: the hourly cycle over every memory"

@@ -19,30 +19,54 @@ from datetime import datetime, timedelta
 from unittest import mock
 
 TOPICS = {
-    "phoenix": (["PostgreSQL", "pgvector", "Priya Raman", "HNSW", "Project Phoenix", "autovacuum"],
-                ["index build", "query latency", "bulk load", "vacuum settings", "backup drill"]),
-    "kubernetes": (["Kubernetes", "Helm", "Marcus Webb", "Redis", "Argo CD", "kubectl"],
-                   ["pod restarts", "node pressure", "chart upgrade", "probe timeouts", "on-call rota"]),
-    "coffee": (["espresso", "grinder", "pre-infusion", "roast date", "flat burrs"],
-               ["sour shots", "grind size", "dose and yield", "bean freshness", "puck prep"]),
-    "japan": (["Tokyo", "Kyoto", "Shinkansen", "Nara", "ryokan", "Japan Rail Pass"],
-              ["train tickets", "temple visits", "packing list", "hotel booking", "food tour"]),
-    "running": (["Berlin Marathon", "tempo run", "long run", "carbon shoes", "energy gels"],
-                ["weekly mileage", "race pace", "taper plan", "knee niggle", "fuelling plan"]),
-    "frontend": (["React", "TypeScript", "Vite", "Lena Fischer", "Playwright", "Vitest"],
-                 ["bundle size", "state management", "component tests", "build speed", "accessibility"]),
-    "rag": (["LLM", "retrieval", "cross-encoder", "sentence-transformers", "prompt template"],
-            ["chunk size", "answer quality", "hallucinations", "re-ranking", "evaluation set"]),
-    "finance": (["index fund", "ETF", "savings plan", "tax return", "emergency fund"],
-                ["monthly budget", "rebalancing", "capital gains", "rent increase", "insurance"]),
-    "team": (["Alice Chen", "Tom Becker", "Lisbon", "offsite", "hiring loop"],
-             ["interview panel", "promotion case", "roadmap review", "retro notes", "venue contract"]),
-    "garden": (["tomatoes", "balcony", "seedlings", "compost", "basil"],
-               ["watering", "frost dates", "pests", "repotting", "harvest"]),
-    "reading": (["Daniel Kahneman", "planning fallacy", "book club", "anchoring", "heuristics"],
-                ["chapter notes", "quotes", "discussion questions", "summary", "reading list"]),
-    "health": (["Dr. Patel", "Dr. Okafor", "physiotherapy", "dentist", "check-up"],
-               ["appointment", "exercises", "claims", "results", "follow-up"]),
+    "phoenix": (
+        ["PostgreSQL", "pgvector", "Priya Raman", "HNSW", "Project Phoenix", "autovacuum"],
+        ["index build", "query latency", "bulk load", "vacuum settings", "backup drill"],
+    ),
+    "kubernetes": (
+        ["Kubernetes", "Helm", "Marcus Webb", "Redis", "Argo CD", "kubectl"],
+        ["pod restarts", "node pressure", "chart upgrade", "probe timeouts", "on-call rota"],
+    ),
+    "coffee": (
+        ["espresso", "grinder", "pre-infusion", "roast date", "flat burrs"],
+        ["sour shots", "grind size", "dose and yield", "bean freshness", "puck prep"],
+    ),
+    "japan": (
+        ["Tokyo", "Kyoto", "Shinkansen", "Nara", "ryokan", "Japan Rail Pass"],
+        ["train tickets", "temple visits", "packing list", "hotel booking", "food tour"],
+    ),
+    "running": (
+        ["Berlin Marathon", "tempo run", "long run", "carbon shoes", "energy gels"],
+        ["weekly mileage", "race pace", "taper plan", "knee niggle", "fuelling plan"],
+    ),
+    "frontend": (
+        ["React", "TypeScript", "Vite", "Lena Fischer", "Playwright", "Vitest"],
+        ["bundle size", "state management", "component tests", "build speed", "accessibility"],
+    ),
+    "rag": (
+        ["LLM", "retrieval", "cross-encoder", "sentence-transformers", "prompt template"],
+        ["chunk size", "answer quality", "hallucinations", "re-ranking", "evaluation set"],
+    ),
+    "finance": (
+        ["index fund", "ETF", "savings plan", "tax return", "emergency fund"],
+        ["monthly budget", "rebalancing", "capital gains", "rent increase", "insurance"],
+    ),
+    "team": (
+        ["Alice Chen", "Tom Becker", "Lisbon", "offsite", "hiring loop"],
+        ["interview panel", "promotion case", "roadmap review", "retro notes", "venue contract"],
+    ),
+    "garden": (
+        ["tomatoes", "balcony", "seedlings", "compost", "basil"],
+        ["watering", "frost dates", "pests", "repotting", "harvest"],
+    ),
+    "reading": (
+        ["Daniel Kahneman", "planning fallacy", "book club", "anchoring", "heuristics"],
+        ["chapter notes", "quotes", "discussion questions", "summary", "reading list"],
+    ),
+    "health": (
+        ["Dr. Patel", "Dr. Okafor", "physiotherapy", "dentist", "check-up"],
+        ["appointment", "exercises", "claims", "results", "follow-up"],
+    ),
 }
 SENTENCES = [
     "Notes on {a} and the {c}.",
@@ -53,11 +77,19 @@ SENTENCES = [
 ]
 # Everyday filler, so notes of one topic differ as real notes do.
 FILLER = [
-    "The first attempt did not work.", "It took longer than planned.", "Worth writing down before I forget.",
-    "Nothing urgent, but keep an eye on it.", "Two options left; decide by the end of the month.",
-    "A quick check showed the numbers were off.", "Good result overall.", "Needs a second opinion.",
-    "Parked until the next review.", "Small change, big difference.", "Budget is fine for this.",
-    "The old approach is still documented in the wiki.", "Remember to share this with the others.",
+    "The first attempt did not work.",
+    "It took longer than planned.",
+    "Worth writing down before I forget.",
+    "Nothing urgent, but keep an eye on it.",
+    "Two options left; decide by the end of the month.",
+    "A quick check showed the numbers were off.",
+    "Good result overall.",
+    "Needs a second opinion.",
+    "Parked until the next review.",
+    "Small change, big difference.",
+    "Budget is fine for this.",
+    "The old approach is still documented in the wiki.",
+    "Remember to share this with the others.",
 ]
 
 
@@ -147,13 +179,20 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
                 sleep_run_execute(run_id=cycle.pk)
                 if day % 7 == 0 or day == sim.days:
                     tiers = Counter(Memory.objects.filter(owner=owner).values_list("tier", flat=True))
-                    week = {"week": (day + 6) // 7, "day": day, "memories": sum(tiers.values()),
-                            "hot": tiers.get("hot", 0), "warm": tiers.get("warm", 0),
-                            "archive": tiers.get("archive", 0),
-                            "manualTagged": Memory.objects.filter(owner=owner).exclude(manual_tags=[]).count(),
-                            "manualTaggedArchived": Memory.objects.filter(owner=owner, tier="archive")
-                            .exclude(manual_tags=[]).count(),
-                            "opens": opens, "links": MemoryLink.objects.filter(owner=owner).count()}
+                    week = {
+                        "week": (day + 6) // 7,
+                        "day": day,
+                        "memories": sum(tiers.values()),
+                        "hot": tiers.get("hot", 0),
+                        "warm": tiers.get("warm", 0),
+                        "archive": tiers.get("archive", 0),
+                        "manualTagged": Memory.objects.filter(owner=owner).exclude(manual_tags=[]).count(),
+                        "manualTaggedArchived": Memory.objects.filter(owner=owner, tier="archive")
+                        .exclude(manual_tags=[])
+                        .count(),
+                        "opens": opens,
+                        "links": MemoryLink.objects.filter(owner=owner).count(),
+                    }
                     weeks.append(week)
                     if progress:
                         progress(week)
@@ -169,10 +208,12 @@ def chart_svg(weeks: list[dict], *, title: str = "Tiers over a simulated 90 days
     plot_w, plot_h = width - left - 20, height - bottom - top
     most = max((w["memories"] for w in weeks), default=1) or 1
     bar = plot_w / max(1, len(weeks))
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-             f'<rect width="{width}" height="{height}" fill="#fff"/>',
-             f'<text x="{left}" y="22" font-size="14" font-weight="600">{title}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="#fff"/>',
+        f'<text x="{left}" y="22" font-size="14" font-weight="600">{title}</text>',
+    ]
     for fraction in (0, 0.5, 1):  # the grid first, so the bars cover it
         y = top + plot_h * (1 - fraction)
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{round(most * fraction)}</text>')
@@ -183,13 +224,19 @@ def chart_svg(weeks: list[dict], *, title: str = "Tiers over a simulated 90 days
         for tier in ("archive", "warm", "hot"):
             h = plot_h * week[tier] / most
             y -= h
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar * 0.7:.1f}" height="{h:.1f}" '
-                         f'fill="{colours[tier]}"><title>week {week["week"]}: {week[tier]} {tier}</title></rect>')
-        parts.append(f'<text x="{x + bar * 0.35:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{week["week"]}</text>')
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar * 0.7:.1f}" height="{h:.1f}" '
+                f'fill="{colours[tier]}"><title>week {week["week"]}: {week[tier]} {tier}</title></rect>'
+            )
+        parts.append(
+            f'<text x="{x + bar * 0.35:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{week["week"]}</text>'
+        )
     parts.append(f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle">week</text>')
     for i, tier in enumerate(("hot", "warm", "archive")):
         x = width - 220 + i * 70
-        parts.append(f'<rect x="{x}" y="12" width="10" height="10" fill="{colours[tier]}"/>'
-                     f'<text x="{x + 14}" y="21">{tier}</text>')
+        parts.append(
+            f'<rect x="{x}" y="12" width="10" height="10" fill="{colours[tier]}"/>'
+            f'<text x="{x + 14}" y="21">{tier}</text>'
+        )
     parts.append("</svg>")
     return "\n".join(parts)

@@ -18,10 +18,15 @@ COMMON_METRICS = ("processed", "changed", "failed", "batches")
 # memories it checked and "changed" what it did to them.
 STEP_SENTENCES = {
     "tag": [("processed", "{} memor{ies} checked"), ("changed", "{} re-tagged")],
-    "link": [("processed", "{} memor{ies} checked"), ("extracted", "{} read again for entities"),
-             ("links_created", "{} link{s} made"), ("links_reinforced", "{} confirmed"),
-             ("links_expired", "{} expired"), ("entities_retyped", "{} entit{ies} re-typed"),
-             ("entities_merged", "{} merged as aliases")],
+    "link": [
+        ("processed", "{} memor{ies} checked"),
+        ("extracted", "{} read again for entities"),
+        ("links_created", "{} link{s} made"),
+        ("links_reinforced", "{} confirmed"),
+        ("links_expired", "{} expired"),
+        ("entities_retyped", "{} entit{ies} re-typed"),
+        ("entities_merged", "{} merged as aliases"),
+    ],
     "tier": [("processed", "{} memor{ies} evaluated"), ("moved", "{} moved to another tier")],
     "summarize": [("processed", "{} memor{ies} checked"), ("changed", "{} summar{ies} rewritten")],
 }
@@ -33,9 +38,12 @@ def _plural(template: str, n: int) -> str:
 
 
 def step_sentence(step: str, metrics: dict) -> str:
-    """"Tag: 19 memories checked, 4 re-tagged": what a step counted, said per step."""
-    parts = [_plural(template, int(metrics[key])) for key, template in STEP_SENTENCES.get(step, [])
-             if key in metrics and (key == "processed" or metrics[key])]
+    """ "Tag: 19 memories checked, 4 re-tagged": what a step counted, said per step."""
+    parts = [
+        _plural(template, int(metrics[key]))
+        for key, template in STEP_SENTENCES.get(step, [])
+        if key in metrics and (key == "processed" or metrics[key])
+    ]
     if metrics.get("failed"):
         parts.append(_plural("{} failed", int(metrics["failed"])))
     return ", ".join(parts)
@@ -65,10 +73,16 @@ def run_detail(request, run_id: int):
     for step in steps:
         # The common counts first, in a fixed order, then what the step adds, alphabetically.
         keys = [k for k in COMMON_METRICS if k in step.metrics] + sorted(
-            k for k in step.metrics if k not in COMMON_METRICS and k != "duration_ms")
+            k for k in step.metrics if k not in COMMON_METRICS and k != "duration_ms"
+        )
         step.metric_items = [(key.replace("_", " "), step.metrics[key]) for key in keys]
         step.sentence = step_sentence(step.step, step.metrics)
-    context = {"run": run, "steps": steps, "detailed": selectors.sleep_run_details_visible(user=request.user, run=run),
-               "step_names": [s.name for s in STEPS], "active": run.status in SleepRun.ACTIVE}
+    context = {
+        "run": run,
+        "steps": steps,
+        "detailed": selectors.sleep_run_details_visible(user=request.user, run=run),
+        "step_names": [s.name for s in STEPS],
+        "active": run.status in SleepRun.ACTIVE,
+    }
     template = "sleep/detail.html#progress" if request.htmx else "sleep/detail.html"
     return render(request, template, context)

@@ -6,84 +6,158 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('memories', '0006_covering_posting_index'),
-        ('socialaccount', '0006_alter_socialaccount_extra_data'),
+        ("memories", "0006_covering_posting_index"),
+        ("socialaccount", "0006_alter_socialaccount_extra_data"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ConnectorAccount',
+            name="ConnectorAccount",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider', models.CharField(choices=[('google-drive', 'Google Drive'), ('notion', 'Notion')], max_length=32)),
-                ('label', models.CharField(blank=True, default='', help_text="The remote account's name", max_length=255)),
-                ('cursor', models.TextField(blank=True, default='')),
-                ('sync_state', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('ready', 'Ready to sync'), ('queued', 'Waiting for the worker'), ('syncing', 'Syncing'), ('synced', 'Synced'), ('error', 'Sync failed'), ('reconnect_needed', 'Reconnect needed')], default='ready', max_length=32)),
-                ('last_error', models.TextField(blank=True, default='')),
-                ('sync_started_at', models.DateTimeField(blank=True, null=True)),
-                ('last_sync_at', models.DateTimeField(blank=True, null=True)),
-                ('synced_count', models.PositiveIntegerField(default=0)),
-                ('skipped_count', models.PositiveIntegerField(default=0)),
-                ('failed_count', models.PositiveIntegerField(default=0)),
-                ('removed_count', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='connector_accounts', to=settings.AUTH_USER_MODEL)),
-                ('social_account', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='connector_accounts', to='socialaccount.socialaccount')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "provider",
+                    models.CharField(choices=[("google-drive", "Google Drive"), ("notion", "Notion")], max_length=32),
+                ),
+                (
+                    "label",
+                    models.CharField(blank=True, default="", help_text="The remote account's name", max_length=255),
+                ),
+                ("cursor", models.TextField(blank=True, default="")),
+                ("sync_state", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("ready", "Ready to sync"),
+                            ("queued", "Waiting for the worker"),
+                            ("syncing", "Syncing"),
+                            ("synced", "Synced"),
+                            ("error", "Sync failed"),
+                            ("reconnect_needed", "Reconnect needed"),
+                        ],
+                        default="ready",
+                        max_length=32,
+                    ),
+                ),
+                ("last_error", models.TextField(blank=True, default="")),
+                ("sync_started_at", models.DateTimeField(blank=True, null=True)),
+                ("last_sync_at", models.DateTimeField(blank=True, null=True)),
+                ("synced_count", models.PositiveIntegerField(default=0)),
+                ("skipped_count", models.PositiveIntegerField(default=0)),
+                ("failed_count", models.PositiveIntegerField(default=0)),
+                ("removed_count", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="connector_accounts",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "social_account",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="connector_accounts",
+                        to="socialaccount.socialaccount",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['provider', 'created_at', 'id'],
+                "ordering": ["provider", "created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ConnectorItem',
+            name="ConnectorItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=255)),
-                ('title', models.CharField(blank=True, default='', max_length=500)),
-                ('mime', models.CharField(blank=True, default='', max_length=255)),
-                ('url', models.URLField(blank=True, default='', max_length=2000)),
-                ('remote_modified_at', models.DateTimeField(blank=True, null=True)),
-                ('content_hash', models.CharField(blank=True, default='', max_length=64)),
-                ('status', models.CharField(choices=[('synced', 'Synced'), ('skipped', 'Skipped'), ('failed', 'Failed'), ('removed', 'Removed remotely')], max_length=16)),
-                ('error', models.TextField(blank=True, default='', help_text='Why it failed or was skipped, or a note')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('account', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='connectors.connectoraccount')),
-                ('memory', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='memories.memory')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=255)),
+                ("title", models.CharField(blank=True, default="", max_length=500)),
+                ("mime", models.CharField(blank=True, default="", max_length=255)),
+                ("url", models.URLField(blank=True, default="", max_length=2000)),
+                ("remote_modified_at", models.DateTimeField(blank=True, null=True)),
+                ("content_hash", models.CharField(blank=True, default="", max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("synced", "Synced"),
+                            ("skipped", "Skipped"),
+                            ("failed", "Failed"),
+                            ("removed", "Removed remotely"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "error",
+                    models.TextField(blank=True, default="", help_text="Why it failed or was skipped, or a note"),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "account",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="connectors.connectoraccount",
+                    ),
+                ),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="memories.memory",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['title', 'id'],
+                "ordering": ["title", "id"],
             },
         ),
         migrations.AddIndex(
-            model_name='connectoraccount',
-            index=models.Index(fields=['owner', 'provider'], name='connectoraccount_owner_prov'),
+            model_name="connectoraccount",
+            index=models.Index(fields=["owner", "provider"], name="connectoraccount_owner_prov"),
         ),
         migrations.AddConstraint(
-            model_name='connectoraccount',
-            constraint=models.UniqueConstraint(fields=('social_account',), name='connectoraccount_social_account_unique'),
+            model_name="connectoraccount",
+            constraint=models.UniqueConstraint(
+                fields=("social_account",), name="connectoraccount_social_account_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='connectoraccount',
-            constraint=models.CheckConstraint(condition=models.Q(('provider__in', ['google-drive', 'notion'])), name='connectoraccount_provider_valid'),
+            model_name="connectoraccount",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("provider__in", ["google-drive", "notion"])), name="connectoraccount_provider_valid"
+            ),
         ),
         migrations.AddIndex(
-            model_name='connectoritem',
-            index=models.Index(fields=['account', 'status'], name='connectoritem_account_status'),
+            model_name="connectoritem",
+            index=models.Index(fields=["account", "status"], name="connectoritem_account_status"),
         ),
         migrations.AddConstraint(
-            model_name='connectoritem',
-            constraint=models.UniqueConstraint(fields=('account', 'external_id'), name='connectoritem_account_external_unique'),
+            model_name="connectoritem",
+            constraint=models.UniqueConstraint(
+                fields=("account", "external_id"), name="connectoritem_account_external_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='connectoritem',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['synced', 'skipped', 'failed', 'removed'])), name='connectoritem_status_valid'),
+            model_name="connectoritem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["synced", "skipped", "failed", "removed"])),
+                name="connectoritem_status_valid",
+            ),
         ),
     ]

@@ -109,21 +109,29 @@ class GoogleDriveClient(ProviderClient):
     # --- tokens ------------------------------------------------------------------------------------
 
     # invalid_grant: the refresh token was revoked, expired, or the client changed.
-    refresh_refused_message = ("Google refused to renew access (the permission was revoked or has expired). "
-                               "Reconnect Google Drive to sync again.")
+    refresh_refused_message = (
+        "Google refused to renew access (the permission was revoked or has expired). "
+        "Reconnect Google Drive to sync again."
+    )
 
     def refresh_request(self, app, refresh_token: str) -> dict:
-        return self.json("POST", oauth.google_token_url(), authenticated=False, data={
-            "grant_type": "refresh_token",
-            "refresh_token": refresh_token,
-            "client_id": app.client_id,
-            "client_secret": app.secret,
-        })
+        return self.json(
+            "POST",
+            oauth.google_token_url(),
+            authenticated=False,
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": refresh_token,
+                "client_id": app.client_id,
+                "client_secret": app.secret,
+            },
+        )
 
     def revoke(self) -> None:
         token = self.social_token()
-        self.request("POST", oauth.google_revoke_url(), authenticated=False,
-                     data={"token": token.token_secret or token.token})
+        self.request(
+            "POST", oauth.google_revoke_url(), authenticated=False, data={"token": token.token_secret or token.token}
+        )
 
     def error_message(self, response) -> str:
         try:
@@ -151,24 +159,37 @@ class GoogleDriveClient(ProviderClient):
     # --- API calls ---------------------------------------------------------------------------------
 
     def start_page_token(self) -> str:
-        return parse(StartPageToken, self.json("GET", self.api("/changes/startPageToken")),
-                     what="changes.getStartPageToken response").startPageToken
+        return parse(
+            StartPageToken,
+            self.json("GET", self.api("/changes/startPageToken")),
+            what="changes.getStartPageToken response",
+        ).startPageToken
 
     def list_files(self, page_token: str | None) -> tuple[list[dict], str | None]:
-        params = {"q": f"trashed = false and mimeType != '{FOLDER}'", "pageSize": PAGE_SIZE,
-                  "fields": f"nextPageToken,files({FILE_FIELDS})", "spaces": "drive"}
+        params = {
+            "q": f"trashed = false and mimeType != '{FOLDER}'",
+            "pageSize": PAGE_SIZE,
+            "fields": f"nextPageToken,files({FILE_FIELDS})",
+            "spaces": "drive",
+        }
         if page_token:
             params["pageToken"] = page_token
         page = parse(FileList, self.json("GET", self.api("/files"), params=params), what="files.list response")
         return page.files, page.nextPageToken
 
     def list_changes(self, page_token: str) -> ChangeList:
-        params = {"pageToken": page_token, "pageSize": PAGE_SIZE, "includeRemoved": "true", "spaces": "drive",
-                  "fields": f"nextPageToken,newStartPageToken,changes(changeType,fileId,removed,file({FILE_FIELDS}))"}
+        params = {
+            "pageToken": page_token,
+            "pageSize": PAGE_SIZE,
+            "includeRemoved": "true",
+            "spaces": "drive",
+            "fields": f"nextPageToken,newStartPageToken,changes(changeType,fileId,removed,file({FILE_FIELDS}))",
+        }
         data = parse(ChangeList, self.json("GET", self.api("/changes"), params=params), what="changes.list response")
         if not data.nextPageToken and not data.newStartPageToken:
-            raise MalformedResponse("malformed changes.list response from the API (neither nextPageToken nor "
-                                    "newStartPageToken)")
+            raise MalformedResponse(
+                "malformed changes.list response from the API (neither nextPageToken nor newStartPageToken)"
+            )
         return data
 
     def get_file(self, file_id: str) -> DriveFile:
@@ -182,8 +203,9 @@ class GoogleDriveClient(ProviderClient):
             try:
                 if file.mimeType in EXPORTS:
                     export_mime, ext = EXPORTS[file.mimeType]
-                    data = self.download(self.api(f"/files/{file.id}/export"), params={"mimeType": export_mime},
-                                         max_bytes=max_bytes)
+                    data = self.download(
+                        self.api(f"/files/{file.id}/export"), params={"mimeType": export_mime}, max_bytes=max_bytes
+                    )
                     extracted = extract(f"export.{ext}", data)
                     return Content(text=extracted.text, metadata={"exportedAs": export_mime})
                 if file.size is not None and file.size > max_bytes:
@@ -196,8 +218,11 @@ class GoogleDriveClient(ProviderClient):
                 if exc.status == 403 and "export" in str(exc).lower():
                     raise ItemSkipped(f"Google refused to export it ({exc})") from exc
                 raise
-        metadata = {key: extracted.metadata[key] for key in ("filename", "extension", "size", "sha256", "pageCount")
-                    if key in extracted.metadata}
+        metadata = {
+            key: extracted.metadata[key]
+            for key in ("filename", "extension", "size", "sha256", "pageCount")
+            if key in extracted.metadata
+        }
         return Content(text=extracted.text, metadata=metadata)
 
 
@@ -260,11 +285,23 @@ class GoogleDriveSync(ProviderSync):
         if file.mimeType == FOLDER:
             return
         if not supported(file.mimeType):
-            sink.skipped(external_id=file.id, title=file.name, mime=file.mimeType, url=file.webViewLink,
-                         modified_at=file.modifiedTime,
-                         reason=f"{file.mimeType} files are not synced (supported: Google Docs, Sheets and "
-                                "Slides, PDF, Word and text files)")
+            sink.skipped(
+                external_id=file.id,
+                title=file.name,
+                mime=file.mimeType,
+                url=file.webViewLink,
+                modified_at=file.modifiedTime,
+                reason=f"{file.mimeType} files are not synced (supported: Google Docs, Sheets and "
+                "Slides, PDF, Word and text files)",
+            )
             return
-        sink.document(RemoteDocument(
-            external_id=file.id, title=file.name, mime=file.mimeType, url=file.webViewLink,
-            modified_at=file.modifiedTime, load=lambda: self.client.content(file)))
+        sink.document(
+            RemoteDocument(
+                external_id=file.id,
+                title=file.name,
+                mime=file.mimeType,
+                url=file.webViewLink,
+                modified_at=file.modifiedTime,
+                load=lambda: self.client.content(file),
+            )
+        )

@@ -18,8 +18,16 @@ PAGE_SIZE = 100
 # Deeper nesting than this is almost certainly a loop (synced blocks can refer to each other).
 MAX_DEPTH = 30
 # Blocks that carry no text of their own and need no mention.
-SILENT_TYPES = {"breadcrumb", "table_of_contents", "column_list", "column", "synced_block", "template",
-                "link_to_page", "divider"}
+SILENT_TYPES = {
+    "breadcrumb",
+    "table_of_contents",
+    "column_list",
+    "column",
+    "synced_block",
+    "template",
+    "link_to_page",
+    "divider",
+}
 MEDIA_TYPES = {"image", "video", "audio", "file", "pdf"}
 
 
@@ -132,8 +140,10 @@ class BlockRenderer:
     def _count(self) -> None:
         self.count += 1
         if self.count > self.max_blocks:
-            raise ItemSkipped(f"the page has more than {self.max_blocks:,} blocks; the limit is "
-                              f"{self.max_blocks:,} (KYBERNESIS_NOTION_MAX_BLOCKS)")
+            raise ItemSkipped(
+                f"the page has more than {self.max_blocks:,} blocks; the limit is "
+                f"{self.max_blocks:,} (KYBERNESIS_NOTION_MAX_BLOCKS)"
+            )
 
     def _children(self, block: Block, depth: int) -> list[str]:
         return self.render(block.id, depth + 1) if block.has_children and block.id else []
@@ -243,17 +253,31 @@ class NotionClient(ProviderClient):
     refresh_refused_message = "Notion refused to renew access. Reconnect Notion to sync again."
 
     def refresh_request(self, app, refresh_token: str) -> dict:
-        return self.json("POST", self.api("/oauth/token"), authenticated=False, auth=(app.client_id, app.secret),
-                         json={"grant_type": "refresh_token", "refresh_token": refresh_token})
+        return self.json(
+            "POST",
+            self.api("/oauth/token"),
+            authenticated=False,
+            auth=(app.client_id, app.secret),
+            json={"grant_type": "refresh_token", "refresh_token": refresh_token},
+        )
 
     def revoke(self) -> None:
         app = self.social_app()
-        self.request("POST", self.api("/oauth/revoke"), authenticated=False, auth=(app.client_id, app.secret),
-                     json={"token": self.social_token().token}, headers={"Notion-Version": NOTION_VERSION})
+        self.request(
+            "POST",
+            self.api("/oauth/revoke"),
+            authenticated=False,
+            auth=(app.client_id, app.secret),
+            json={"token": self.social_token().token},
+            headers={"Notion-Version": NOTION_VERSION},
+        )
 
     def search(self, start_cursor: str | None) -> tuple[list, str | None]:
-        body = {"filter": {"property": "object", "value": "page"},
-                "sort": {"direction": "descending", "timestamp": "last_edited_time"}, "page_size": PAGE_SIZE}
+        body = {
+            "filter": {"property": "object", "value": "page"},
+            "sort": {"direction": "descending", "timestamp": "last_edited_time"},
+            "page_size": PAGE_SIZE,
+        }
         if start_cursor:
             body["start_cursor"] = start_cursor
         page = parse(ListPage, self.json("POST", self.api("/search"), json=body), what="search response")
@@ -268,8 +292,11 @@ class NotionClient(ProviderClient):
         params = {"page_size": PAGE_SIZE}
         if start_cursor:
             params["start_cursor"] = start_cursor
-        page = parse(ListPage, self.json("GET", self.api(f"/blocks/{block_id}/children"), params=params),
-                     what="block children response")
+        page = parse(
+            ListPage,
+            self.json("GET", self.api(f"/blocks/{block_id}/children"), params=params),
+            what="block children response",
+        )
         return page.results, page.next_cursor if page.has_more else None
 
     def content(self, page: NotionPage) -> Content:
@@ -318,8 +345,13 @@ class NotionSync(ProviderSync):
             if reached_known or not next_cursor:
                 sink.checkpoint(cursor=newest.isoformat() if newest else "", state={})
                 return
-            sink.checkpoint(state={"searchCursor": next_cursor, "newest": newest.isoformat() if newest else "",
-                                   "watermark": self.account.cursor or ""})
+            sink.checkpoint(
+                state={
+                    "searchCursor": next_cursor,
+                    "newest": newest.isoformat() if newest else "",
+                    "watermark": self.account.cursor or "",
+                }
+            )
 
     def listed(self, raw: dict) -> bool:
         return raw.get("object", "page") == "page"
@@ -334,12 +366,19 @@ class NotionSync(ProviderSync):
         if page.archived or page.in_trash:
             sink.removed(page.id)
             return
-        sink.document(RemoteDocument(
-            external_id=page.id, title=title or "Untitled", mime="notion/page", url=page.url,
-            modified_at=page.last_edited_time, load=lambda: self.client.content(page),
-            # Notion rounds last_edited_time to the minute: an edit in the minute of the watermark
-            # keeps the same time, so those pages are read again (their hash stops a needless update).
-            recheck=watermark is not None and page.last_edited_time == watermark))
+        sink.document(
+            RemoteDocument(
+                external_id=page.id,
+                title=title or "Untitled",
+                mime="notion/page",
+                url=page.url,
+                modified_at=page.last_edited_time,
+                load=lambda: self.client.content(page),
+                # Notion rounds last_edited_time to the minute: an edit in the minute of the watermark
+                # keeps the same time, so those pages are read again (their hash stops a needless update).
+                recheck=watermark is not None and page.last_edited_time == watermark,
+            )
+        )
 
 
 def _parse_time(value) -> datetime | None:

@@ -7,32 +7,82 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('memories', '0006_covering_posting_index'),
+        ("memories", "0006_covering_posting_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='MemoryLink',
+            name="MemoryLink",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(choices=[('shared_entities', 'Shared entities'), ('shared_tags', 'Shared tags'), ('semantic', 'Semantic similarity')], max_length=24)),
-                ('score', models.FloatField(validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('confidence', models.FloatField(validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_reinforced_at', models.DateTimeField()),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='links_out', to='memories.memory')),
-                ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='links_in', to='memories.memory')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "reason",
+                    models.CharField(
+                        choices=[
+                            ("shared_entities", "Shared entities"),
+                            ("shared_tags", "Shared tags"),
+                            ("semantic", "Semantic similarity"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                (
+                    "score",
+                    models.FloatField(
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ]
+                    ),
+                ),
+                (
+                    "confidence",
+                    models.FloatField(
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ]
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_reinforced_at", models.DateTimeField()),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="links_out", to="memories.memory"
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="links_in", to="memories.memory"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-score', 'id'],
-                'indexes': [models.Index(fields=['target'], name='memorylink_target'), models.Index(fields=['owner', 'last_reinforced_at'], name='memorylink_owner_reinforced')],
-                'constraints': [models.UniqueConstraint(fields=('source', 'target', 'reason'), name='memorylink_pair_reason_unique'), models.CheckConstraint(condition=models.Q(('source__lt', models.F('target'))), name='memorylink_ordered_pair')],
+                "ordering": ["-score", "id"],
+                "indexes": [
+                    models.Index(fields=["target"], name="memorylink_target"),
+                    models.Index(fields=["owner", "last_reinforced_at"], name="memorylink_owner_reinforced"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("source", "target", "reason"), name="memorylink_pair_reason_unique"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("source__lt", models.F("target"))), name="memorylink_ordered_pair"
+                    ),
+                ],
             },
         ),
     ]

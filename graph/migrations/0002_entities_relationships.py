@@ -9,130 +9,345 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('graph', '0001_memory_links'),
-        ('memories', '0006_covering_posting_index'),
+        ("graph", "0001_memory_links"),
+        ("memories", "0006_covering_posting_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Entity',
+            name="Entity",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('key', models.CharField(max_length=200)),
-                ('aliases', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=200), blank=True, default=list, size=None)),
-                ('type', models.CharField(choices=[('person', 'Person'), ('organization', 'Organization'), ('location', 'Location'), ('concept', 'Concept'), ('technology', 'Technology'), ('product', 'Product'), ('event', 'Event'), ('work', 'Work (titles, laws)'), ('group', 'Group (nationalities, religious or political groups)')], max_length=16)),
-                ('salience', models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('mention_count', models.PositiveIntegerField(default=0)),
-                ('memory_count', models.PositiveIntegerField(default=0)),
-                ('first_seen', models.DateTimeField()),
-                ('last_seen', models.DateTimeField()),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("key", models.CharField(max_length=200)),
+                (
+                    "aliases",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=200), blank=True, default=list, size=None
+                    ),
+                ),
+                (
+                    "type",
+                    models.CharField(
+                        choices=[
+                            ("person", "Person"),
+                            ("organization", "Organization"),
+                            ("location", "Location"),
+                            ("concept", "Concept"),
+                            ("technology", "Technology"),
+                            ("product", "Product"),
+                            ("event", "Event"),
+                            ("work", "Work (titles, laws)"),
+                            ("group", "Group (nationalities, religious or political groups)"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "salience",
+                    models.FloatField(
+                        default=0.0,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                ("mention_count", models.PositiveIntegerField(default=0)),
+                ("memory_count", models.PositiveIntegerField(default=0)),
+                ("first_seen", models.DateTimeField()),
+                ("last_seen", models.DateTimeField()),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'entities',
-                'ordering': ['-salience', 'name', 'id'],
+                "verbose_name_plural": "entities",
+                "ordering": ["-salience", "name", "id"],
             },
         ),
         migrations.CreateModel(
-            name='EntityMention',
+            name="EntityMention",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('start', models.PositiveIntegerField()),
-                ('end', models.PositiveIntegerField()),
-                ('type', models.CharField(choices=[('person', 'Person'), ('organization', 'Organization'), ('location', 'Location'), ('concept', 'Concept'), ('technology', 'Technology'), ('product', 'Product'), ('event', 'Event'), ('work', 'Work (titles, laws)'), ('group', 'Group (nationalities, religious or political groups)')], max_length=16)),
-                ('surface', models.CharField(max_length=200)),
-                ('chunk', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='entity_mentions', to='memories.memorychunk')),
-                ('entity', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='mentions', to='graph.entity')),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entity_mentions', to='memories.memory')),
-                ('owner', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("start", models.PositiveIntegerField()),
+                ("end", models.PositiveIntegerField()),
+                (
+                    "type",
+                    models.CharField(
+                        choices=[
+                            ("person", "Person"),
+                            ("organization", "Organization"),
+                            ("location", "Location"),
+                            ("concept", "Concept"),
+                            ("technology", "Technology"),
+                            ("product", "Product"),
+                            ("event", "Event"),
+                            ("work", "Work (titles, laws)"),
+                            ("group", "Group (nationalities, religious or political groups)"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("surface", models.CharField(max_length=200)),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="entity_mentions",
+                        to="memories.memorychunk",
+                    ),
+                ),
+                (
+                    "entity",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="mentions",
+                        to="graph.entity",
+                    ),
+                ),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entity_mentions",
+                        to="memories.memory",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['chunk_id', 'start'],
+                "ordering": ["chunk_id", "start"],
             },
         ),
         migrations.CreateModel(
-            name='Relationship',
+            name="Relationship",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('relation_type', models.CharField(choices=[('works_with', 'works with'), ('part_of', 'part of'), ('located_in', 'located in'), ('uses', 'uses'), ('created', 'created'), ('member_of', 'member of'), ('leads', 'leads'), ('related_to', 'related to')], max_length=24)),
-                ('weight', models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('confidence', models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('evidence_count', models.PositiveIntegerField(default=0)),
-                ('evidence', models.TextField(blank=True, default='')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_seen', models.DateTimeField()),
-                ('context_chunk', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='memories.memorychunk')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('source', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='relationships_out', to='graph.entity')),
-                ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='relationships_in', to='graph.entity')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "relation_type",
+                    models.CharField(
+                        choices=[
+                            ("works_with", "works with"),
+                            ("part_of", "part of"),
+                            ("located_in", "located in"),
+                            ("uses", "uses"),
+                            ("created", "created"),
+                            ("member_of", "member of"),
+                            ("leads", "leads"),
+                            ("related_to", "related to"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                (
+                    "weight",
+                    models.FloatField(
+                        default=0.0,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "confidence",
+                    models.FloatField(
+                        default=0.0,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                ("evidence_count", models.PositiveIntegerField(default=0)),
+                ("evidence", models.TextField(blank=True, default="")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_seen", models.DateTimeField()),
+                (
+                    "context_chunk",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="memories.memorychunk",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="relationships_out",
+                        to="graph.entity",
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="relationships_in", to="graph.entity"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-weight', 'id'],
+                "ordering": ["-weight", "id"],
             },
         ),
         migrations.CreateModel(
-            name='RelationshipEvidence',
+            name="RelationshipEvidence",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('confidence', models.FloatField(validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('sentence', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('chunk', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='memories.memorychunk')),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.memory')),
-                ('owner', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('relationship', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evidence_rows', to='graph.relationship')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "confidence",
+                    models.FloatField(
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ]
+                    ),
+                ),
+                ("sentence", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="memories.memorychunk",
+                    ),
+                ),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="memories.memory"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "relationship",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="evidence_rows",
+                        to="graph.relationship",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='entity',
-            index=models.Index(fields=['owner', '-salience'], name='entity_owner_salience'),
+            model_name="entity",
+            index=models.Index(fields=["owner", "-salience"], name="entity_owner_salience"),
         ),
         migrations.AddIndex(
-            model_name='entity',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['aliases'], name='entity_aliases_gin'),
+            model_name="entity",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["aliases"], name="entity_aliases_gin"),
         ),
         migrations.AddConstraint(
-            model_name='entity',
-            constraint=models.UniqueConstraint(fields=('owner', 'key'), name='entity_owner_key_unique'),
+            model_name="entity",
+            constraint=models.UniqueConstraint(fields=("owner", "key"), name="entity_owner_key_unique"),
         ),
         migrations.AddConstraint(
-            model_name='entity',
-            constraint=models.CheckConstraint(condition=models.Q(('type__in', ['person', 'organization', 'location', 'concept', 'technology', 'product', 'event', 'work', 'group'])), name='entity_type_valid'),
+            model_name="entity",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "type__in",
+                        [
+                            "person",
+                            "organization",
+                            "location",
+                            "concept",
+                            "technology",
+                            "product",
+                            "event",
+                            "work",
+                            "group",
+                        ],
+                    )
+                ),
+                name="entity_type_valid",
+            ),
         ),
         migrations.AddIndex(
-            model_name='entitymention',
-            index=models.Index(fields=['entity', 'memory'], name='entitymention_entity_memory'),
+            model_name="entitymention",
+            index=models.Index(fields=["entity", "memory"], name="entitymention_entity_memory"),
         ),
         migrations.AddConstraint(
-            model_name='entitymention',
-            constraint=models.UniqueConstraint(fields=('chunk', 'start', 'entity'), name='entitymention_chunk_start_unique'),
+            model_name="entitymention",
+            constraint=models.UniqueConstraint(
+                fields=("chunk", "start", "entity"), name="entitymention_chunk_start_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='entitymention',
-            constraint=models.CheckConstraint(condition=models.Q(('end__gt', models.F('start'))), name='entitymention_span'),
+            model_name="entitymention",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("end__gt", models.F("start"))), name="entitymention_span"
+            ),
         ),
         migrations.AddIndex(
-            model_name='relationship',
-            index=models.Index(fields=['owner', '-weight'], name='relationship_owner_weight'),
+            model_name="relationship",
+            index=models.Index(fields=["owner", "-weight"], name="relationship_owner_weight"),
         ),
         migrations.AddConstraint(
-            model_name='relationship',
-            constraint=models.UniqueConstraint(fields=('source', 'target', 'relation_type'), name='relationship_edge_unique'),
+            model_name="relationship",
+            constraint=models.UniqueConstraint(
+                fields=("source", "target", "relation_type"), name="relationship_edge_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relationship',
-            constraint=models.CheckConstraint(condition=models.Q(('source', models.F('target')), _negated=True), name='relationship_no_loop'),
+            model_name="relationship",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source", models.F("target")), _negated=True), name="relationship_no_loop"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relationship',
-            constraint=models.CheckConstraint(condition=models.Q(('relation_type__in', ['works_with', 'part_of', 'located_in', 'uses', 'created', 'member_of', 'leads', 'related_to'])), name='relationship_type_valid'),
+            model_name="relationship",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "relation_type__in",
+                        ["works_with", "part_of", "located_in", "uses", "created", "member_of", "leads", "related_to"],
+                    )
+                ),
+                name="relationship_type_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='relationshipevidence',
-            constraint=models.UniqueConstraint(fields=('relationship', 'chunk'), name='relationshipevidence_chunk_unique'),
+            model_name="relationshipevidence",
+            constraint=models.UniqueConstraint(
+                fields=("relationship", "chunk"), name="relationshipevidence_chunk_unique"
+            ),
         ),
     ]

@@ -5,19 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('graph', '0002_entities_relationships'),
+        ("graph", "0002_entities_relationships"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='entity',
-            name='entity_aliases_gin',
+            model_name="entity",
+            name="entity_aliases_gin",
         ),
         migrations.AddIndex(
-            model_name='entity',
-            index=models.Index(condition=models.Q(('aliases', []), _negated=True), fields=['owner'], name='entity_owner_aliased'),
+            model_name="entity",
+            index=models.Index(
+                condition=models.Q(("aliases", []), _negated=True), fields=["owner"], name="entity_owner_aliased"
+            ),
         ),
     ]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("graph", "0003_entity_aliased_partial_index"),
         ("memories", "0009_graph_extracted_hash"),
@@ -19,9 +18,16 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="MemoryExtraction",
             fields=[
-                ("memory", models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True,
-                                                related_name="graph_extraction", serialize=False,
-                                                to="memories.memory")),
+                (
+                    "memory",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="graph_extraction",
+                        serialize=False,
+                        to="memories.memory",
+                    ),
+                ),
                 ("content_hash", models.CharField(max_length=64)),
                 ("extracted_at", models.DateTimeField()),
             ],

@@ -4,15 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('graph', '0004_memory_extraction'),
+        ("graph", "0004_memory_extraction"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='memorylink',
-            name='reason',
-            field=models.CharField(choices=[('shared_entities', 'Shared entities'), ('shared_tags', 'Shared tags'), ('semantic', 'Semantic similarity'), ('linked_in_note', 'Linked in note')], max_length=24),
+            model_name="memorylink",
+            name="reason",
+            field=models.CharField(
+                choices=[
+                    ("shared_entities", "Shared entities"),
+                    ("shared_tags", "Shared tags"),
+                    ("semantic", "Semantic similarity"),
+                    ("linked_in_note", "Linked in note"),
+                ],
+                max_length=24,
+            ),
         ),
     ]

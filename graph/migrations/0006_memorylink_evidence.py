@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('graph', '0005_linked_in_note_reason'),
+        ("graph", "0005_linked_in_note_reason"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='memorylink',
-            name='evidence',
-            field=models.CharField(blank=True, default='', max_length=300),
+            model_name="memorylink",
+            name="evidence",
+            field=models.CharField(blank=True, default="", max_length=300),
         ),
     ]

@@ -12,7 +12,15 @@ from graph.services.retype import graph_owner_retype
 from graph.services.upkeep import entity_merge, graph_forget_memory, graph_normalise, graph_recount
 
 __all__ = [
-    "entity_merge", "graph_extract_memories", "graph_extraction_due", "graph_forget_memory", "graph_ingest_memories",
-    "graph_normalise", "graph_owner_retype",
-    "graph_rebuild", "graph_recount", "memory_links_expire", "memory_links_refresh",
+    "entity_merge",
+    "graph_extract_memories",
+    "graph_extraction_due",
+    "graph_forget_memory",
+    "graph_ingest_memories",
+    "graph_normalise",
+    "graph_owner_retype",
+    "graph_rebuild",
+    "graph_recount",
+    "memory_links_expire",
+    "memory_links_refresh",
 ]

@@ -13,17 +13,21 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from graph import entities as extractor
 from core import workers
 from core.retry import run_with_retry
-from graph.models import (ALIASED_SQL, EntityMention, MemoryExtraction, Relationship,
-                          RelationshipEvidence)
-from memories.models import Memory, MemoryChunk
+from graph import entities as extractor
+from graph.models import ALIASED_SQL, EntityMention, MemoryExtraction, Relationship, RelationshipEvidence
 from graph.services.links import memory_links_refresh
-from graph.vocabulary import TYPE_PRIORITY
 from graph.services.sql import copy_rows, lock_owner_graph
-from graph.services.upkeep import (entities_recount, graph_normalise, owner_graph_normalise, person_aliases_merge,
-                                   relationships_recount)
+from graph.services.upkeep import (
+    entities_recount,
+    graph_normalise,
+    owner_graph_normalise,
+    person_aliases_merge,
+    relationships_recount,
+)
+from graph.vocabulary import TYPE_PRIORITY
+from memories.models import Memory, MemoryChunk
 
 # Characters of text per unit of extraction work (about 80 full chunks, or 300 short notes).
 # Units are stored one by one as they arrive while the workers go on with the next ones, and each
@@ -41,13 +45,17 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     """
     ids = sorted({int(i) for i in memory_ids})
     hashes = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash"))
-    rows = list(MemoryChunk.objects.filter(memory_id__in=ids).order_by("memory_id", "position")
-                .values_list("id", "memory_id", "owner_id", "text"))
+    rows = list(
+        MemoryChunk.objects.filter(memory_id__in=ids)
+        .order_by("memory_id", "position")
+        .values_list("id", "memory_id", "owner_id", "text")
+    )
     limit = settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS
     processes = workers.processes()
     # Small calls still give every worker a share: at least two units per worker when the text allows.
-    unit_chars = max(4_000, min(EXTRACT_UNIT_CHARS,
-                                sum(min(len(row[3]), limit) for row in rows) // (2 * processes) + 1))
+    unit_chars = max(
+        4_000, min(EXTRACT_UNIT_CHARS, sum(min(len(row[3]), limit) for row in rows) // (2 * processes) + 1)
+    )
     units: list[list[tuple]] = []
     size = 0
     for row in rows:
@@ -61,8 +69,9 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     chunkless = [(None, memory_id, None, None) for memory_id in hashes if memory_id not in chunked]
     if chunkless:
         units.append(chunkless)
-    graphs = extractor.extract_batches(([row[3] for row in unit if row[0] is not None] for unit in units),
-                                        processes=processes, max_chars=limit)
+    graphs = extractor.extract_batches(
+        ([row[3] for row in unit if row[0] is not None] for unit in units), processes=processes, max_chars=limit
+    )
     totals: Counter = Counter()
     entities: set[int] = set()
     stored: set[int] = set()
@@ -71,29 +80,49 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
         unit_ids = sorted({row[1] for row in unit})
         live = dict(Memory.objects.filter(pk__in=unit_ids).values_list("pk", "owner_id"))
         per_owner: dict[int, list] = {owner_id: [] for owner_id in live.values()}
-        for (chunk_id, memory_id, _, _), graph in zip((row for row in unit if row[0] is not None), unit_graphs,
-                                                      strict=True):
+        for (chunk_id, memory_id, _, _), graph in zip(
+            (row for row in unit if row[0] is not None), unit_graphs, strict=True
+        ):
             if memory_id in live:
                 per_owner[live[memory_id]].append((chunk_id, memory_id, graph))
         for owner_id, items in per_owner.items():
             owner_memory_ids = [m for m, o in live.items() if o == owner_id]
             counts, written = run_with_retry(
-                partial(_store_owner_graph, owner_id=owner_id, memory_ids=owner_memory_ids, items=items,
-                        hashes=hashes, entities_seen=entities, only_named=len(units) > 1),
-                vanished=True, label="graph store")
+                partial(
+                    _store_owner_graph,
+                    owner_id=owner_id,
+                    memory_ids=owner_memory_ids,
+                    items=items,
+                    hashes=hashes,
+                    entities_seen=entities,
+                    only_named=len(units) > 1,
+                ),
+                vanished=True,
+                label="graph store",
+            )
             totals.update(counts)
             owners.add(owner_id)
-            run_with_retry(partial(_mark_extracted, {memory_id: hashes[memory_id] for memory_id in written}),
-                           vanished=True, label="graph mark extracted")
+            run_with_retry(
+                partial(_mark_extracted, {memory_id: hashes[memory_id] for memory_id in written}),
+                vanished=True,
+                label="graph mark extracted",
+            )
             stored.update(written)
     if len(units) > 1:
         # Each unit set exact values on what it changed; the rest of each graph follows once here.
         for owner_id in owners:
             graph_normalise(owner_id=owner_id)
-    return {"memories": len(stored), "chunks": len(rows), "mentions": totals["mentions"],
-            "entities": len(entities), "entities_created": totals["entities_created"],
-            "entities_removed": totals["entities_removed"], "relationships": totals["relationships"],
-            "relationships_removed": totals["relationships_removed"], "aliases_merged": totals["aliases_merged"]}
+    return {
+        "memories": len(stored),
+        "chunks": len(rows),
+        "mentions": totals["mentions"],
+        "entities": len(entities),
+        "entities_created": totals["entities_created"],
+        "entities_removed": totals["entities_removed"],
+        "relationships": totals["relationships"],
+        "relationships_removed": totals["relationships_removed"],
+        "aliases_merged": totals["aliases_merged"],
+    }
 
 
 def _mark_extracted(hashes: dict[int, str]) -> None:
@@ -107,14 +136,19 @@ def _mark_extracted(hashes: dict[int, str]) -> None:
             "JOIN memories_memory m ON m.id = v.id AND m.content_hash = v.hash "
             "ON CONFLICT (memory_id) DO UPDATE SET content_hash = EXCLUDED.content_hash, "
             "extracted_at = EXCLUDED.extracted_at",
-            [list(hashes), list(hashes.values())])
+            [list(hashes), list(hashes.values())],
+        )
 
 
 def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
     """Those of these memories whose graph does not reflect their current content."""
     current = MemoryExtraction.objects.filter(memory_id=OuterRef("pk"), content_hash=OuterRef("content_hash"))
-    return list(Memory.objects.filter(pk__in=list(memory_ids)).exclude(Exists(current))
-                .order_by("pk").values_list("pk", flat=True))
+    return list(
+        Memory.objects.filter(pk__in=list(memory_ids))
+        .exclude(Exists(current))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
 
 
 def _lock_unchanged_memories(memory_ids: list[int], hashes: dict[int, str]) -> set[int]:
@@ -124,13 +158,22 @@ def _lock_unchanged_memories(memory_ids: list[int], hashes: dict[int, str]) -> s
     extraction. FOR KEY SHARE is the lock the mention rows' foreign keys take anyway; it waits for an
     edit's or a delete's row lock and lets pins and tier moves through."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id, content_hash FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",
-                       [sorted(memory_ids)])
+        cursor.execute(
+            "SELECT id, content_hash FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",
+            [sorted(memory_ids)],
+        )
         return {memory_id for memory_id, digest in cursor.fetchall() if hashes.get(memory_id) == digest}
 
 
-def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, hashes: dict[int, str],
-                       entities_seen: set[int], only_named: bool = False) -> tuple[Counter, set[int]]:
+def _store_owner_graph(
+    *,
+    owner_id: int,
+    memory_ids: list[int],
+    items: list,
+    hashes: dict[int, str],
+    entities_seen: set[int],
+    only_named: bool = False,
+) -> tuple[Counter, set[int]]:
     """One transaction: the memory rows first, then the owner's graph lock, then the graph rows."""
     now = timezone.now()
     counts: Counter = Counter()
@@ -145,10 +188,14 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, has
         if not memory_ids:
             return counts, set()
         lock_owner_graph(owner_id)
-        old_entities = set(EntityMention.objects.filter(memory_id__in=memory_ids)
-                           .values_list("entity_id", flat=True).distinct())
-        old_relationships = set(RelationshipEvidence.objects.filter(memory_id__in=memory_ids)
-                                .values_list("relationship_id", flat=True).distinct())
+        old_entities = set(
+            EntityMention.objects.filter(memory_id__in=memory_ids).values_list("entity_id", flat=True).distinct()
+        )
+        old_relationships = set(
+            RelationshipEvidence.objects.filter(memory_id__in=memory_ids)
+            .values_list("relationship_id", flat=True)
+            .distinct()
+        )
         EntityMention.objects.filter(memory_id__in=memory_ids).delete()
         RelationshipEvidence.objects.filter(memory_id__in=memory_ids).delete()
 
@@ -170,8 +217,11 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, has
                     continue
                 seen.add((m.start, entity_id))
                 mentions.append((owner_id, entity_id, memory_id, chunk_id, m.start, m.end, m.type, m.name[:200]))
-        copy_rows("graph_entitymention", ("owner_id", "entity_id", "memory_id", "chunk_id", "start", "end", "type",
-                                           "surface"), mentions)
+        copy_rows(
+            "graph_entitymention",
+            ("owner_id", "entity_id", "memory_id", "chunk_id", "start", "end", "type", "surface"),
+            mentions,
+        )
         counts["mentions"] = len(mentions)
 
         new_relationships = _relationships_store(owner_id=owner_id, items=items, entity_ids=entity_ids, now=now)
@@ -179,11 +229,16 @@ def _store_owner_graph(*, owner_id: int, memory_ids: list[int], items: list, has
         counts["aliases_merged"] = person_aliases_merge(owner_id=owner_id, entity_ids=touched_entities)
         removed_entities = entities_recount(entity_ids=touched_entities)
         touched_relationships = old_relationships | new_relationships
-        touched_relationships = set(Relationship.objects.filter(pk__in=touched_relationships)
-                                    .values_list("pk", flat=True))
+        touched_relationships = set(
+            Relationship.objects.filter(pk__in=touched_relationships).values_list("pk", flat=True)
+        )
         removed_relationships = relationships_recount(relationship_ids=touched_relationships)
-        owner_graph_normalise(owner_id=owner_id, entity_ids=touched_entities, relationship_ids=touched_relationships,
-                               only_named=only_named)
+        owner_graph_normalise(
+            owner_id=owner_id,
+            entity_ids=touched_entities,
+            relationship_ids=touched_relationships,
+            only_named=only_named,
+        )
     entities_seen.update(entity_ids.values())
     counts["entities_removed"] = removed_entities
     counts["relationships"] = len(new_relationships)
@@ -195,8 +250,9 @@ def _best_type(votes: Counter) -> str:
     return max(votes.items(), key=lambda item: (item[1], TYPE_PRIORITY.get(item[0], 1), item[0]))[0]
 
 
-def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[str, Counter],
-                      now: datetime) -> tuple[dict[str, int], int]:
+def _entities_resolve(
+    *, owner_id: int, names: dict[str, Counter], types: dict[str, Counter], now: datetime
+) -> tuple[dict[str, int], int]:
     """Map each key to the owner's entity for it (by key or alias), creating the missing ones."""
     keys = list(names)
     if not keys:
@@ -218,9 +274,14 @@ def _entities_resolve(*, owner_id: int, names: dict[str, Counter], types: dict[s
                 "first_seen, last_seen) SELECT %(owner)s, v.key, v.name, v.type, '{}', 0, 0, 0, %(now)s, %(now)s "
                 "FROM unnest(%(keys)s::varchar[], %(names)s::varchar[], %(types)s::varchar[]) AS v(key, name, type) "
                 "ON CONFLICT (owner_id, key) DO NOTHING RETURNING key, id",
-                {"owner": owner_id, "now": now, "keys": missing,
-                 "names": [names[key].most_common(1)[0][0][:200] for key in missing],
-                 "types": [_best_type(types[key]) for key in missing]})
+                {
+                    "owner": owner_id,
+                    "now": now,
+                    "keys": missing,
+                    "names": [names[key].most_common(1)[0][0][:200] for key in missing],
+                    "types": [_best_type(types[key]) for key in missing],
+                },
+            )
             resolved.update(cursor.fetchall())
     return {key: resolved[key] for key in keys}, len(missing)
 
@@ -249,17 +310,25 @@ def _relationships_store(*, owner_id: int, items: list, entity_ids: dict[str, in
             "AS v(source, target, kind) "
             "ON CONFLICT (source_id, target_id, relation_type) DO UPDATE SET last_seen = EXCLUDED.last_seen "
             "RETURNING source_id, target_id, relation_type, id",
-            {"owner": owner_id, "now": now, "sources": [e[0] for e in edges], "targets": [e[1] for e in edges],
-             "kinds": [e[2] for e in edges]})
+            {
+                "owner": owner_id,
+                "now": now,
+                "sources": [e[0] for e in edges],
+                "targets": [e[1] for e in edges],
+                "kinds": [e[2] for e in edges],
+            },
+        )
         ids = {(s, t, kind): pk for s, t, kind, pk in cursor.fetchall()}
-    copy_rows("graph_relationshipevidence",
-               ("owner_id", "relationship_id", "memory_id", "chunk_id", "confidence", "sentence", "created_at"),
-               [(owner_id, ids[edge], memory_id, chunk_id, confidence, sentence, now)
-                for edge, per_chunk in evidence.items()
-                for chunk_id, (confidence, sentence, memory_id) in per_chunk.items()])
+    copy_rows(
+        "graph_relationshipevidence",
+        ("owner_id", "relationship_id", "memory_id", "chunk_id", "confidence", "sentence", "created_at"),
+        [
+            (owner_id, ids[edge], memory_id, chunk_id, confidence, sentence, now)
+            for edge, per_chunk in evidence.items()
+            for chunk_id, (confidence, sentence, memory_id) in per_chunk.items()
+        ],
+    )
     return set(ids.values())
-
-
 
 
 def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
@@ -267,7 +336,7 @@ def graph_rebuild(*, owner, batch_size: int = 200) -> dict:
     ids = list(Memory.objects.filter(owner=owner).order_by("pk").values_list("pk", flat=True))
     totals: Counter = Counter()
     for start in range(0, len(ids), batch_size):
-        totals.update(graph_extract_memories(memory_ids=ids[start:start + batch_size]))
+        totals.update(graph_extract_memories(memory_ids=ids[start : start + batch_size]))
     links = memory_links_refresh(owner=owner)
     return {**dict(totals), "memories": len(ids), "links": links}
 
@@ -276,11 +345,13 @@ def graph_ingest_memories(*, memory_ids: Sequence[int]) -> dict:
     """Extract the graph of new or changed memories, then refresh their links, owner by owner. A
     conflict with a concurrent edit or delete (a deadlock, a row gone under a foreign key) runs the
     idempotent extraction again."""
-    result = run_with_retry(lambda: graph_extract_memories(memory_ids=memory_ids), vanished=True, attempts=3,
-                            label="graph extract task")
+    result = run_with_retry(
+        lambda: graph_extract_memories(memory_ids=memory_ids), vanished=True, attempts=3, label="graph extract task"
+    )
     owners: dict[int, list[int]] = {}
     for memory_id, owner_id in Memory.objects.filter(pk__in=memory_ids).values_list("pk", "owner_id"):
         owners.setdefault(owner_id, []).append(memory_id)
-    result["links"] = {owner_id: memory_links_refresh(owner=owner_id, memory_ids=ids)
-                       for owner_id, ids in owners.items()}
+    result["links"] = {
+        owner_id: memory_links_refresh(owner=owner_id, memory_ids=ids) for owner_id, ids in owners.items()
+    }
     return result

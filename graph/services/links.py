@@ -59,8 +59,9 @@ def _distinctiveness(df: int, n: int) -> float:
     return max(0.0, math.log(n / max(df, 1)) / math.log(n))
 
 
-def _shared_features(features: dict[int, dict], focus: set[int] | None, n_memories: int
-                     ) -> dict[tuple[int, int], tuple[float, list]]:
+def _shared_features(  # noqa: C901 - postings walk with per-feature caps; split it with the next change here
+    features: dict[int, dict], focus: set[int] | None, n_memories: int
+) -> dict[tuple[int, int], tuple[float, list]]:
     """Pairs of memories whose shared features add up to LINK_EVIDENCE, each with (evidence, the shared
     features most distinctive first). features: memory -> feature -> weight (0..1.5)."""
     postings: dict = defaultdict(list)
@@ -82,7 +83,7 @@ def _shared_features(features: dict[int, dict], focus: set[int] | None, n_memori
             continue
         members.sort()
         for i, (a, weight_a) in enumerate(members):
-            for b, weight_b in members[i + 1:]:
+            for b, weight_b in members[i + 1 :]:
                 if focus is None or a in focus or b in focus:
                     shared.setdefault((a, b), []).append((min(weight_a, weight_b) * idf[feature], feature))
     found = {}
@@ -121,12 +122,16 @@ def _entity_evidence(owner_id: int, focus: set[int] | None, n_memories: int) -> 
     features: dict[int, dict[int, float]] = defaultdict(dict)
     names: dict[int, str] = {}
     for memory_id, entity_id, name, entity_type in (
-            EntityMention.objects.filter(owner_id=owner_id)
-            .values_list("memory_id", "entity_id", "entity__name", "entity__type").distinct()):
+        EntityMention.objects.filter(owner_id=owner_id)
+        .values_list("memory_id", "entity_id", "entity__name", "entity__type")
+        .distinct()
+    ):
         features[memory_id][entity_id] = CONCEPT_WEIGHT if entity_type == CONCEPT else 1.0
         names[entity_id] = name
-    return {pair: (evidence, [names[f] for f in shared])
-            for pair, (evidence, shared) in _shared_features(features, focus, n_memories).items()}
+    return {
+        pair: (evidence, [names[f] for f in shared])
+        for pair, (evidence, shared) in _shared_features(features, focus, n_memories).items()
+    }
 
 
 def _tag_evidence(owner_id: int, focus: set[int] | None, n_memories: int) -> dict[tuple[int, int], tuple]:
@@ -134,8 +139,9 @@ def _tag_evidence(owner_id: int, focus: set[int] | None, n_memories: int) -> dic
     filing) MANUAL_TAG_WEIGHT. Where a memory came from (source, file type, provider) says nothing
     about what it is about, so structural tags are left out."""
     tags: dict[int, dict[str, float]] = {}
-    for memory in Memory.objects.filter(owner_id=owner_id).only("pk", "tags", "manual_tags", "auto_tags", "source",
-                                                                "metadata"):
+    for memory in Memory.objects.filter(owner_id=owner_id).only(
+        "pk", "tags", "manual_tags", "auto_tags", "source", "metadata"
+    ):
         confidence = {item["tag"]: min(1.0, float(item.get("confidence", 1.0))) for item in memory.auto_tags or []}
         confidence.update(dict.fromkeys(memory.manual_tags, MANUAL_TAG_WEIGHT))
         topical = {t: confidence.get(t, 1.0) for t in topical_tags(memory)}
@@ -158,12 +164,17 @@ def _semantic_threshold(matrix: np.ndarray) -> float:
     return max(SEMANTIC_FLOOR, float(np.percentile(sims, SEMANTIC_PERCENTILE)))
 
 
-def _semantic_evidence(owner_id: int, focus: set[int] | None,
-                       existing: set[tuple[int, int]]) -> dict[tuple[int, int], tuple]:
+def _semantic_evidence(
+    owner_id: int, focus: set[int] | None, existing: set[tuple[int, int]]
+) -> dict[tuple[int, int], tuple]:
     """Cosine similarity of the memories' chunk centroids. New links go to each memory's closest
     neighbours above the owner's threshold; a link already there stays while it is above it."""
-    rows = (MemoryChunk.objects.filter(owner_id=owner_id).values("memory_id")
-            .annotate(centroid=_VectorAvg("embedding")).values_list("memory_id", "centroid"))
+    rows = (
+        MemoryChunk.objects.filter(owner_id=owner_id)
+        .values("memory_id")
+        .annotate(centroid=_VectorAvg("embedding"))
+        .values_list("memory_id", "centroid")
+    )
     ids, vectors = [], []
     for memory_id, centroid in rows:
         ids.append(memory_id)
@@ -182,7 +193,7 @@ def _semantic_evidence(owner_id: int, focus: set[int] | None,
         partners[y].add(x)
     found = {}
     for start in range(0, len(rows_of), 512):
-        block = rows_of[start:start + 512]
+        block = rows_of[start : start + 512]
         sims = matrix[block] @ matrix.T
         for row, i in zip(sims, block, strict=True):
             row[i] = -1.0
@@ -205,10 +216,12 @@ def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, in
     existing_semantic = set(links.values_list("source_id", "target_id"))
     n_memories = _memory_count(owner_id)
     found: dict[tuple[int, int, str], tuple[float, float, str]] = {}
-    for reason, evidence in ((MemoryLink.Reason.SHARED_ENTITIES, _entity_evidence(owner_id, focus, n_memories)),
-                             (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus, n_memories)),
-                             (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic)),
-                             (MemoryLink.Reason.LINKED_IN_NOTE, _note_evidence(owner_id, focus))):
+    for reason, evidence in (
+        (MemoryLink.Reason.SHARED_ENTITIES, _entity_evidence(owner_id, focus, n_memories)),
+        (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus, n_memories)),
+        (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic)),
+        (MemoryLink.Reason.LINKED_IN_NOTE, _note_evidence(owner_id, focus)),
+    ):
         for (a, b), (value, shared) in evidence.items():
             if reason in (MemoryLink.Reason.SEMANTIC, MemoryLink.Reason.LINKED_IN_NOTE):
                 score = confidence = value
@@ -257,8 +270,9 @@ def memory_links_refresh(*, owner, memory_ids: Sequence[int] | None = None, expi
             return {"created": 0, "reinforced": 0, "unchanged": 0, "expired": 0}
     # A deadlock with a delete of a neighbouring memory (whose row it is linked to) is retried, as is a
     # link to a memory deleted meanwhile.
-    return run_with_retry(partial(_links_refresh, owner_id, focus, expire_all), vanished=True,
-                          label="memory_links_refresh")
+    return run_with_retry(
+        partial(_links_refresh, owner_id, focus, expire_all), vanished=True, label="memory_links_refresh"
+    )
 
 
 def _links_refresh(owner_id: int, focus: set[int] | None, expire_all: bool) -> dict:
@@ -287,8 +301,11 @@ def _links_refresh(owner_id: int, focus: set[int] | None, expire_all: bool) -> d
             if (focus is not None and (a in focus or b in focus)) or score > link.score + 0.01:
                 link.last_reinforced_at = now
                 reinforced += 1
-            elif abs(score - link.score) < 1e-6 and abs(confidence - link.confidence) < 1e-6 \
-                    and evidence == link.evidence:
+            elif (
+                abs(score - link.score) < 1e-6
+                and abs(confidence - link.confidence) < 1e-6
+                and evidence == link.evidence
+            ):
                 unchanged += 1
                 continue
             else:
@@ -311,15 +328,16 @@ def _links_write(*, owner_id: int, now: datetime, create: list[tuple], update: l
                 "%s, %s FROM unnest(%s::bigint[], %s::bigint[], %s::varchar[], %s::float8[], %s::float8[], "
                 "%s::varchar[]) AS v(a, b, reason, score, confidence, evidence) "
                 "ON CONFLICT (source_id, target_id, reason) DO NOTHING",
-                [owner_id, now, now, list(a), list(b), list(reasons), list(scores), list(confidences),
-                 list(evidence)])
+                [owner_id, now, now, list(a), list(b), list(reasons), list(scores), list(confidences), list(evidence)],
+            )
         if update:
             ids, scores, confidences, evidence, reinforced = zip(*update, strict=True)
             cursor.execute(
                 "UPDATE graph_memorylink l SET score = v.score, confidence = v.confidence, evidence = v.evidence, "
                 "last_reinforced_at = v.at FROM unnest(%s::bigint[], %s::float8[], %s::float8[], %s::varchar[], "
                 "%s::timestamptz[]) AS v(id, score, confidence, evidence, at) WHERE l.id = v.id",
-                [list(ids), list(scores), list(confidences), list(evidence), list(reinforced)])
+                [list(ids), list(scores), list(confidences), list(evidence), list(reinforced)],
+            )
 
 
 def memory_links_expire(*, owner) -> int:

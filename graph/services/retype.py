@@ -54,5 +54,10 @@ def graph_owner_retype(*, owner_id: int) -> dict:
         touched = {pk for ids in retyped.values() for pk in ids} - set(dropped)
         entities_recount(entity_ids=touched)
         owner_graph_normalise(owner_id=owner_id)
-    return {"entities": len(rows), "retyped": len(touched), "merged": len(merges), "rekeyed": rekeyed,
-            "dropped": len(dropped)}
+    return {
+        "entities": len(rows),
+        "retyped": len(touched),
+        "merged": len(merges),
+        "rekeyed": rekeyed,
+        "dropped": len(dropped),
+    }

@@ -21,8 +21,9 @@ def lock_memories(memory_ids) -> set[int]:
     return the ids that still exist. Taken before the owner's graph lock, as a memory edit or delete
     takes the memory's row first: one order everywhere, so the two wait for each other, never in a circle."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",
-                       [sorted(memory_ids)])
+        cursor.execute(
+            "SELECT id FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(memory_ids)]
+        )
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -35,5 +36,3 @@ def copy_rows(table: str, columns: Sequence[str], rows: list[tuple]) -> None:
     with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
-
-

@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
-from graph.models import (Entity, EntityMention, EntityType, Relationship,
-                          RelationshipEvidence)
-from memories.models import Memory
-from graph.vocabulary import TYPE_PRIORITY
+from graph.models import Entity, EntityMention, EntityType, Relationship, RelationshipEvidence
 from graph.services.sql import lock_owner_graph
+from graph.vocabulary import TYPE_PRIORITY
+from memories.models import Memory
+
 
 def person_aliases_merge(*, owner_id: int, entity_ids: set[int]) -> int:
     """A lone first or last name ("Alice") becomes an alias of the one full name it can stand for
@@ -45,8 +45,9 @@ def entity_merge(*, source_id: int, target_id: int) -> Entity:
     with transaction.atomic():
         source = Entity.objects.select_for_update().get(pk=source_id)
         target = Entity.objects.select_for_update().get(pk=target_id, owner_id=source.owner_id)
-        same_place = EntityMention.objects.filter(entity_id=target_id, chunk_id=OuterRef("chunk_id"),
-                                                  start=OuterRef("start"))
+        same_place = EntityMention.objects.filter(
+            entity_id=target_id, chunk_id=OuterRef("chunk_id"), start=OuterRef("start")
+        )
         EntityMention.objects.filter(entity_id=source_id).filter(Exists(same_place)).delete()
         EntityMention.objects.filter(entity_id=source_id).update(entity_id=target_id)
         touched: set[int] = set()
@@ -56,15 +57,17 @@ def entity_merge(*, source_id: int, target_id: int) -> Entity:
             if new_source == new_target:
                 edge.delete()
                 continue
-            twin = Relationship.objects.filter(source_id=new_source, target_id=new_target,
-                                               relation_type=edge.relation_type).first()
+            twin = Relationship.objects.filter(
+                source_id=new_source, target_id=new_target, relation_type=edge.relation_type
+            ).first()
             if twin is None:
                 Relationship.objects.filter(pk=edge.pk).update(source_id=new_source, target_id=new_target)
                 touched.add(edge.pk)
                 continue
             known_chunks = RelationshipEvidence.objects.filter(relationship=twin).values("chunk_id")
-            RelationshipEvidence.objects.filter(relationship=edge).exclude(chunk_id__in=known_chunks) \
-                .update(relationship=twin)
+            RelationshipEvidence.objects.filter(relationship=edge).exclude(chunk_id__in=known_chunks).update(
+                relationship=twin
+            )
             edge.delete()
             touched.add(twin.pk)
         target.aliases = sorted({*target.aliases, source.key, *source.aliases} - {target.key})
@@ -112,7 +115,9 @@ def entities_recount(*, entity_ids: Iterable[int]) -> int:
                    last_seen = s.last_seen, name = names.surface, type = types.type
               FROM stats s JOIN names USING (entity_id) JOIN types USING (entity_id)
              WHERE e.id = s.entity_id
-            """, {"ids": ids})
+            """,
+            {"ids": ids},
+        )
     gone = Entity.objects.filter(pk__in=ids).exclude(Exists(EntityMention.objects.filter(entity_id=OuterRef("pk"))))
     return gone.delete()[1].get("graph.Entity", 0)
 
@@ -139,9 +144,12 @@ def relationships_recount(*, relationship_ids: Iterable[int]) -> int:
                    context_chunk_id = b.chunk_id, evidence = b.sentence
               FROM stats s JOIN best b USING (relationship_id)
              WHERE r.id = s.relationship_id
-            """, {"ids": ids})
+            """,
+            {"ids": ids},
+        )
     gone = Relationship.objects.filter(pk__in=ids).exclude(
-        Exists(RelationshipEvidence.objects.filter(relationship_id=OuterRef("pk"))))
+        Exists(RelationshipEvidence.objects.filter(relationship_id=OuterRef("pk")))
+    )
     return gone.delete()[1].get("graph.Relationship", 0)
 
 
@@ -151,8 +159,9 @@ def relationships_recount(*, relationship_ids: Iterable[int]) -> int:
 NORMALISE_TOLERANCE = 0.005
 
 
-def owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (), relationship_ids: Iterable[int] = (),
-                           only_named: bool = False) -> None:
+def owner_graph_normalise(
+    *, owner_id: int, entity_ids: Iterable[int] = (), relationship_ids: Iterable[int] = (), only_named: bool = False
+) -> None:
     """Salience and weight are relative to the owner's whole graph, so both are renormalised in SQL.
 
     salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions)/ln(1+max mentions)
@@ -162,11 +171,17 @@ def owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (), rela
     every other row is rewritten only when it is off by more than NORMALISE_TOLERANCE, and not at all
     with `only_named` (a caller writing several units renormalises the rest once, at the end).
     """
-    salience = ("LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)"
-                " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))")
+    salience = (
+        "LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)"
+        " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))"
+    )
     weight = "LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))"
-    params = {"owner": owner_id, "entities": sorted(set(entity_ids)), "relationships": sorted(set(relationship_ids)),
-              "tolerance": NORMALISE_TOLERANCE}
+    params = {
+        "owner": owner_id,
+        "entities": sorted(set(entity_ids)),
+        "relationships": sorted(set(relationship_ids)),
+        "tolerance": NORMALISE_TOLERANCE,
+    }
     others = "AND false" if only_named else ""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -178,7 +193,9 @@ def owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (), rela
              WHERE e.owner_id = %(owner)s
                AND ((abs(e.salience - {salience}) > %(tolerance)s {others})
                     OR (e.id = ANY(%(entities)s) AND e.salience IS DISTINCT FROM {salience}))
-            """, params)
+            """,
+            params,
+        )
         cursor.execute(
             f"""
             UPDATE graph_relationship r SET weight = {weight}
@@ -187,7 +204,9 @@ def owner_graph_normalise(*, owner_id: int, entity_ids: Iterable[int] = (), rela
              WHERE r.owner_id = %(owner)s
                AND ((abs(r.weight - {weight}) > %(tolerance)s {others})
                     OR (r.id = ANY(%(relationships)s) AND r.weight IS DISTINCT FROM {weight}))
-            """, params)
+            """,
+            params,
+        )
 
 
 def graph_normalise(*, owner_id: int) -> None:
@@ -200,8 +219,9 @@ def graph_normalise(*, owner_id: int) -> None:
 def graph_forget_memory(*, memory: Memory) -> tuple[set[int], set[int]]:
     """What a memory's deletion will touch: the entities it mentions and the edges it evidences."""
     entities = set(EntityMention.objects.filter(memory_id=memory.pk).values_list("entity_id", flat=True).distinct())
-    edges = set(RelationshipEvidence.objects.filter(memory_id=memory.pk)
-                .values_list("relationship_id", flat=True).distinct())
+    edges = set(
+        RelationshipEvidence.objects.filter(memory_id=memory.pk).values_list("relationship_id", flat=True).distinct()
+    )
     return entities, edges
 
 
@@ -216,5 +236,3 @@ def graph_recount(*, owner_id: int, entity_ids: set[int], relationship_ids: set[
         entities_recount(entity_ids=entity_ids)
         relationships_recount(relationship_ids=relationship_ids)
         owner_graph_normalise(owner_id=owner_id, entity_ids=entity_ids, relationship_ids=relationship_ids)
-
-

@@ -8,18 +8,24 @@ import struct
 import zipfile
 import zlib
 
-_CONTENT_TYPES = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-                  b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-                  b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-                  b'<Default Extension="xml" ContentType="application/xml"/>'
-                  b'<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
-                  b'officedocument.wordprocessingml.document.main+xml"/></Types>')
-_RELS = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-         b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-         b'<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
-         b'officeDocument" Target="word/document.xml"/></Relationships>')
-_DOC_HEAD = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.'
-             b'openxmlformats.org/wordprocessingml/2006/main"><w:body>')
+_CONTENT_TYPES = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    b'<Default Extension="xml" ContentType="application/xml"/>'
+    b'<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
+    b'officedocument.wordprocessingml.document.main+xml"/></Types>'
+)
+_RELS = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    b'<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+    b'officeDocument" Target="word/document.xml"/></Relationships>'
+)
+_DOC_HEAD = (
+    b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.'
+    b'openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+)
 _PARAGRAPH = b"<w:p><w:r><w:t>all work and no play makes jack a dull boy</w:t></w:r></w:p>"
 _DOC_TAIL = b"</w:body></w:document>"
 
@@ -40,8 +46,11 @@ def docx_bomb(*, inflated_mb: int = 196, padding_mb: int = 1) -> bytes:
                 member.write(block)
             member.write(_DOC_TAIL)
         if padding_mb:
-            archive.writestr(zipfile.ZipInfo("word/media/padding.bin"), bytes(padding_mb * 1024 * 1024),
-                             compress_type=zipfile.ZIP_STORED)
+            archive.writestr(
+                zipfile.ZipInfo("word/media/padding.bin"),
+                bytes(padding_mb * 1024 * 1024),
+                compress_type=zipfile.ZIP_STORED,
+            )
     return out.getvalue()
 
 
@@ -68,18 +77,60 @@ def docx_lying_sizes(*, inflated_mb: int = 200, claimed: int = 1000) -> bytes:
     with zipfile.ZipFile(io.BytesIO(head)) as archive:
         entries = archive.infolist()
     central_start = min(entry.header_offset for entry in entries) + sum(
-        30 + len(entry.filename.encode()) + len(entry.extra) + entry.compress_size for entry in entries)
+        30 + len(entry.filename.encode()) + len(entry.extra) + entry.compress_size for entry in entries
+    )
     body = bytearray(head[:central_start])
     name = b"word/document.xml"
     offset = len(body)
-    body += struct.pack("<4s2B4HL2L2H", b"PK\x03\x04", 20, 0, 0, zipfile.ZIP_DEFLATED, 0, 0, crc,
-                        min(len(deflated), claimed), claimed, len(name), 0) + name + deflated
+    body += (
+        struct.pack(
+            "<4s2B4HL2L2H",
+            b"PK\x03\x04",
+            20,
+            0,
+            0,
+            zipfile.ZIP_DEFLATED,
+            0,
+            0,
+            crc,
+            min(len(deflated), claimed),
+            claimed,
+            len(name),
+            0,
+        )
+        + name
+        + deflated
+    )
     directory = bytearray()
-    records = [(e.filename.encode(), e.CRC, e.compress_size, e.file_size, e.header_offset, e.compress_type)
-               for e in entries] + [(name, crc, min(len(deflated), claimed), claimed, offset, zipfile.ZIP_DEFLATED)]
+    records = [
+        (e.filename.encode(), e.CRC, e.compress_size, e.file_size, e.header_offset, e.compress_type) for e in entries
+    ] + [(name, crc, min(len(deflated), claimed), claimed, offset, zipfile.ZIP_DEFLATED)]
     for filename, record_crc, compressed, size, header_offset, method in records:
-        directory += struct.pack("<4s4B4HL2L5H2L", b"PK\x01\x02", 20, 0, 20, 0, 0, method, 0, 0, record_crc,
-                                 compressed, size, len(filename), 0, 0, 0, 0, 0, header_offset) + filename
+        directory += (
+            struct.pack(
+                "<4s4B4HL2L5H2L",
+                b"PK\x01\x02",
+                20,
+                0,
+                20,
+                0,
+                0,
+                method,
+                0,
+                0,
+                record_crc,
+                compressed,
+                size,
+                len(filename),
+                0,
+                0,
+                0,
+                0,
+                0,
+                header_offset,
+            )
+            + filename
+        )
     end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(records), len(records), len(directory), len(body), 0)
     return bytes(body + directory + end)
 
@@ -93,8 +144,10 @@ def pdf_bomb(*, inflated_mb: int = 200) -> bytes:
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-         b"/Resources << /Font << /F1 5 0 R >> >> >>"),
+        (
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>"
+        ),
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]

@@ -61,23 +61,40 @@ class Server:
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
-        self.env = {key: value for key, value in os.environ.items()
-                    if key not in ("DATABASE_URL", "KYBERNESIS_TASKS_SYNC", "DJANGO_SETTINGS_MODULE")}
-        self.env.update({"KYBERNESIS_DATA_DIR": str(data_dir), "HOST": "127.0.0.1", "PORT": str(port),
-                         **(extra_env or {})})
+        self.env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in ("DATABASE_URL", "KYBERNESIS_TASKS_SYNC", "DJANGO_SETTINGS_MODULE")
+        }
+        self.env.update(
+            {"KYBERNESIS_DATA_DIR": str(data_dir), "HOST": "127.0.0.1", "PORT": str(port), **(extra_env or {})}
+        )
         self.process: subprocess.Popen | None = None
 
     def manage(self, *args: str, timeout: float = 600) -> str:
-        done = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"manage.py {args[0]} failed: {done.stderr[-2000:]}")
         return done.stdout
 
     def start(self, *, ready_timeout: float = 300) -> None:
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child writes to it until stop()
-        self.process = subprocess.Popen([sys.executable, "-m", "kybernesis.serve"], cwd=ROOT, env=self.env,
-                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "kybernesis.serve"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + ready_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -157,11 +174,16 @@ class Results:
 
     def summary(self, seconds: float) -> dict:
         values = sorted(self.latencies_ms)
-        return {"rps": round(len(values) / seconds, 1), "p50_ms": round(percentile(values, 50), 1),
-                "p95_ms": round(percentile(values, 95), 1), "p99_ms": round(percentile(values, 99), 1),
-                "requests": len(values), "errors": self.errors,
-                "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
-                **({"failures": dict(self.failures)} if self.failures else {})}
+        return {
+            "rps": round(len(values) / seconds, 1),
+            "p50_ms": round(percentile(values, 50), 1),
+            "p95_ms": round(percentile(values, 95), 1),
+            "p99_ms": round(percentile(values, 99), 1),
+            "requests": len(values),
+            "errors": self.errors,
+            "statuses": {str(k): v for k, v in sorted(self.statuses.items())},
+            **({"failures": dict(self.failures)} if self.failures else {}),
+        }
 
 
 class Client:
@@ -170,16 +192,18 @@ class Client:
     def __init__(self, base_url: str, token: str, *, keep_alive: bool):
         self.base_url = base_url
         self.host, self.port = base_url.removeprefix("http://").split(":")
-        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                        "Accept": "application/json"}
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
         self.keep_alive = keep_alive
         self.session = requests.Session() if keep_alive else None
 
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         data = json.dumps(body).encode() if body is not None else None
         if self.session is not None:
-            response = self.session.request(method, self.base_url + path, data=data, headers=self.headers,
-                                            timeout=60)
+            response = self.session.request(method, self.base_url + path, data=data, headers=self.headers, timeout=60)
             return response.status_code, response.content
         connection = http.client.HTTPConnection(self.host, int(self.port), timeout=60)
         try:
@@ -201,9 +225,19 @@ def timed(client: Client, results: Results, method: str, path: str, body: dict |
     return content if status < 400 else None
 
 
-def run_phase(*, base_url: str, tokens: list[str], queries: list[str], known_ids: dict[str, list[int]],
-              seconds: float, clients: int, keep_alive: list[bool], mixed: bool, seed: int,
-              texts: list[tuple[str, str]]) -> Results:
+def run_phase(
+    *,
+    base_url: str,
+    tokens: list[str],
+    queries: list[str],
+    known_ids: dict[str, list[int]],
+    seconds: float,
+    clients: int,
+    keep_alive: list[bool],
+    mixed: bool,
+    seed: int,
+    texts: list[tuple[str, str]],
+) -> Results:
     results = Results()
     deadline = time.monotonic() + seconds
 
@@ -216,14 +250,23 @@ def run_phase(*, base_url: str, tokens: list[str], queries: list[str], known_ids
             if roll < 0.7:
                 timed(client, results, "POST", "/api/v1/search", {"query": rng.choice(queries), "limit": 10})
             elif roll < 0.8:
-                timed(client, results, "GET", "/api/v1/memories?" + urlencode({"limit": 20,
-                                                                               "offset": rng.randrange(0, 200)}))
+                timed(
+                    client,
+                    results,
+                    "GET",
+                    "/api/v1/memories?" + urlencode({"limit": 20, "offset": rng.randrange(0, 200)}),
+                )
             elif roll < 0.9:
                 timed(client, results, "GET", f"/api/v1/memories/{rng.choice(known_ids[token])}")
             else:
                 title, text = rng.choice(texts)
-                content = timed(client, results, "POST", "/api/v1/memories",
-                                {"title": f"Load test: {title}"[:200], "content": text, "tags": ["bench-load"]})
+                content = timed(
+                    client,
+                    results,
+                    "POST",
+                    "/api/v1/memories",
+                    {"title": f"Load test: {title}"[:200], "content": text, "tags": ["bench-load"]},
+                )
                 if content is not None:
                     with results.lock:
                         results.created.append((token, json.loads(content)["id"]))
@@ -241,7 +284,7 @@ def load_texts(data: Path | None, count: int, rng: random.Random) -> tuple[list[
     synthetic prose otherwise."""
     if data is not None and (data / "corpus.jsonl").exists():
         with open(data / "corpus.jsonl") as corpus:
-            docs = [json.loads(line) for _, line in zip(range(count * 3), corpus)]
+            docs = [json.loads(line) for _, line in zip(range(count * 3), corpus, strict=False)]
         with open(data / "queries.jsonl") as lines:
             queries = [json.loads(line)["text"] for line in lines][:500]
         docs = [(d["title"] or "Untitled", d["text"]) for d in docs if d.get("text")]
@@ -254,16 +297,21 @@ def load_texts(data: Path | None, count: int, rng: random.Random) -> tuple[list[
     return docs, queries
 
 
-def bench_load(*, seconds: float, clients: int, memories: int, users: int, data: Path | None,
-               keep: bool, seed: int, log) -> dict:
+def bench_load(
+    *, seconds: float, clients: int, memories: int, users: int, data: Path | None, keep: bool, seed: int, log
+) -> dict:
     rng = random.Random(seed)
     texts, queries = load_texts(data, memories, rng)
     data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-bench-load-"))
     from django.conf import settings
 
     # A fresh database and data directory; the built embedding model is reused from this install.
-    server = Server(data_dir=data_dir, port=free_port(), log_path=data_dir / "server.log",
-                    extra_env={"KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR)})
+    server = Server(
+        data_dir=data_dir,
+        port=free_port(),
+        log_path=data_dir / "server.log",
+        extra_env={"KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR)},
+    )
     try:
         log(f"fresh data directory {data_dir}; migrating")
         server.manage("migrate", "--noinput")
@@ -280,8 +328,10 @@ def bench_load(*, seconds: float, clients: int, memories: int, users: int, data:
             client = Client(server.base_url, token, keep_alive=True)
             ids = known_ids.setdefault(token, [])
             for first in range(0, count, 50):
-                items = [{"title": title[:200], "content": text, "tags": ["bench-load"]}
-                         for title, text in texts[position + first:position + min(count, first + 50)]]
+                items = [
+                    {"title": title[:200], "content": text, "tags": ["bench-load"]}
+                    for title, text in texts[position + first : position + min(count, first + 50)]
+                ]
                 status, content = client.request("POST", "/api/v1/memories/batch", {"items": items})
                 if status != 201:
                     raise RuntimeError(f"seeding failed with {status}: {content[:500]!r}")
@@ -289,16 +339,24 @@ def bench_load(*, seconds: float, clients: int, memories: int, users: int, data:
             position += count
         texts = texts[position:] or texts
         phases = {}
-        common = {"base_url": server.base_url, "tokens": tokens, "queries": queries, "known_ids": known_ids,
-                  "clients": clients, "texts": texts}
+        common = {
+            "base_url": server.base_url,
+            "tokens": tokens,
+            "queries": queries,
+            "known_ids": known_ids,
+            "clients": clients,
+            "texts": texts,
+        }
         log("warm-up: 5 s of searches (not measured)")
         run_phase(**common, seconds=min(5, seconds), keep_alive=[True], mixed=False, seed=seed)
         created: list[tuple[str, int]] = []
-        for name, keep_alive, mixed in (("search", [True], False), ("search_new_connection", [False], False),
-                                        ("mixed", [True, False], True)):
+        for name, keep_alive, mixed in (
+            ("search", [True], False),
+            ("search_new_connection", [False], False),
+            ("mixed", [True, False], True),
+        ):
             log(f"phase {name}: {clients} clients for {seconds:g} s")
-            results = run_phase(**common, seconds=seconds, keep_alive=keep_alive, mixed=mixed,
-                                seed=seed + len(phases))
+            results = run_phase(**common, seconds=seconds, keep_alive=keep_alive, mixed=mixed, seed=seed + len(phases))
             phases[name] = results.summary(seconds)
             created.extend(results.created)
             log(f"  {json.dumps(phases[name])}")
@@ -307,9 +365,16 @@ def bench_load(*, seconds: float, clients: int, memories: int, users: int, data:
         for token, memory_id in created:
             status, _ = Client(server.base_url, token, keep_alive=True).request("GET", f"/api/v1/memories/{memory_id}")
             lost += status != 200
-        return {**phases, "errors": sum(phase["errors"] for phase in phases.values()), "lost_writes": lost,
-                "writes": len(created), "clients": clients, "seconds": seconds,
-                "web_workers": len(rss), "web_worker_rss_mb": rss}
+        return {
+            **phases,
+            "errors": sum(phase["errors"] for phase in phases.values()),
+            "lost_writes": lost,
+            "writes": len(created),
+            "clients": clients,
+            "seconds": seconds,
+            "web_workers": len(rss),
+            "web_worker_rss_mb": rss,
+        }
     finally:
         server.stop()
         if keep:

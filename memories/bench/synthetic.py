@@ -49,4 +49,4 @@ def document(rng: random.Random, *, target_chars: int = 3000) -> str:
         paragraph = " ".join(sentence(rng) for _ in range(rng.randint(3, 7)))
         paragraphs.append(paragraph)
         size += len(paragraph) + 2
-    return "\n\n".join(paragraphs)[:target_chars + 400]
+    return "\n\n".join(paragraphs)[: target_chars + 400]

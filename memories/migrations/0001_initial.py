@@ -13,7 +13,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -25,110 +24,200 @@ class Migration(migrations.Migration):
         # permission to create it, or an administrator creates it once beforehand.
         VectorExtension(),
         migrations.CreateModel(
-            name='ApiToken',
+            name="ApiToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, default='', max_length=100)),
-                ('prefix', models.CharField(editable=False, max_length=12)),
-                ('key_hash', models.CharField(editable=False, max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(blank=True, default="", max_length=100)),
+                ("prefix", models.CharField(editable=False, max_length=12)),
+                ("key_hash", models.CharField(editable=False, max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Memory',
+            name="Memory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=500)),
-                ('content', models.TextField()),
-                ('summary', models.TextField(blank=True, default='')),
-                ('source', models.CharField(choices=[('upload', 'Upload'), ('chat', 'Chat'), ('connector', 'Connector')], default='upload', max_length=16)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('priority', models.FloatField(default=0.5, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('tier', models.CharField(choices=[('hot', 'Hot'), ('warm', 'Warm'), ('archive', 'Archive')], default='hot', max_length=16)),
-                ('pinned', models.BooleanField(default=False)),
-                ('decay_score', models.FloatField(default=0.0, validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('access_count', models.PositiveIntegerField(default=0)),
-                ('last_accessed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('content_hash', models.CharField(db_index=True, editable=False, max_length=64)),
-                ('manual_tags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=64), blank=True, default=list, size=None)),
-                ('auto_tags', models.JSONField(blank=True, default=list)),
-                ('auto_tagged_at', models.DateTimeField(blank=True, null=True)),
-                ('tags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=64), blank=True, default=list, editable=False, size=None)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memories', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=500)),
+                ("content", models.TextField()),
+                ("summary", models.TextField(blank=True, default="")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("upload", "Upload"), ("chat", "Chat"), ("connector", "Connector")],
+                        default="upload",
+                        max_length=16,
+                    ),
+                ),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "priority",
+                    models.FloatField(
+                        default=0.5,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "tier",
+                    models.CharField(
+                        choices=[("hot", "Hot"), ("warm", "Warm"), ("archive", "Archive")], default="hot", max_length=16
+                    ),
+                ),
+                ("pinned", models.BooleanField(default=False)),
+                (
+                    "decay_score",
+                    models.FloatField(
+                        default=0.0,
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                ("access_count", models.PositiveIntegerField(default=0)),
+                ("last_accessed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("content_hash", models.CharField(db_index=True, editable=False, max_length=64)),
+                (
+                    "manual_tags",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=64), blank=True, default=list, size=None
+                    ),
+                ),
+                ("auto_tags", models.JSONField(blank=True, default=list)),
+                ("auto_tagged_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "tags",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=64), blank=True, default=list, editable=False, size=None
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memories",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'memories',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "memories",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='MemoryChunk',
+            name="MemoryChunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('char_start', models.PositiveIntegerField()),
-                ('char_end', models.PositiveIntegerField()),
-                ('text_hash', models.CharField(max_length=64)),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
-                ('tier', models.CharField(choices=[('hot', 'Hot'), ('warm', 'Warm'), ('archive', 'Archive')], default='hot', max_length=16)),
-                ('search_vector', models.GeneratedField(db_persist=True, expression=django.contrib.postgres.search.SearchVector('text', config='english'), output_field=django.contrib.postgres.search.SearchVectorField())),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='memories.memory')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("char_start", models.PositiveIntegerField()),
+                ("char_end", models.PositiveIntegerField()),
+                ("text_hash", models.CharField(max_length=64)),
+                ("embedding", pgvector.django.vector.VectorField(dimensions=384)),
+                (
+                    "tier",
+                    models.CharField(
+                        choices=[("hot", "Hot"), ("warm", "Warm"), ("archive", "Archive")], default="hot", max_length=16
+                    ),
+                ),
+                (
+                    "search_vector",
+                    models.GeneratedField(
+                        db_persist=True,
+                        expression=django.contrib.postgres.search.SearchVector("text", config="english"),
+                        output_field=django.contrib.postgres.search.SearchVectorField(),
+                    ),
+                ),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="chunks", to="memories.memory"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['memory_id', 'position'],
+                "ordering": ["memory_id", "position"],
             },
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['tags'], name='memory_tags_gin'),
+            model_name="memory",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["tags"], name="memory_tags_gin"),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['owner', '-created_at'], name='memory_owner_created'),
+            model_name="memory",
+            index=models.Index(fields=["owner", "-created_at"], name="memory_owner_created"),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['owner', 'tier'], name='memory_owner_tier'),
+            model_name="memory",
+            index=models.Index(fields=["owner", "tier"], name="memory_owner_tier"),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['owner', 'source'], name='memory_owner_source'),
+            model_name="memory",
+            index=models.Index(fields=["owner", "source"], name="memory_owner_source"),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('priority__gte', 0), ('priority__lte', 1)), name='memory_priority_0_1'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("priority__gte", 0), ("priority__lte", 1)), name="memory_priority_0_1"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('tier__in', ['hot', 'warm', 'archive'])), name='memory_tier_valid'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("tier__in", ["hot", "warm", "archive"])), name="memory_tier_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('source__in', ['upload', 'chat', 'connector'])), name='memory_source_valid'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source__in", ["upload", "chat", "connector"])), name="memory_source_valid"
+            ),
         ),
         migrations.AddIndex(
-            model_name='memorychunk',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='memorychunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="memorychunk",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="memorychunk_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='memorychunk',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='memorychunk_search_gin'),
+            model_name="memorychunk",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["search_vector"], name="memorychunk_search_gin"),
         ),
         migrations.AddIndex(
-            model_name='memorychunk',
-            index=models.Index(fields=['owner', 'tier'], name='memorychunk_owner_tier'),
+            model_name="memorychunk",
+            index=models.Index(fields=["owner", "tier"], name="memorychunk_owner_tier"),
         ),
         migrations.AddConstraint(
-            model_name='memorychunk',
-            constraint=models.UniqueConstraint(fields=('memory', 'position'), name='memorychunk_memory_position_unique'),
+            model_name="memorychunk",
+            constraint=models.UniqueConstraint(
+                fields=("memory", "position"), name="memorychunk_memory_position_unique"
+            ),
         ),
     ]

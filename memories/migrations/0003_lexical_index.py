@@ -14,51 +14,78 @@ def index_existing_chunks(apps, schema_editor):
     for owner_id in owners:
         ids = list(Memory.objects.filter(owner_id=owner_id).values_list("id", flat=True))
         for start in range(0, len(ids), 500):
-            lexical.index_memories(owner_id=owner_id, memory_ids=ids[start:start + 500])
+            lexical.index_memories(owner_id=owner_id, memory_ids=ids[start : start + 500])
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
-        ('memories', '0002_chat_sessions_and_upload_jobs'),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("memories", "0002_chat_sessions_and_upload_jobs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='CorpusStat',
+            name="CorpusStat",
             fields=[
-                ('owner', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='+', serialize=False, to=settings.AUTH_USER_MODEL)),
-                ('chunk_count', models.BigIntegerField(default=0)),
-                ('total_length', models.BigIntegerField(default=0)),
+                (
+                    "owner",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="+",
+                        serialize=False,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                ("chunk_count", models.BigIntegerField(default=0)),
+                ("total_length", models.BigIntegerField(default=0)),
             ],
         ),
         migrations.CreateModel(
-            name='ChunkTerm',
+            name="ChunkTerm",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('lexeme', models.TextField()),
-                ('tf', models.PositiveSmallIntegerField()),
-                ('impact', models.FloatField()),
-                ('chunk', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memories.memorychunk')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("lexeme", models.TextField()),
+                ("tf", models.PositiveSmallIntegerField()),
+                ("impact", models.FloatField()),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="memories.memorychunk"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['owner', 'lexeme', '-impact'], name='chunkterm_owner_lexeme_impact')],
-                'constraints': [models.UniqueConstraint(fields=('chunk', 'lexeme'), name='chunkterm_chunk_lexeme_unique')],
+                "indexes": [models.Index(fields=["owner", "lexeme", "-impact"], name="chunkterm_owner_lexeme_impact")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("chunk", "lexeme"), name="chunkterm_chunk_lexeme_unique")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='TermStat',
+            name="TermStat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('lexeme', models.TextField()),
-                ('df', models.IntegerField(default=0)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("lexeme", models.TextField()),
+                ("df", models.IntegerField(default=0)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('owner', 'lexeme'), name='termstat_owner_lexeme_unique')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("owner", "lexeme"), name="termstat_owner_lexeme_unique")
+                ],
             },
         ),
         migrations.RunPython(index_existing_chunks, migrations.RunPython.noop),

@@ -5,19 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0005_bm25_parameters'),
+        ("memories", "0005_bm25_parameters"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='chunkterm',
-            name='chunkterm_owner_lexeme_impact',
+            model_name="chunkterm",
+            name="chunkterm_owner_lexeme_impact",
         ),
         migrations.AddIndex(
-            model_name='chunkterm',
-            index=models.Index(fields=['owner', 'lexeme', '-impact'], include=('chunk',), name='chunkterm_owner_lexeme_impact'),
+            model_name="chunkterm",
+            index=models.Index(
+                fields=["owner", "lexeme", "-impact"], include=("chunk",), name="chunkterm_owner_lexeme_impact"
+            ),
         ),
     ]

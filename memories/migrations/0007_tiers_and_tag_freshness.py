@@ -7,66 +7,101 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0006_covering_posting_index'),
+        ("memories", "0006_covering_posting_index"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='TierMove',
+            name="TierMove",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_tier', models.CharField(choices=[('hot', 'Hot'), ('warm', 'Warm'), ('archive', 'Archive')], max_length=16)),
-                ('to_tier', models.CharField(choices=[('hot', 'Hot'), ('warm', 'Warm'), ('archive', 'Archive')], max_length=16)),
-                ('reason', models.CharField(max_length=200)),
-                ('cause', models.CharField(choices=[('sleep', 'Sleep cycle'), ('pin', 'Pinned or unpinned'), ('edit', 'Edited'), ('connector', 'Removed at the source')], default='sleep', max_length=16)),
-                ('moved_at', models.DateTimeField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "from_tier",
+                    models.CharField(choices=[("hot", "Hot"), ("warm", "Warm"), ("archive", "Archive")], max_length=16),
+                ),
+                (
+                    "to_tier",
+                    models.CharField(choices=[("hot", "Hot"), ("warm", "Warm"), ("archive", "Archive")], max_length=16),
+                ),
+                ("reason", models.CharField(max_length=200)),
+                (
+                    "cause",
+                    models.CharField(
+                        choices=[
+                            ("sleep", "Sleep cycle"),
+                            ("pin", "Pinned or unpinned"),
+                            ("edit", "Edited"),
+                            ("connector", "Removed at the source"),
+                        ],
+                        default="sleep",
+                        max_length=16,
+                    ),
+                ),
+                ("moved_at", models.DateTimeField()),
             ],
             options={
-                'ordering': ['-moved_at', '-id'],
+                "ordering": ["-moved_at", "-id"],
             },
         ),
         migrations.RemoveIndex(
-            model_name='memorychunk',
-            name='memorychunk_embedding_hnsw',
+            model_name="memorychunk",
+            name="memorychunk_embedding_hnsw",
         ),
         migrations.AddField(
-            model_name='memory',
-            name='auto_tagged_hash',
-            field=models.CharField(blank=True, default='', editable=False, max_length=64),
+            model_name="memory",
+            name="auto_tagged_hash",
+            field=models.CharField(blank=True, default="", editable=False, max_length=64),
         ),
         migrations.AddField(
-            model_name='memory',
-            name='tier_changed_at',
+            model_name="memory",
+            name="tier_changed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='memory',
-            name='tier_reason',
-            field=models.CharField(blank=True, default='', max_length=200),
+            model_name="memory",
+            name="tier_reason",
+            field=models.CharField(blank=True, default="", max_length=200),
         ),
         migrations.AddIndex(
-            model_name='memorychunk',
-            index=pgvector.django.indexes.HnswIndex(condition=models.Q(('tier__in', ('hot', 'warm'))), ef_construction=64, fields=['embedding'], m=16, name='memorychunk_hnsw_active', opclasses=['vector_cosine_ops']),
+            model_name="memorychunk",
+            index=pgvector.django.indexes.HnswIndex(
+                condition=models.Q(("tier__in", ("hot", "warm"))),
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="memorychunk_hnsw_active",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddIndex(
-            model_name='memorychunk',
-            index=pgvector.django.indexes.HnswIndex(condition=models.Q(('tier', 'archive')), ef_construction=64, fields=['embedding'], m=16, name='memorychunk_hnsw_archive', opclasses=['vector_cosine_ops']),
+            model_name="memorychunk",
+            index=pgvector.django.indexes.HnswIndex(
+                condition=models.Q(("tier", "archive")),
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="memorychunk_hnsw_archive",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddField(
-            model_name='tiermove',
-            name='memory',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tier_moves', to='memories.memory'),
+            model_name="tiermove",
+            name="memory",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="tier_moves", to="memories.memory"
+            ),
         ),
         migrations.AddField(
-            model_name='tiermove',
-            name='owner',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="tiermove",
+            name="owner",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+            ),
         ),
         migrations.AddIndex(
-            model_name='tiermove',
-            index=models.Index(fields=['memory', '-moved_at'], name='tiermove_memory_moved'),
+            model_name="tiermove",
+            index=models.Index(fields=["memory", "-moved_at"], name="tiermove_memory_moved"),
         ),
     ]

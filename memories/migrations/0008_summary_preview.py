@@ -5,25 +5,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0007_tiers_and_tag_freshness'),
+        ("memories", "0007_tiers_and_tag_freshness"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='memory',
-            name='preview',
-            field=models.CharField(blank=True, default='', max_length=200),
+            model_name="memory",
+            name="preview",
+            field=models.CharField(blank=True, default="", max_length=200),
         ),
         migrations.AddField(
-            model_name='memory',
-            name='summarized_hash',
-            field=models.CharField(blank=True, default='', editable=False, max_length=64),
+            model_name="memory",
+            name="summarized_hash",
+            field=models.CharField(blank=True, default="", editable=False, max_length=64),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['updated_at'], name='memory_updated'),
+            model_name="memory",
+            index=models.Index(fields=["updated_at"], name="memory_updated"),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0008_summary_preview'),
+        ("memories", "0008_summary_preview"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='memory',
-            name='graph_extracted_hash',
-            field=models.CharField(blank=True, default='', editable=False, max_length=64),
+            model_name="memory",
+            name="graph_extracted_hash",
+            field=models.CharField(blank=True, default="", editable=False, max_length=64),
         ),
     ]

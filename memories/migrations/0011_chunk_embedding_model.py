@@ -13,7 +13,6 @@ def _existing_chunks_are_the_configured_model(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("memories", "0010_apitoken_to_core_and_graph_state_out"),
     ]

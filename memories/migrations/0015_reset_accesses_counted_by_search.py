@@ -7,8 +7,7 @@ from django.db import migrations
 
 def reset_accesses(apps, schema_editor):
     Memory = apps.get_model("memories", "Memory")
-    Memory.objects.exclude(access_count=0, last_accessed_at__isnull=True).update(access_count=0,
-                                                                                last_accessed_at=None)
+    Memory.objects.exclude(access_count=0, last_accessed_at__isnull=True).update(access_count=0, last_accessed_at=None)
 
 
 class Migration(migrations.Migration):

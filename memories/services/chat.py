@@ -27,8 +27,10 @@ QUESTION = "question"
 # recall ("remind me", "tell me", "do you know", "show me", "find"…), or with an auxiliary verb
 # followed by a person or "there" ("do I", "did we", "is there", "can you", "should I", …).
 _QUESTION_WORDS = r"what|what's|whats|when|when's|where|where's|who|who's|whom|whose|which|why|how|how's"
-_ASK_PHRASES = (r"remind me|tell me|do you (?:know|remember)|can you (?:tell|remind|find|show)|show me|find me|"
-                r"find (?:my|the)|look up|i (?:wonder|forgot|can't remember|cannot remember|don't remember)")
+_ASK_PHRASES = (
+    r"remind me|tell me|do you (?:know|remember)|can you (?:tell|remind|find|show)|show me|find me|"
+    r"find (?:my|the)|look up|i (?:wonder|forgot|can't remember|cannot remember|don't remember)"
+)
 _AUXILIARIES = r"do|does|did|is|are|was|were|can|could|should|would|will|have|has|had|am"
 _SUBJECTS = r"i|we|you|it|there|they|he|she|my|our|the|this|that"
 _QUESTION_START = re.compile(
@@ -69,15 +71,20 @@ def chat_message_send(*, owner, content, session: ChatSession | None = None) -> 
         raise MemoryInputError(f"the message {problem}", field="content")
     limit = settings.KYBERNESIS_MAX_CHAT_MESSAGE_CHARS
     if len(content) > limit:
-        raise MemoryTooLargeError(f"the message is {len(content):,} characters; the limit is {limit:,}",
-                                  field="content")
+        raise MemoryTooLargeError(
+            f"the message is {len(content):,} characters; the limit is {limit:,}", field="content"
+        )
     with transaction.atomic():
         if session is None:
             session = ChatSession.objects.create(owner=owner, title=_first_words(content))
         session = ChatSession.objects.select_for_update().get(pk=session.pk, owner=owner)
         now = timezone.now()
-        metadata = {"userId": owner.pk, "sessionId": session.pk, "messageIndex": session.message_count,
-                    "timestamp": now.isoformat()}
+        metadata = {
+            "userId": owner.pk,
+            "sessionId": session.pk,
+            "messageIndex": session.message_count,
+            "timestamp": now.isoformat(),
+        }
         if kind := message_kind(content):
             metadata["kind"] = kind
         memory = memory_create(

@@ -11,16 +11,22 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
-
 from memories import embedding, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.services.locking import memory_lock
 from memories.services.tags import autotag
-from memories.signals import content_changed_on_commit
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
-from memories.services.validation import (MemoryInputError, clean_content, clean_metadata, clean_priority,
-                                          clean_source, clean_tags, clean_title)
+from memories.services.validation import (
+    MemoryInputError,
+    clean_content,
+    clean_metadata,
+    clean_priority,
+    clean_source,
+    clean_tags,
+    clean_title,
+)
+from memories.signals import content_changed_on_commit
 
 _UNSET = object()
 
@@ -56,8 +62,9 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
     manual_tags = clean_tags(item.manual_tags, index=index)
     priority = clean_priority(item.priority, index=index)
     if priority is None:
-        priority = tiering.default_priority(source=source, manual_tag_count=len(manual_tags),
-                                            content_chars=len(content))
+        priority = tiering.default_priority(
+            source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
+        )
     return _Prepared(
         title=clean_title(item.title, content, index=index),
         content=content,
@@ -104,13 +111,15 @@ def memory_create(
     manual_tags: Sequence[str] = (),
 ) -> Memory:
     """Validate, chunk, embed and store one memory with all its chunks, or nothing."""
-    item = MemoryInput(title=title, content=content, source=source, priority=priority,
-                       metadata=metadata or {}, manual_tags=manual_tags)
+    item = MemoryInput(
+        title=title, content=content, source=source, priority=priority, metadata=metadata or {}, manual_tags=manual_tags
+    )
     return memory_create_many(owner=owner, items=[item], _single=True)[0]
 
 
-def memory_create_many(*, owner, items: Sequence[MemoryInput], _single: bool = False,
-                       unique: bool = False) -> list[Memory]:
+def memory_create_many(
+    *, owner, items: Sequence[MemoryInput], _single: bool = False, unique: bool = False
+) -> list[Memory]:
     """Store several memories, embedding all their chunks in one pass. One bad item refuses them all.
 
     Each returned memory has `created` set. With `unique`, an item whose content the owner already
@@ -141,15 +150,16 @@ def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
     with transaction.atomic():
         with connection.cursor() as cursor:
             for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
-                cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                               [_CONTENT_LOCK_NAMESPACE, f"{owner.pk}:{digest}"])
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_CONTENT_LOCK_NAMESPACE, f"{owner.pk}:{digest}"]
+                )
         known.update(_memories_by_hash(owner, list(fresh)))
         to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
         store_vectors = []
         offset = 0
         for digest, p in fresh.items():
             if digest not in known:
-                store_vectors.extend(vectors[offset:offset + len(p.chunks)])
+                store_vectors.extend(vectors[offset : offset + len(p.chunks)])
             offset += len(p.chunks)
         created = _create(owner, [p for _, p in to_store], vectors=store_vectors) if to_store else []
     by_hash = {**known, **{digest: memory for (digest, _), memory in zip(to_store, created, strict=True)}}
@@ -214,7 +224,7 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
         rows: list[MemoryChunk] = []
         offset = 0
         for memory, p in zip(memories, prepared, strict=True):
-            rows.extend(chunk_rows(memory, p.chunks, vectors[offset:offset + len(p.chunks)]))
+            rows.extend(chunk_rows(memory, p.chunks, vectors[offset : offset + len(p.chunks)]))
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
@@ -225,7 +235,7 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
     return memories
 
 
-def memory_update(
+def memory_update(  # noqa: C901 - one branch per optional field, as the API's PATCH
     *,
     memory: Memory,
     title=_UNSET,
@@ -259,8 +269,9 @@ def memory_update(
             rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
             retitle = "title" in changes and changes["title"] != locked.title
             # "Edited" means a person changed what the memory says: its title, content or metadata.
-            edited = any(getattr(locked, name) != changes[name] for name in ("title", "content", "metadata")
-                         if name in changes)
+            edited = any(
+                getattr(locked, name) != changes[name] for name in ("title", "content", "metadata") if name in changes
+            )
             if rechunk or retitle:
                 # Before the new title is saved: the index subtracts what it added for the old one.
                 lexical.unindex_memories(memory_ids=[locked.pk])
@@ -309,6 +320,7 @@ def _replace_chunks(memory: Memory) -> None:
 def memory_archive(*, memory: Memory, reason: str) -> Memory:
     """Archive a memory whose source is gone, noting why in metadata["archivedReason"]. The tier rules
     keep it archived (unless pinned) until that note is removed, e.g. when the file is restored."""
+
     def write() -> Memory:
         with transaction.atomic():
             locked = memory_lock(memory.pk)
@@ -326,6 +338,7 @@ def memory_delete(*, memory: Memory) -> None:
     The memory's row is locked before anything that hangs off it, the order every writer keeps, so a
     delete waits for an edit or a graph extraction of the same memory instead of deadlocking with it;
     a memory already deleted by a concurrent request is a 404."""
+
     def write() -> None:
         with transaction.atomic():
             memory_lock(memory.pk).delete()

@@ -54,8 +54,16 @@ from memories.models import Source as MemorySource
 from memories.services.memory import chunk_rows, chunks_for
 from memories.services.tags import autotag
 from memories.services.tiers import tier_facts
-from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_metadata,
-                                          clean_priority, clean_source, clean_tags, clean_title)
+from memories.services.validation import (
+    MemoryInputError,
+    MemoryTooLargeError,
+    clean_content,
+    clean_metadata,
+    clean_priority,
+    clean_source,
+    clean_tags,
+    clean_title,
+)
 from memories.signals import content_changed_on_commit
 
 logger = logging.getLogger(__name__)
@@ -84,22 +92,51 @@ def _vector_b64(vector) -> str:
 def memory_record(memory: Memory, *, moves: list[TierMove], chunks: list[tuple] | None) -> dict:
     """One memory as an export line. The keys are the API's camelCase names."""
     record = {
-        "id": memory.pk, "title": memory.title, "content": memory.content, "contentHash": memory.content_hash,
-        "source": memory.source, "metadata": memory.metadata, "manualTags": list(memory.manual_tags),
-        "autoTags": memory.auto_tags, "autoTaggedAt": _iso(memory.auto_tagged_at),
-        "autoTaggedHash": memory.auto_tagged_hash, "summary": memory.summary, "preview": memory.preview,
-        "summarizedHash": memory.summarized_hash, "priority": memory.priority, "pinned": memory.pinned,
-        "tier": memory.tier, "tierReason": memory.tier_reason, "tierChangedAt": _iso(memory.tier_changed_at),
+        "id": memory.pk,
+        "title": memory.title,
+        "content": memory.content,
+        "contentHash": memory.content_hash,
+        "source": memory.source,
+        "metadata": memory.metadata,
+        "manualTags": list(memory.manual_tags),
+        "autoTags": memory.auto_tags,
+        "autoTaggedAt": _iso(memory.auto_tagged_at),
+        "autoTaggedHash": memory.auto_tagged_hash,
+        "summary": memory.summary,
+        "preview": memory.preview,
+        "summarizedHash": memory.summarized_hash,
+        "priority": memory.priority,
+        "pinned": memory.pinned,
+        "tier": memory.tier,
+        "tierReason": memory.tier_reason,
+        "tierChangedAt": _iso(memory.tier_changed_at),
         "decayScore": memory.decay_score,
-        "tierHistory": [{"fromTier": m.from_tier, "toTier": m.to_tier, "reason": m.reason, "cause": m.cause,
-                         "movedAt": _iso(m.moved_at)} for m in moves],
-        "accessCount": memory.access_count, "lastAccessedAt": _iso(memory.last_accessed_at),
-        "createdAt": _iso(memory.created_at), "updatedAt": _iso(memory.updated_at),
+        "tierHistory": [
+            {
+                "fromTier": m.from_tier,
+                "toTier": m.to_tier,
+                "reason": m.reason,
+                "cause": m.cause,
+                "movedAt": _iso(m.moved_at),
+            }
+            for m in moves
+        ],
+        "accessCount": memory.access_count,
+        "lastAccessedAt": _iso(memory.last_accessed_at),
+        "createdAt": _iso(memory.created_at),
+        "updatedAt": _iso(memory.updated_at),
     }
     if chunks is not None:
-        record["chunks"] = [{"position": position, "charStart": start, "charEnd": end, "textHash": text_hash,
-                             "embedding": _vector_b64(vector)}
-                            for position, start, end, text_hash, vector in chunks]
+        record["chunks"] = [
+            {
+                "position": position,
+                "charStart": start,
+                "charEnd": end,
+                "textHash": text_hash,
+                "embedding": _vector_b64(vector),
+            }
+            for position, start, end, text_hash, vector in chunks
+        ]
     return record
 
 
@@ -144,9 +181,11 @@ def _chunk_vectors(memory_ids: list[int]) -> dict[int, list[tuple]]:
     text and parsed by numpy: pgvector's Python parser would take most of an export's time."""
     out: dict[int, list[tuple]] = {}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT memory_id, position, char_start, char_end, text_hash, embedding::text "
-                       "FROM memories_memorychunk WHERE memory_id = ANY(%s) ORDER BY memory_id, position",
-                       [memory_ids])
+        cursor.execute(
+            "SELECT memory_id, position, char_start, char_end, text_hash, embedding::text "
+            "FROM memories_memorychunk WHERE memory_id = ANY(%s) ORDER BY memory_id, position",
+            [memory_ids],
+        )
         for memory_id, position, start, end, text_hash, vector in cursor.fetchall():
             parsed = np.fromstring(vector[1:-1], dtype=np.float32, sep=",")
             out.setdefault(memory_id, []).append((position, start, end, text_hash, parsed))
@@ -165,10 +204,16 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
             for move in TierMove.objects.filter(memory_id__in=ids).order_by("memory_id", "moved_at", "id"):
                 moves.setdefault(move.memory_id, []).append(move)
             chunks = _chunk_vectors(ids) if vectors else None
-            lines = [json.dumps(memory_record(m, moves=moves.get(m.pk, []),
-                                              chunks=chunks.get(m.pk, []) if chunks is not None else None),
-                                ensure_ascii=False, separators=(",", ":"))
-                     for m in batch]
+            lines = [
+                json.dumps(
+                    memory_record(
+                        m, moves=moves.get(m.pk, []), chunks=chunks.get(m.pk, []) if chunks is not None else None
+                    ),
+                    ensure_ascii=False,
+                    separators=(",", ":"),
+                )
+                for m in batch
+            ]
             out.write(("\n".join(lines) + "\n").encode("utf-8"))
             counts["memories"] += len(batch)
             counts["chunks"] += sum(len(c) for c in (chunks or {}).values())
@@ -176,17 +221,38 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
                 yield data
     with archive.open(CHAT_SESSIONS_FILE, mode="w") as out:
         for session in ChatSession.objects.filter(owner=owner).order_by("pk").iterator(chunk_size=1000):
-            out.write((json.dumps({"id": session.pk, "title": session.title, "messageCount": session.message_count,
-                                   "createdAt": _iso(session.created_at), "updatedAt": _iso(session.updated_at)},
-                                  ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+            out.write(
+                (
+                    json.dumps(
+                        {
+                            "id": session.pk,
+                            "title": session.title,
+                            "messageCount": session.message_count,
+                            "createdAt": _iso(session.created_at),
+                            "updatedAt": _iso(session.updated_at),
+                        },
+                        ensure_ascii=False,
+                        separators=(",", ":"),
+                    )
+                    + "\n"
+                ).encode("utf-8")
+            )
             counts["chatSessions"] += 1
     manifest = {
-        "format": FORMAT_NAME, "formatVersion": FORMAT_VERSION, "exportedAt": _iso(timezone.now()),
-        "embeddingModel": embedding_model_id(), "embeddingDimensions": EMBEDDING_DIMENSIONS,
-        "includesVectors": vectors, "chunkSize": settings.KYBERNESIS_CHUNK_SIZE,
+        "format": FORMAT_NAME,
+        "formatVersion": FORMAT_VERSION,
+        "exportedAt": _iso(timezone.now()),
+        "embeddingModel": embedding_model_id(),
+        "embeddingDimensions": EMBEDDING_DIMENSIONS,
+        "includesVectors": vectors,
+        "chunkSize": settings.KYBERNESIS_CHUNK_SIZE,
         "chunkOverlap": settings.KYBERNESIS_CHUNK_OVERLAP,
-        "counts": {"memories": counts["memories"], "chunks": counts["chunks"],
-                   "chatSessions": counts["chatSessions"], "originals": 0},
+        "counts": {
+            "memories": counts["memories"],
+            "chunks": counts["chunks"],
+            "chatSessions": counts["chatSessions"],
+            "originals": 0,
+        },
         "files": [MEMORIES_FILE, CHAT_SESSIONS_FILE],
     }
     archive.writestr(MANIFEST, json.dumps(manifest, indent=2))
@@ -227,8 +293,15 @@ class ImportReport:
             self.errors.append({"item": label, "error": message})
 
     def as_dict(self) -> dict:
-        return {"processed": self.processed, "created": self.created, "duplicates": self.duplicates,
-                "failed": self.failed, "errors": self.errors, "error": self.error, "total": self.total}
+        return {
+            "processed": self.processed,
+            "created": self.created,
+            "duplicates": self.duplicates,
+            "failed": self.failed,
+            "errors": self.errors,
+            "error": self.error,
+            "total": self.total,
+        }
 
 
 class _RecordError(ValueError):
@@ -248,8 +321,14 @@ def _field(record: dict, name: str, kind, default=None, *, required: bool = Fals
     return value
 
 
-_KIND_NAMES = {str: "a string", float: "a number", int: "a whole number", bool: "true or false", list: "a list",
-               dict: "a JSON object"}
+_KIND_NAMES = {
+    str: "a string",
+    float: "a number",
+    int: "a whole number",
+    bool: "true or false",
+    list: "a list",
+    dict: "a JSON object",
+}
 
 
 def _time(record: dict, name: str, default=None):
@@ -283,8 +362,9 @@ def _auto_tags(record: dict) -> list[dict] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(
-            isinstance(t, dict) and isinstance(t.get("tag"), str) and isinstance(t.get("confidence"), (int, float))
-            for t in value):
+        isinstance(t, dict) and isinstance(t.get("tag"), str) and isinstance(t.get("confidence"), (int, float))
+        for t in value
+    ):
         raise _RecordError('autoTags must be a list of {"tag": string, "confidence": number}')
     return [{"tag": t["tag"], "confidence": float(t["confidence"])} for t in value]
 
@@ -300,7 +380,7 @@ class _Prepared:
     session_ref: int | None
 
 
-def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:
+def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:  # noqa: C901 - one check per field of an imported record
     """Validate a record with the same rules (and messages) as the API, and build the unsaved memory."""
     try:
         content = clean_content(record.get("content"), index=None)
@@ -312,17 +392,28 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
     except MemoryInputError as exc:
         raise _RecordError(f"{exc.field}: {exc}" if exc.field else str(exc)) from None
     if priority is None:
-        priority = tiering.default_priority(source=source, manual_tag_count=len(manual_tags),
-                                            content_chars=len(content))
+        priority = tiering.default_priority(
+            source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
+        )
     created_at = _time(record, "createdAt", now)
-    memory = Memory(owner=owner, title=title, content=content, source=source, metadata=metadata,
-                    manual_tags=manual_tags, priority=priority,
-                    pinned=_field(record, "pinned", bool, False), summary=_field(record, "summary", str, ""),
-                    preview=_field(record, "preview", str, "")[:200],
-                    summarized_hash=_field(record, "summarizedHash", str, "")[:64],
-                    access_count=_field(record, "accessCount", int, 0),
-                    last_accessed_at=_time(record, "lastAccessedAt"), created_at=created_at,
-                    updated_at=_time(record, "updatedAt", created_at), tier_changed_at=created_at)
+    memory = Memory(
+        owner=owner,
+        title=title,
+        content=content,
+        source=source,
+        metadata=metadata,
+        manual_tags=manual_tags,
+        priority=priority,
+        pinned=_field(record, "pinned", bool, False),
+        summary=_field(record, "summary", str, ""),
+        preview=_field(record, "preview", str, "")[:200],
+        summarized_hash=_field(record, "summarizedHash", str, "")[:64],
+        access_count=_field(record, "accessCount", int, 0),
+        last_accessed_at=_time(record, "lastAccessedAt"),
+        created_at=created_at,
+        updated_at=_time(record, "updatedAt", created_at),
+        tier_changed_at=created_at,
+    )
     if memory.access_count < 0:
         raise _RecordError("accessCount must not be negative")
     auto_tags = _auto_tags(record)
@@ -340,8 +431,7 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
         memory.tier_changed_at = _time(record, "tierChangedAt")
         memory.decay_score = _unit(record, "decayScore", 0.0)
     else:
-        decision = tiering.evaluate_tier(tier_facts(memory), now=now,
-                                         policy=tiering.TierPolicy.from_settings())
+        decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=tiering.TierPolicy.from_settings())
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
     memory.sync_derived_fields()
     if (expected := record.get("contentHash")) is not None and expected != memory.content_hash:
@@ -354,11 +444,16 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
     for i, move in enumerate(history):
         if not isinstance(move, dict):
             raise _RecordError(f"tierHistory[{i}] must be a JSON object")
-        moves.append(TierMove(owner=owner, from_tier=_choice(move, "fromTier", Tier.values, None),
-                              to_tier=_choice(move, "toTier", Tier.values, None),
-                              reason=_field(move, "reason", str, "")[:200],
-                              cause=_choice(move, "cause", TierMove.Cause.values, TierMove.Cause.SLEEP),
-                              moved_at=_time(move, "movedAt", now)))
+        moves.append(
+            TierMove(
+                owner=owner,
+                from_tier=_choice(move, "fromTier", Tier.values, None),
+                to_tier=_choice(move, "toTier", Tier.values, None),
+                reason=_field(move, "reason", str, "")[:200],
+                cause=_choice(move, "cause", TierMove.Cause.values, TierMove.Cause.SLEEP),
+                moved_at=_time(move, "movedAt", now),
+            )
+        )
 
     chunks = chunks_for(content)
     known: dict[str, np.ndarray] = {}
@@ -372,8 +467,15 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
                 known[str(item.get("textHash"))] = vector
     vectors = [known.get(content_hash(chunk.text)) for chunk in chunks]
     session_ref = metadata.get("sessionId") if source == MemorySource.CHAT else None
-    return _Prepared(label=label, memory=memory, chunks=chunks, vectors=vectors, moves=moves,
-                     restore_tier=restore_tier, session_ref=session_ref if isinstance(session_ref, int) else None)
+    return _Prepared(
+        label=label,
+        memory=memory,
+        chunks=chunks,
+        vectors=vectors,
+        moves=moves,
+        restore_tier=restore_tier,
+        session_ref=session_ref if isinstance(session_ref, int) else None,
+    )
 
 
 def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
@@ -381,8 +483,11 @@ def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
     memory = prepared.memory
     if prepared.session_ref is not None:
         if prepared.session_ref in sessions:
-            memory.metadata = {**memory.metadata, "sessionId": sessions[prepared.session_ref],
-                               "userId": memory.owner_id}
+            memory.metadata = {
+                **memory.metadata,
+                "sessionId": sessions[prepared.session_ref],
+                "userId": memory.owner_id,
+            }
         else:  # a chat message whose session did not come along: it must not claim one of this account's
             memory.metadata = {k: v for k, v in memory.metadata.items() if k not in ("sessionId", "userId")}
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
@@ -391,8 +496,7 @@ def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
         # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
         Memory.objects.filter(pk=memory.pk).update(**times)
         memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
-        MemoryChunk.objects.bulk_create(chunk_rows(memory, prepared.chunks, prepared.vectors),
-                                        batch_size=500)
+        MemoryChunk.objects.bulk_create(chunk_rows(memory, prepared.chunks, prepared.vectors), batch_size=500)
         for move in prepared.moves:
             move.memory = memory
         TierMove.objects.bulk_create(prepared.moves)
@@ -414,7 +518,8 @@ def _restore_sessions(owner, rows: list[dict]) -> dict[int, int]:
         if session is None:
             session = ChatSession.objects.create(owner=owner, title=title)
             ChatSession.objects.filter(pk=session.pk).update(
-                created_at=created, updated_at=updated, message_count=max(0, int(row.get("messageCount") or 0)))
+                created_at=created, updated_at=updated, message_count=max(0, int(row.get("messageCount") or 0))
+            )
         mapping[row["id"]] = session.pk
     return mapping
 
@@ -429,8 +534,9 @@ class _Duplicates:
     def check(self, records_hashes: list[str]) -> list[bool]:
         unknown = [h for h in set(records_hashes) if h not in self.before]
         if unknown:
-            counts = Counter(Memory.objects.filter(owner=self.owner, content_hash__in=unknown)
-                             .values_list("content_hash", flat=True))
+            counts = Counter(
+                Memory.objects.filter(owner=self.owner, content_hash__in=unknown).values_list("content_hash", flat=True)
+            )
             self.before.update({h: counts.get(h, 0) for h in unknown})
         out = []
         for h in records_hashes:
@@ -439,8 +545,9 @@ class _Duplicates:
         return out
 
 
-def import_source(*, owner, source: Source, progress: Callable[[ImportReport], None] | None = None,
-                  batch_size: int = IMPORT_BATCH) -> ImportReport:
+def import_source(
+    *, owner, source: Source, progress: Callable[[ImportReport], None] | None = None, batch_size: int = IMPORT_BATCH
+) -> ImportReport:
     """Import every item of a source. Each memory is stored in its own transaction, so a bad item is
     reported and skipped while the rest go in; embedding is batched across memories for speed."""
     report = ImportReport(total=source.total)
@@ -448,8 +555,11 @@ def import_source(*, owner, source: Source, progress: Callable[[ImportReport], N
         report.processed += 1
         report.fail(item.label, item.error)
     manifest = source.manifest
-    reuse = bool(manifest.get("includesVectors")) and manifest.get("embeddingModel") == embedding_model_id() \
+    reuse = (
+        bool(manifest.get("includesVectors"))
+        and manifest.get("embeddingModel") == embedding_model_id()
         and manifest.get("embeddingDimensions") == EMBEDDING_DIMENSIONS
+    )
     sessions = _restore_sessions(owner, source.chat_sessions) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
     batch: list[Item] = []
@@ -470,8 +580,9 @@ def import_source(*, owner, source: Source, progress: Callable[[ImportReport], N
     return report
 
 
-def _import_batch(owner, batch: list[Item], report: ImportReport, *, reuse: bool, sessions: dict,
-                  duplicates: _Duplicates) -> None:
+def _import_batch(
+    owner, batch: list[Item], report: ImportReport, *, reuse: bool, sessions: dict, duplicates: _Duplicates
+) -> None:
     now = timezone.now()
     prepared: list[_Prepared] = []
     for item in batch:
@@ -491,8 +602,9 @@ def _import_batch(owner, batch: list[Item], report: ImportReport, *, reuse: bool
             fresh.append(p)
     missing = [(p, i) for p in fresh for i, v in enumerate(p.vectors) if v is None]
     if missing:
-        vectors = embedding.embed_texts([embedding.chunk_embedding_text(p.memory.title, p.chunks[i].text)
-                                         for p, i in missing])
+        vectors = embedding.embed_texts(
+            [embedding.chunk_embedding_text(p.memory.title, p.chunks[i].text) for p, i in missing]
+        )
         for (p, i), vector in zip(missing, vectors, strict=True):
             p.vectors[i] = vector
     created = []
@@ -532,21 +644,20 @@ def import_job_create(*, owner, upload) -> ImportJob:
     """Keep the uploaded file for the worker and queue the job (202 at the front door)."""
     name = (getattr(upload, "name", "") or "import").rsplit("/", 1)[-1][:255]
     if not name.lower().endswith(ACCEPTED_SUFFIXES):
-        raise MemoryInputError(f"{name!r}: import a .zip (an export or Markdown notes), a .jsonl or a .md file",
-                               field="file")
+        raise MemoryInputError(
+            f"{name!r}: import a .zip (an export or Markdown notes), a .jsonl or a .md file", field="file"
+        )
     if not upload.size:
         raise MemoryInputError(f"{name!r} is empty", field="file")
     limit = settings.KYBERNESIS_MAX_IMPORT_BYTES
     if upload.size > limit:
-        raise MemoryTooLargeError(f"{name!r} is {upload.size:,} bytes; the limit is {limit:,}",
-                                           field="file")
+        raise MemoryTooLargeError(f"{name!r} is {upload.size:,} bytes; the limit is {limit:,}", field="file")
     path = _imports_dir() / f"{uuid.uuid4().hex}-{Path(name).suffix.lower()}"
     with open(path, "wb") as handle:
         handle.writelines(upload.chunks())
     with transaction.atomic():
         job = ImportJob.objects.create(owner=owner, filename=name, path=str(path))
-        transaction.on_commit(lambda: async_task("memories.tasks.import_run", job.pk,
-                                                 task_name=f"import {job.pk}"))
+        transaction.on_commit(lambda: async_task("memories.tasks.import_run", job.pk, task_name=f"import {job.pk}"))
     return job
 
 
@@ -559,8 +670,14 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
 
     def progress(report: ImportReport) -> None:
         ImportJob.objects.filter(pk=job.pk).update(
-            processed=report.processed, created=report.created, duplicates=report.duplicates, failed=report.failed,
-            total=report.total, errors=report.errors, updated_at=timezone.now())
+            processed=report.processed,
+            created=report.created,
+            duplicates=report.duplicates,
+            failed=report.failed,
+            total=report.total,
+            errors=report.errors,
+            updated_at=timezone.now(),
+        )
 
     path = Path(job.path)
     try:
@@ -573,7 +690,10 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     progress(report)
     ImportJob.objects.filter(pk=job.pk).update(
         status=ImportJob.Status.FAILED if report.error and not report.created else ImportJob.Status.DONE,
-        error=report.error, finished_at=timezone.now(), path="", updated_at=timezone.now())
+        error=report.error,
+        finished_at=timezone.now(),
+        path="",
+        updated_at=timezone.now(),
+    )
     job.refresh_from_db()
     return job
-

@@ -53,13 +53,27 @@ def _scan(*, owner_id: int | None, after: int, batch_size: int):
         if not rows:
             return
         after = rows[-1][0]
-        yield [(pk, text, title, model, key,
-                embedding.embedding_key(embedding.chunk_embedding_text(title, text), model_id=model_id))
-               for pk, text, title, model, key in rows]
+        yield [
+            (
+                pk,
+                text,
+                title,
+                model,
+                key,
+                embedding.embedding_key(embedding.chunk_embedding_text(title, text), model_id=model_id),
+            )
+            for pk, text, title, model, key in rows
+        ]
 
 
-def chunks_reembed(*, batch_size: int = 256, limit: int | None = None, owner_id: int | None = None,
-                   after: int = 0, on_batch: Callable[[ReembedProgress], None] | None = None) -> ReembedProgress:
+def chunks_reembed(
+    *,
+    batch_size: int = 256,
+    limit: int | None = None,
+    owner_id: int | None = None,
+    after: int = 0,
+    on_batch: Callable[[ReembedProgress], None] | None = None,
+) -> ReembedProgress:
     """Embed every stale chunk again with the current model and backend, batch by batch."""
     progress = ReembedProgress(last_id=after)
     started = time.perf_counter()
@@ -68,11 +82,12 @@ def chunks_reembed(*, batch_size: int = 256, limit: int | None = None, owner_id:
         progress.scanned += len(batch)
         stale = [row for row in batch if row[4] != row[5]]
         if limit is not None:
-            stale = stale[:max(0, limit - progress.stale)]
+            stale = stale[: max(0, limit - progress.stale)]
         progress.stale += len(stale)
         if stale:
-            vectors = embedding.embed_texts([embedding.chunk_embedding_text(title, text)
-                                             for _pk, text, title, *_ in stale])
+            vectors = embedding.embed_texts(
+                [embedding.chunk_embedding_text(title, text) for _pk, text, title, *_ in stale]
+            )
             with transaction.atomic(), connection.cursor() as cursor:
                 # Only where the chunk still has the key we read: a concurrent edit wins.
                 cursor.execute(
@@ -83,8 +98,13 @@ def chunks_reembed(*, batch_size: int = 256, limit: int | None = None, owner_id:
                          AS v(id, embedding, old_key, new_key)
                     WHERE c.id = v.id AND c.embedding_key = v.old_key
                     """,
-                    [model, [row[0] for row in stale], [_vector_literal(v) for v in vectors],
-                     [row[4] for row in stale], [row[5] for row in stale]],
+                    [
+                        model,
+                        [row[0] for row in stale],
+                        [_vector_literal(v) for v in vectors],
+                        [row[4] for row in stale],
+                        [row[5] for row in stale],
+                    ],
                 )
                 updated = cursor.rowcount
             progress.reembedded += updated

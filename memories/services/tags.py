@@ -13,16 +13,24 @@ from memories.models import Memory, TierMove
 from memories.services.locking import memory_lock
 from memories.services.tiers import BatchResult, memories_retier, reloaded
 from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
-from memories.tagging import (TagError, auto_tags_for, auto_tags_many, needs_retag, normalize_tag, normalize_tags,
-                              structural_auto_tags)
+from memories.tagging import (
+    TagError,
+    auto_tags_for,
+    auto_tags_many,
+    needs_retag,
+    normalize_tag,
+    normalize_tags,
+    structural_auto_tags,
+)
 
 logger = logging.getLogger(__name__)
 
 
 def autotag(memory: Memory, *, now) -> None:
     try:
-        tags = auto_tags_for(source=memory.source, metadata=memory.metadata, content=memory.content,
-                             summary=memory.summary)
+        tags = auto_tags_for(
+            source=memory.source, metadata=memory.metadata, content=memory.content, summary=memory.summary
+        )
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError) as exc:
         # Keyword extraction (YAKE's tokenizer) can trip on odd text; the memory is still stored, with
         # its structural tags, and left due so that the sleep agent's tag step tries again.
@@ -47,13 +55,31 @@ def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False
     fails is reported and the others are still tagged."""
     now = now or timezone.now()
     result = BatchResult()
-    fields = ("id", "source", "metadata", "content", "summary", "manual_tags", "auto_tags", "auto_tagged_at",
-              "auto_tagged_hash", "content_hash")
+    fields = (
+        "id",
+        "source",
+        "metadata",
+        "content",
+        "summary",
+        "manual_tags",
+        "auto_tags",
+        "auto_tagged_at",
+        "auto_tagged_hash",
+        "content_hash",
+    )
     memories = list(Memory.objects.filter(pk__in=list(memory_ids)).only(*fields).order_by("pk"))
     result.processed = len(memories)
-    due = [memory for memory in memories
-           if force or needs_retag(auto_tagged_at=memory.auto_tagged_at, auto_tagged_hash=memory.auto_tagged_hash,
-                                   content_hash=memory.content_hash, now=now)]
+    due = [
+        memory
+        for memory in memories
+        if force
+        or needs_retag(
+            auto_tagged_at=memory.auto_tagged_at,
+            auto_tagged_hash=memory.auto_tagged_hash,
+            content_hash=memory.content_hash,
+            now=now,
+        )
+    ]
     outcomes = auto_tags_many([(m.source, m.metadata, m.content, m.summary) for m in due])
     tagged: list[Memory] = []
     for memory, outcome in zip(due, outcomes, strict=True):
@@ -72,8 +98,14 @@ def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False
                 "tags = ARRAY(SELECT jsonb_array_elements_text(v.tags)) "
                 "FROM unnest(%s::bigint[], %s::jsonb[], %s::jsonb[], %s::text[]) AS v(id, auto_tags, tags, hash) "
                 "WHERE m.id = v.id",
-                [now, [m.pk for m in tagged], [Jsonb(m.auto_tags) for m in tagged], [Jsonb(m.tags) for m in tagged],
-                 [m.auto_tagged_hash for m in tagged]])
+                [
+                    now,
+                    [m.pk for m in tagged],
+                    [Jsonb(m.auto_tags) for m in tagged],
+                    [Jsonb(m.tags) for m in tagged],
+                    [m.auto_tagged_hash for m in tagged],
+                ],
+            )
     return result
 
 
@@ -89,9 +121,12 @@ def memory_tags_add(*, memory: Memory, tags) -> Memory:
         locked = memory_lock(memory.pk)
         combined = [*locked.manual_tags, *(t for t in new if t not in locked.manual_tags)]
         if len(combined) > MAX_MANUAL_TAGS:
-            raise MemoryInputError(f"a memory can have at most {MAX_MANUAL_TAGS} manual tags; it has "
-                                   f"{len(locked.manual_tags)} and {len(combined) - len(locked.manual_tags)} "
-                                   "more were given", field="tags")
+            raise MemoryInputError(
+                f"a memory can have at most {MAX_MANUAL_TAGS} manual tags; it has "
+                f"{len(locked.manual_tags)} and {len(combined) - len(locked.manual_tags)} "
+                "more were given",
+                field="tags",
+            )
         if combined != locked.manual_tags:
             locked.manual_tags = combined
             locked.save(update_fields=["manual_tags", "updated_at"])

@@ -34,9 +34,15 @@ def reloaded(memory: Memory) -> Memory:
 
 def tier_facts(memory: Memory, *, relationships: int = 0, recent_connections: int = 0) -> tiering.TierFacts:
     return tiering.TierFacts(
-        tier=memory.tier, priority=memory.priority, pinned=memory.pinned, has_manual_tags=bool(memory.manual_tags),
-        created_at=memory.created_at, last_accessed_at=memory.last_accessed_at, access_count=memory.access_count,
-        relationships=relationships, recent_connections=recent_connections,
+        tier=memory.tier,
+        priority=memory.priority,
+        pinned=memory.pinned,
+        has_manual_tags=bool(memory.manual_tags),
+        created_at=memory.created_at,
+        last_accessed_at=memory.last_accessed_at,
+        access_count=memory.access_count,
+        relationships=relationships,
+        recent_connections=recent_connections,
         removed_at_source=ARCHIVED_REASON in memory.metadata,
     )
 
@@ -89,16 +95,26 @@ class RetierResult(BatchResult):
     last_id: int | None = None
 
 
-def memories_retier(*, owner=None, memory_ids: Sequence[int] | None = None, after_id: int = 0,
-                    batch_size: int = 5000, now=None, cause: str = TierMove.Cause.SLEEP) -> RetierResult:
+def memories_retier(
+    *,
+    owner=None,
+    memory_ids: Sequence[int] | None = None,
+    after_id: int = 0,
+    batch_size: int = 5000,
+    now=None,
+    cause: str = TierMove.Cause.SLEEP,
+) -> RetierResult:
     """Recompute decay and tier for one batch of memories, set-based: one query reads the facts of up
     to `batch_size` memories (by id, after `after_id`), the policy runs in Python, and three
     statements write the changed memories, move their chunks, and record each move. Callers walk a
     whole collection by passing the returned `last_id` as the next `after_id`."""
     now = now or timezone.now()
     policy = tiering.TierPolicy.from_settings()
-    params: dict = {"batch_size": batch_size, "after_id": after_id,
-                    "recent_since": now - timedelta(days=policy.recent_connection_days)}
+    params: dict = {
+        "batch_size": batch_size,
+        "after_id": after_id,
+        "recent_since": now - timedelta(days=policy.recent_connection_days),
+    }
     where = ["m.id > %(after_id)s"]
     if owner is not None:
         params["owner"] = owner.pk
@@ -114,19 +130,48 @@ def memories_retier(*, owner=None, memory_ids: Sequence[int] | None = None, afte
         links = _link_counts([row[0] for row in rows], params["recent_since"])
         changed: list[tuple] = []
         moves: list[TierMove] = []
-        for (memory_id, owner_id, tier, priority, pinned, has_manual, created_at, last_accessed_at, access_count,
-             decay, reason, removed) in rows:
+        for (
+            memory_id,
+            owner_id,
+            tier,
+            priority,
+            pinned,
+            has_manual,
+            created_at,
+            last_accessed_at,
+            access_count,
+            decay,
+            reason,
+            removed,
+        ) in rows:
             relationships, recent = links.get(memory_id, (0, 0))
-            facts = tiering.TierFacts(tier=tier, priority=priority, pinned=pinned, has_manual_tags=has_manual,
-                                      created_at=created_at, last_accessed_at=last_accessed_at,
-                                      access_count=access_count, relationships=relationships,
-                                      recent_connections=recent, removed_at_source=removed)
+            facts = tiering.TierFacts(
+                tier=tier,
+                priority=priority,
+                pinned=pinned,
+                has_manual_tags=has_manual,
+                created_at=created_at,
+                last_accessed_at=last_accessed_at,
+                access_count=access_count,
+                relationships=relationships,
+                recent_connections=recent,
+                removed_at_source=removed,
+            )
             decision = tiering.evaluate_tier(facts, now=now, policy=policy)
             result.processed += 1
             result.last_id = memory_id
             if decision.tier != tier:
-                moves.append(TierMove(owner_id=owner_id, memory_id=memory_id, from_tier=tier, to_tier=decision.tier,
-                                      reason=decision.reason[:200], cause=cause, moved_at=now))
+                moves.append(
+                    TierMove(
+                        owner_id=owner_id,
+                        memory_id=memory_id,
+                        from_tier=tier,
+                        to_tier=decision.tier,
+                        reason=decision.reason[:200],
+                        cause=cause,
+                        moved_at=now,
+                    )
+                )
                 key = f"{tier}→{decision.tier}"
                 result.moves[key] = result.moves.get(key, 0) + 1
             if decision.tier != tier or abs(decision.decay - decay) >= 0.0005 or decision.reason != reason:
@@ -134,12 +179,14 @@ def memories_retier(*, owner=None, memory_ids: Sequence[int] | None = None, afte
         if changed:
             ids, tiers, decays, reasons = (list(column) for column in zip(*changed, strict=True))
             with connection.cursor() as cursor:
-                cursor.execute(_APPLY_TIERS_SQL, {"ids": ids, "tiers": tiers, "decays": decays,
-                                                  "reasons": reasons, "now": now})
+                cursor.execute(
+                    _APPLY_TIERS_SQL, {"ids": ids, "tiers": tiers, "decays": decays, "reasons": reasons, "now": now}
+                )
         if moves:
             with connection.cursor() as cursor:
-                cursor.execute(_CHUNK_TIERS_SQL, {"ids": [m.memory_id for m in moves],
-                                                  "tiers": [m.to_tier for m in moves]})
+                cursor.execute(
+                    _CHUNK_TIERS_SQL, {"ids": [m.memory_id for m in moves], "tiers": [m.to_tier for m in moves]}
+                )
             TierMove.objects.bulk_create(moves, batch_size=1000)
     result.changed = len(changed)
     result.moved = len(moves)

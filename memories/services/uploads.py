@@ -11,11 +11,10 @@ from django.db import transaction
 from django_q.tasks import async_task
 
 from core.formatting import megabytes
-from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
 from memories.models import Memory, Source, UploadJob, content_hash
+from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
 from memories.services.memory import MemoryInput, memory_create_many
-from memories.services.validation import (MemoryInputError, MemoryTooLargeError, clean_content, clean_tags,
-                                          clean_title)
+from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_content, clean_tags, clean_title
 
 logger = logging.getLogger(__name__)
 
@@ -108,34 +107,63 @@ def _upload_item(upload, tags: list[str], budget: InflateBudget) -> MemoryInput:
     extracted = extract(name, data, budget=budget, max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES)
     content = clean_content(extracted.text, index=None)
     title = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
-    return MemoryInput(title=clean_title(title, content, index=None), content=content, source=Source.UPLOAD,
-                       metadata=extracted.metadata, manual_tags=tags)
+    return MemoryInput(
+        title=clean_title(title, content, index=None),
+        content=content,
+        source=Source.UPLOAD,
+        metadata=extracted.metadata,
+        manual_tags=tags,
+    )
 
 
 def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
-    job = UploadJob.objects.create(owner=owner, filename=item.metadata.get("filename", item.title),
-                                   title=item.title, text=item.content, metadata=item.metadata,
-                                   manual_tags=list(item.manual_tags))
-    transaction.on_commit(lambda: async_task("memories.tasks.ingest_upload", job.pk,
-                                             task_name=f"ingest upload {job.pk}",
-                                             timeout=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT))
+    job = UploadJob.objects.create(
+        owner=owner,
+        filename=item.metadata.get("filename", item.title),
+        title=item.title,
+        text=item.content,
+        metadata=item.metadata,
+        manual_tags=list(item.manual_tags),
+    )
+    transaction.on_commit(
+        lambda: async_task(
+            "memories.tasks.ingest_upload",
+            job.pk,
+            task_name=f"ingest upload {job.pk}",
+            timeout=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT,
+        )
+    )
     return job
 
 
 def upload_job_run(*, job_id: int) -> UploadJob | None:
     """Ingest one queued upload. Safe to run twice: a job that is no longer pending is left alone."""
     with transaction.atomic():
-        job = UploadJob.objects.select_for_update(skip_locked=True).filter(
-            pk=job_id, status=UploadJob.Status.PENDING).first()
+        job = (
+            UploadJob.objects.select_for_update(skip_locked=True)
+            .filter(pk=job_id, status=UploadJob.Status.PENDING)
+            .first()
+        )
         if job is None:
             return None
         job.status = UploadJob.Status.PROCESSING
         job.save(update_fields=["status", "updated_at"])
     try:
-        [memory] = memory_create_many(owner=job.owner, unique=True, _single=True, items=[MemoryInput(
-            title=job.title, content=job.text, source=Source.UPLOAD, metadata=job.metadata,
-            manual_tags=job.manual_tags)])
-    except Exception as exc:  # noqa: BLE001 - the job records any failure for the person to see
+        [memory] = memory_create_many(
+            owner=job.owner,
+            unique=True,
+            _single=True,
+            items=[
+                MemoryInput(
+                    title=job.title,
+                    content=job.text,
+                    source=Source.UPLOAD,
+                    metadata=job.metadata,
+                    manual_tags=job.manual_tags,
+                )
+            ],
+        )
+    except Exception as exc:
         logger.exception("upload job %s failed", job.pk)
         job.status, job.error = UploadJob.Status.FAILED, str(exc) or type(exc).__name__
         job.save(update_fields=["status", "error", "updated_at"])

@@ -47,8 +47,9 @@ def clean_title(title, content: str, *, index: int | None) -> str:
         first_line = strip_display_controls(content.strip().splitlines()[0])
         title = first_line if len(first_line) <= 80 else first_line[:80].rsplit(" ", 1)[0] + "…"
     if len(title) > MAX_TITLE_CHARS:
-        raise MemoryInputError(f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}",
-                               field="title", index=index)
+        raise MemoryInputError(
+            f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}", field="title", index=index
+        )
     return title
 
 
@@ -62,8 +63,9 @@ def clean_content(content, *, index: int | None) -> str:
         raise MemoryInputError("content is empty", field="content", index=index)
     limit = settings.KYBERNESIS_MAX_MEMORY_CHARS
     if len(content) > limit:
-        raise MemoryTooLargeError(f"content is {len(content):,} characters; the limit is {limit:,}",
-                                  field="content", index=index)
+        raise MemoryTooLargeError(
+            f"content is {len(content):,} characters; the limit is {limit:,}", field="content", index=index
+        )
     return content
 
 
@@ -80,8 +82,9 @@ def clean_priority(priority, *, index: int | None) -> float | None:
 
 def clean_source(source, *, index: int | None) -> str:
     if source not in Source.values:
-        raise MemoryInputError(f"source must be one of {', '.join(Source.values)}; got {source!r}",
-                               field="source", index=index)
+        raise MemoryInputError(
+            f"source must be one of {', '.join(Source.values)}; got {source!r}", field="source", index=index
+        )
     return Source(source).value
 
 
@@ -99,8 +102,9 @@ def clean_metadata(metadata, *, index: int | None) -> dict:
     except (TypeError, ValueError) as exc:
         raise MemoryInputError(f"metadata is not JSON-serialisable: {exc}", field="metadata", index=index) from exc
     if size > MAX_METADATA_BYTES:
-        raise MemoryInputError(f"metadata is {size:,} bytes; the limit is {MAX_METADATA_BYTES:,}",
-                               field="metadata", index=index)
+        raise MemoryInputError(
+            f"metadata is {size:,} bytes; the limit is {MAX_METADATA_BYTES:,}", field="metadata", index=index
+        )
     return metadata
 
 
@@ -118,5 +122,3 @@ def _check(value, field: str, index: int | None) -> None:
         check_text(value, field=field)
     except TextError as exc:
         raise MemoryInputError(str(exc), field=field, index=index) from None
-
-

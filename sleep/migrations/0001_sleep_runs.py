@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,54 +14,102 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='SleepRun',
+            name="SleepRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('trigger', models.CharField(choices=[('scheduled', 'Scheduled'), ('manual', 'Manual')], max_length=16)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('completed', 'Completed'), ('failed', 'Failed'), ('interrupted', 'Interrupted')], default='queued', max_length=16)),
-                ('requested_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('current_step', models.CharField(blank=True, default='', max_length=16)),
-                ('tasks_completed', models.PositiveIntegerField(default=0)),
-                ('tasks_failed', models.PositiveIntegerField(default=0)),
-                ('resumed_count', models.PositiveIntegerField(default=0)),
-                ('error_log', models.TextField(blank=True, default='')),
-                ('owner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='sleep_runs', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "trigger",
+                    models.CharField(choices=[("scheduled", "Scheduled"), ("manual", "Manual")], max_length=16),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("failed", "Failed"),
+                            ("interrupted", "Interrupted"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("requested_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("current_step", models.CharField(blank=True, default="", max_length=16)),
+                ("tasks_completed", models.PositiveIntegerField(default=0)),
+                ("tasks_failed", models.PositiveIntegerField(default=0)),
+                ("resumed_count", models.PositiveIntegerField(default=0)),
+                ("error_log", models.TextField(blank=True, default="")),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sleep_runs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-requested_at', '-id'],
+                "ordering": ["-requested_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='SleepStepRun',
+            name="SleepStepRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('step', models.CharField(choices=[('tag', 'Tag'), ('link', 'Link'), ('tier', 'Tier'), ('summarize', 'Summarize')], max_length=16)),
-                ('position', models.PositiveSmallIntegerField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('completed', 'Completed'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('metrics', models.JSONField(blank=True, default=dict)),
-                ('checkpoint', models.BigIntegerField(default=0)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='steps', to='sleep.sleeprun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "step",
+                    models.CharField(
+                        choices=[("tag", "Tag"), ("link", "Link"), ("tier", "Tier"), ("summarize", "Summarize")],
+                        max_length=16,
+                    ),
+                ),
+                ("position", models.PositiveSmallIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                ("metrics", models.JSONField(blank=True, default=dict)),
+                ("checkpoint", models.BigIntegerField(default=0)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="steps", to="sleep.sleeprun"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run_id', 'position'],
+                "ordering": ["run_id", "position"],
             },
         ),
         migrations.AddIndex(
-            model_name='sleeprun',
-            index=models.Index(fields=['status'], name='sleeprun_status'),
+            model_name="sleeprun",
+            index=models.Index(fields=["status"], name="sleeprun_status"),
         ),
         migrations.AddIndex(
-            model_name='sleeprun',
-            index=models.Index(fields=['owner', '-requested_at'], name='sleeprun_owner_requested'),
+            model_name="sleeprun",
+            index=models.Index(fields=["owner", "-requested_at"], name="sleeprun_owner_requested"),
         ),
         migrations.AddConstraint(
-            model_name='sleepsteprun',
-            constraint=models.UniqueConstraint(fields=('run', 'step'), name='sleepsteprun_run_step_unique'),
+            model_name="sleepsteprun",
+            constraint=models.UniqueConstraint(fields=("run", "step"), name="sleepsteprun_run_step_unique"),
         ),
     ]

@@ -47,7 +47,7 @@ def one_by_one(ids: list[int], work) -> BatchOutcome:
         try:
             with transaction.atomic():
                 changed, metrics = work([memory_id])
-        except Exception as exc:  # recorded against the memory; the step goes on
+        except Exception as exc:  # noqa: BLE001 - recorded against the memory; the step goes on
             outcome.failures.append(failure(memory_id, exc))
             continue
         outcome.processed += 1
@@ -68,8 +68,9 @@ class Step:
         return scope.memories()
 
     def next_batch(self, scope: Scope, after_id: int) -> list[int]:
-        return list(self.due(scope).filter(pk__gt=after_id).order_by("pk").values_list("pk", flat=True)
-                    [: self.batch_size])
+        return list(
+            self.due(scope).filter(pk__gt=after_id).order_by("pk").values_list("pk", flat=True)[: self.batch_size]
+        )
 
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
         raise NotImplementedError

@@ -13,8 +13,15 @@ from django.db.models import Q
 
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
 
-EXTRACTION_METRICS = {"chunks", "mentions", "relationships", "entities_created", "entities_removed",
-                      "relationships_removed", "aliases_merged"}
+EXTRACTION_METRICS = {
+    "chunks",
+    "mentions",
+    "relationships",
+    "entities_created",
+    "entities_removed",
+    "relationships_removed",
+    "aliases_merged",
+}
 
 
 def _extract(ids: list[int]) -> tuple[int, dict]:
@@ -26,8 +33,11 @@ def _extract(ids: list[int]) -> tuple[int, dict]:
     # The ingest task usually extracted a new memory's graph already; only stale ones are read again.
     stale = graph_extraction_due(memory_ids=ids)
     extracted = graph_extract_memories(memory_ids=stale) if stale else {}
-    metrics = {("chunks_read" if key == "chunks" else key): value for key, value in extracted.items()
-               if key in EXTRACTION_METRICS}
+    metrics = {
+        ("chunks_read" if key == "chunks" else key): value
+        for key, value in extracted.items()
+        if key in EXTRACTION_METRICS
+    }
     metrics["extracted"] = len(stale)
     return len(stale), metrics
 
@@ -49,7 +59,7 @@ class LinkStep(Step):
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
         try:
             changed, metrics = _extract(ids)
-        except Exception:
+        except Exception:  # noqa: BLE001 - narrowed below, memory by memory
             # Find the memory that breaks the batch: each one alone, the failing ones recorded.
             return one_by_one(ids, _extract)
         return BatchOutcome(processed=len(ids), changed=changed, metrics=metrics)
@@ -60,8 +70,13 @@ class LinkStep(Step):
         by_owner: dict[int, list[int]] = defaultdict(list)
         for memory_id, owner_id in self.due(scope).values_list("pk", "owner_id"):
             by_owner[owner_id].append(memory_id)
-        metrics = {"links_created": 0, "links_reinforced": 0, "links_expired": 0, "entities_retyped": 0,
-                   "entities_merged": 0}
+        metrics = {
+            "links_created": 0,
+            "links_reinforced": 0,
+            "links_expired": 0,
+            "entities_retyped": 0,
+            "entities_merged": 0,
+        }
         # Nothing changed: no evidence can have appeared or gone, so the idle cycle skips this.
         for owner_id, memory_ids in by_owner.items():
             # New mentions may have changed an entity's majority type; earlier versions' aliases merge.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import F, Q
 
-from memories.services import memory_summaries_save
 from memories.models import Memory
+from memories.services import memory_summaries_save
 from sleep.steps import BatchOutcome, Scope, Step, failure
 from sleep.summarizer import summarize
 
@@ -23,7 +23,7 @@ class SummarizeStep(Step):
         for memory in Memory.objects.filter(pk__in=ids).only("pk", "content", "content_hash", "summary"):
             try:
                 summary, preview = summarize(memory.content)
-            except Exception as exc:  # one memory's text must not stop the others
+            except Exception as exc:  # noqa: BLE001 - one memory's text must not stop the others
                 outcome.failures.append(failure(memory.pk, exc))
                 continue
             outcome.processed += 1

@@ -17,7 +17,10 @@ class TagStep(Step):
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
         result = memories_autotag(memory_ids=ids, now=scope.now)
         return BatchOutcome(
-            processed=result.processed - len(result.failed), changed=result.changed,
-            failures=[{"memoryId": memory_id, "message": message, "traceback": "memories.services.memories_autotag"}
-                      for memory_id, message in result.failed],
+            processed=result.processed - len(result.failed),
+            changed=result.changed,
+            failures=[
+                {"memoryId": memory_id, "message": message, "traceback": "memories.services.memories_autotag"}
+                for memory_id, message in result.failed
+            ],
         )

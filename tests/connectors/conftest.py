@@ -43,8 +43,9 @@ def fake_notion(settings, waits, db):
     server = FakeNotion().start()
     settings.KYBERNESIS_NOTION_API_URL = server.url
     # Configured the other supported way: a SocialApp row added in admin.
-    app = SocialApp.objects.create(provider="notion", name="Notion", client_id=server.client_id,
-                                   secret=server.client_secret)
+    app = SocialApp.objects.create(
+        provider="notion", name="Notion", client_id=server.client_id, secret=server.client_secret
+    )
     app.sites.add(Site.objects.get_current())
     yield server
     server.stop()
@@ -54,19 +55,28 @@ def connect_google(user, fake: FakeGoogle, who: str = "alice", *, expires_in: in
     """A connector as the OAuth flow leaves it (the flow itself is tested in test_oauth.py)."""
     drive = fake.drive(who)
     tokens = fake.issue_tokens(who, expires_in=expires_in)
-    social = SocialAccount.objects.create(user=user, provider="google", uid=drive.sub,
-                                          extra_data={"email": drive.email, "name": drive.name})
-    SocialToken.objects.create(account=social, token=tokens["access_token"], token_secret=tokens["refresh_token"],
-                               expires_at=timezone.now() + timedelta(seconds=expires_in))
+    social = SocialAccount.objects.create(
+        user=user, provider="google", uid=drive.sub, extra_data={"email": drive.email, "name": drive.name}
+    )
+    SocialToken.objects.create(
+        account=social,
+        token=tokens["access_token"],
+        token_secret=tokens["refresh_token"],
+        expires_at=timezone.now() + timedelta(seconds=expires_in),
+    )
     return services.connector_account_connect(user=user, social_account=social)
 
 
 def connect_notion(user, fake: FakeNotion, workspace: str = "acme"):
-    social = SocialAccount.objects.create(user=user, provider="notion", uid=f"user-{user.pk}_workspace-{workspace}",
-                                          extra_data={"workspace_name": workspace.title(),
-                                                      "owner": {"user": {"name": "Ada"}}})
-    SocialToken.objects.create(account=social, token=fake.issue_token(workspace),
-                               app=SocialApp.objects.get(provider="notion"))
+    social = SocialAccount.objects.create(
+        user=user,
+        provider="notion",
+        uid=f"user-{user.pk}_workspace-{workspace}",
+        extra_data={"workspace_name": workspace.title(), "owner": {"user": {"name": "Ada"}}},
+    )
+    SocialToken.objects.create(
+        account=social, token=fake.issue_token(workspace), app=SocialApp.objects.get(provider="notion")
+    )
     return services.connector_account_connect(user=user, social_account=social)
 
 

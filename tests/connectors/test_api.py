@@ -33,8 +33,18 @@ def test_items_are_paginated_and_filterable_by_status(api, drive_account, fake_g
     skipped = api.get(f"/api/v1/connectors/{drive_account.pk}/items", {"status": "skipped"}).json()
 
     assert page["count"] == 4 and len(page["items"]) == 2 and page["limit"] == 2
-    assert set(page["items"][0]) == {"id", "externalId", "title", "mime", "url", "remoteModifiedAt", "status",
-                                     "error", "memoryId", "updatedAt"}
+    assert set(page["items"][0]) == {
+        "id",
+        "externalId",
+        "title",
+        "mime",
+        "url",
+        "remoteModifiedAt",
+        "status",
+        "error",
+        "memoryId",
+        "updatedAt",
+    }
     assert [i["title"] for i in skipped["items"]] == ["x.png"]
     assert "image/png files are not synced" in skipped["items"][0]["error"]
     assert api.get(f"/api/v1/connectors/{drive_account.pk}/items", {"status": "bogus"}).status_code == 422

@@ -41,8 +41,10 @@ def embed_calls(monkeypatch) -> list[int]:
 
 def test_a_first_sync_lists_every_page_of_files_and_stores_each_as_a_connector_memory(drive_account, fake_google):
     fake_google.page_size_cap = 2
-    files = [fake_google.add_file(f"Note {i}.txt", "text/plain", f"Note number {i} about the harbour.".encode())
-             for i in range(5)]
+    files = [
+        fake_google.add_file(f"Note {i}.txt", "text/plain", f"Note number {i} about the harbour.".encode())
+        for i in range(5)
+    ]
 
     account = sync(drive_account)
 
@@ -148,8 +150,9 @@ def test_an_incremental_sync_applies_edits_additions_and_deletions(drive_account
 
 def test_an_edit_re_embeds_only_the_changed_text(drive_account, fake_google, settings, embed_calls):
     settings.KYBERNESIS_CHUNK_SIZE, settings.KYBERNESIS_CHUNK_OVERLAP = 200, 20
-    paragraphs = [f"Paragraph {i} talks about topic {i} in enough words to fill a chunk of its own here."
-                  for i in range(4)]
+    paragraphs = [
+        f"Paragraph {i} talks about topic {i} in enough words to fill a chunk of its own here." for i in range(4)
+    ]
     file = fake_google.add_file("long.txt", "text/plain", "\n\n".join(paragraphs).encode())
     account = sync(drive_account)
     first_chunks = memory_for(account, file).chunks.count()
@@ -197,8 +200,9 @@ def test_an_unchanged_file_listed_again_is_not_downloaded_or_embedded(drive_acco
 
 def test_a_429_is_retried_after_the_wait_given_in_retry_after(drive_account, fake_google, waits):
     fake_google.add_file("a.txt", "text/plain", b"Alpha")
-    fake_google.script("/drive/v3/files", drive_error(429, "Rate Limit Exceeded", "rateLimitExceeded",
-                                                      headers={"Retry-After": "7"}))
+    fake_google.script(
+        "/drive/v3/files", drive_error(429, "Rate Limit Exceeded", "rateLimitExceeded", headers={"Retry-After": "7"})
+    )
 
     account = sync(drive_account)
 
@@ -218,8 +222,7 @@ def test_a_drive_403_rate_limit_is_retried_like_a_429(drive_account, fake_google
 def test_a_500_followed_by_success_is_retried_with_exponential_backoff(drive_account, fake_google, waits, settings):
     settings.KYBERNESIS_CONNECTOR_BACKOFF_SECONDS = 0.5
     fake_google.add_file("a.txt", "text/plain", b"Alpha")
-    fake_google.script("/drive/v3/changes/startPageToken", drive_error(500, "Internal Error", "internalError"),
-                       times=2)
+    fake_google.script("/drive/v3/changes/startPageToken", drive_error(500, "Internal Error", "internalError"), times=2)
 
     account = sync(drive_account)
 
@@ -230,8 +233,7 @@ def test_a_500_followed_by_success_is_retried_with_exponential_backoff(drive_acc
 
 def test_retries_stop_at_the_limit_and_the_sync_reports_the_error(drive_account, fake_google, waits, settings):
     settings.KYBERNESIS_CONNECTOR_MAX_RETRIES = 3
-    fake_google.script("/drive/v3/changes/startPageToken", drive_error(503, "Backend Error", "backendError"),
-                       times=10)
+    fake_google.script("/drive/v3/changes/startPageToken", drive_error(503, "Backend Error", "backendError"), times=10)
 
     account = sync(drive_account)
 
@@ -241,8 +243,10 @@ def test_retries_stop_at_the_limit_and_the_sync_reports_the_error(drive_account,
 
 
 def test_a_retry_after_longer_than_a_sync_waits_ends_the_sync_without_sleeping(drive_account, fake_google, waits):
-    fake_google.script("/drive/v3/changes/startPageToken",
-                       drive_error(429, "Rate Limit Exceeded", "rateLimitExceeded", headers={"Retry-After": "3600"}))
+    fake_google.script(
+        "/drive/v3/changes/startPageToken",
+        drive_error(429, "Rate Limit Exceeded", "rateLimitExceeded", headers={"Retry-After": "3600"}),
+    )
 
     account = sync(drive_account)
 
@@ -250,8 +254,9 @@ def test_a_retry_after_longer_than_a_sync_waits_ends_the_sync_without_sleeping(d
     assert account.status == ConnectorAccount.Status.ERROR and "wait 3600 s" in account.last_error
 
 
-def test_the_cursor_advances_only_after_a_page_is_stored_and_a_failed_sync_resumes(drive_account, fake_google,
-                                                                                   settings):
+def test_the_cursor_advances_only_after_a_page_is_stored_and_a_failed_sync_resumes(
+    drive_account, fake_google, settings
+):
     settings.KYBERNESIS_CONNECTOR_MAX_RETRIES = 0
     fake_google.page_size_cap = 2
     for i in range(5):
@@ -366,7 +371,9 @@ def test_a_corrupt_pdf_fails_with_its_reason_and_the_other_files_still_sync(driv
 
 
 def test_non_utf8_text_is_decoded_and_binary_bytes_fail_with_a_reason(drive_account, fake_google):
-    latin = fake_google.add_file("café.txt", "text/plain", "Crème brûlée for the café menu, naïve façade.".encode("cp1252"))
+    latin = fake_google.add_file(
+        "café.txt", "text/plain", "Crème brûlée for the café menu, naïve façade.".encode("cp1252")
+    )
     binary = fake_google.add_file("blob.txt", "text/plain", bytes(range(256)) * 40)
 
     sync(drive_account)
@@ -401,8 +408,9 @@ def test_a_malformed_file_entry_is_recorded_and_the_rest_of_the_page_syncs(drive
 
 
 def test_a_response_that_is_not_json_fails_the_sync_with_a_clear_error(drive_account, fake_google):
-    fake_google.script("/drive/v3/files", Response(200, b"<html>Service Unavailable</html>",
-                                                   {"Content-Type": "text/html"}))
+    fake_google.script(
+        "/drive/v3/files", Response(200, b"<html>Service Unavailable</html>", {"Content-Type": "text/html"})
+    )
 
     account = sync(drive_account)
 

@@ -18,8 +18,9 @@ def memory_for(account, page) -> Memory:
     return ConnectorItem.objects.get(account=account, external_id=page["id"]).memory
 
 
-def test_a_first_sync_walks_every_search_page_and_stores_pages_as_connector_memories(notion_account, fake_notion,
-                                                                                      monkeypatch):
+def test_a_first_sync_walks_every_search_page_and_stores_pages_as_connector_memories(
+    notion_account, fake_notion, monkeypatch
+):
     monkeypatch.setattr(notion_provider, "PAGE_SIZE", 2)
     pages = [fake_notion.add_page(f"Meeting {i}", [block("paragraph", f"Minutes of meeting {i}.")]) for i in range(5)]
 
@@ -42,28 +43,42 @@ def test_a_first_sync_walks_every_search_page_and_stores_pages_as_connector_memo
 
 
 def test_nested_blocks_render_as_markdown_like_text(notion_account, fake_notion):
-    page = fake_notion.add_page("Handbook", [
-        block("heading_1", "Handbook"),
-        block("paragraph", "Welcome to the team."),
-        block("heading_2", "Checklist"),
-        block("to_do", "Get a laptop", checked=True),
-        block("to_do", "Meet your buddy", checked=False),
-        block("bulleted_list_item", "Tools", children=[
-            block("bulleted_list_item", "Editor", children=[block("bulleted_list_item", "Vim or VS Code")]),
-        ]),
-        block("numbered_list_item", "Clone the repo"),
-        block("numbered_list_item", "Run make test"),
-        block("code", "make run", language="shell"),
-        block("quote", "Ship small changes."),
-        block("callout", "Ask questions early.", icon={"type": "emoji", "emoji": "💡"}),
-        block("toggle", "More", children=[block("paragraph", "Hidden detail.")]),
-        block("table", None, table_width=2, has_column_header=True, has_row_header=False, children=[
-            block("table_row", None, cells=[rich("Tool"), rich("Cost")]),
-            block("table_row", None, cells=[rich("Laptop"), rich("1200")]),
-        ]),
-        block("divider"),
-        block("child_page", None, title="Onboarding notes"),
-    ])
+    page = fake_notion.add_page(
+        "Handbook",
+        [
+            block("heading_1", "Handbook"),
+            block("paragraph", "Welcome to the team."),
+            block("heading_2", "Checklist"),
+            block("to_do", "Get a laptop", checked=True),
+            block("to_do", "Meet your buddy", checked=False),
+            block(
+                "bulleted_list_item",
+                "Tools",
+                children=[
+                    block("bulleted_list_item", "Editor", children=[block("bulleted_list_item", "Vim or VS Code")]),
+                ],
+            ),
+            block("numbered_list_item", "Clone the repo"),
+            block("numbered_list_item", "Run make test"),
+            block("code", "make run", language="shell"),
+            block("quote", "Ship small changes."),
+            block("callout", "Ask questions early.", icon={"type": "emoji", "emoji": "💡"}),
+            block("toggle", "More", children=[block("paragraph", "Hidden detail.")]),
+            block(
+                "table",
+                None,
+                table_width=2,
+                has_column_header=True,
+                has_row_header=False,
+                children=[
+                    block("table_row", None, cells=[rich("Tool"), rich("Cost")]),
+                    block("table_row", None, cells=[rich("Laptop"), rich("1200")]),
+                ],
+            ),
+            block("divider"),
+            block("child_page", None, title="Onboarding notes"),
+        ],
+    )
 
     account = sync(notion_account)
 
@@ -71,30 +86,37 @@ def test_nested_blocks_render_as_markdown_like_text(notion_account, fake_notion)
         "# Handbook\nWelcome to the team.\n\n## Checklist\n- [x] Get a laptop\n- [ ] Meet your buddy\n"
         "- Tools\n  - Editor\n    - Vim or VS Code\n1. Clone the repo\n2. Run make test\n"
         "```shell\nmake run\n```\n> Ship small changes.\n> 💡 Ask questions early.\n- More\n  Hidden detail.\n\n"
-        "| Tool | Cost |\n| --- | --- |\n| Laptop | 1200 |\n\n---\nPage: Onboarding notes")
+        "| Tool | Cost |\n| --- | --- |\n| Laptop | 1200 |\n\n---\nPage: Onboarding notes"
+    )
     item = ConnectorItem.objects.get(external_id=page["id"])
     assert item.status == Status.SYNCED and item.error == ""
 
 
 def test_database_rows_are_synced_as_pages_with_their_properties(notion_account, fake_notion):
-    row = fake_notion.add_page("Fix login bug", [block("paragraph", "Users are logged out after a minute.")],
-                               database_id="db-1", properties={
-                                   "Status": {"id": "s", "type": "status", "status": {"name": "In progress"}},
-                                   "Tags": {"id": "t", "type": "multi_select",
-                                            "multi_select": [{"name": "auth"}, {"name": "urgent"}]},
-                                   "Estimate": {"id": "e", "type": "number", "number": 3}})
+    row = fake_notion.add_page(
+        "Fix login bug",
+        [block("paragraph", "Users are logged out after a minute.")],
+        database_id="db-1",
+        properties={
+            "Status": {"id": "s", "type": "status", "status": {"name": "In progress"}},
+            "Tags": {"id": "t", "type": "multi_select", "multi_select": [{"name": "auth"}, {"name": "urgent"}]},
+            "Estimate": {"id": "e", "type": "number", "number": 3},
+        },
+    )
 
     account = sync(notion_account)
 
     memory = memory_for(account, row)
     assert memory.title == "Fix login bug"
-    assert memory.content == ("Status: In progress\nTags: auth, urgent\nEstimate: 3\n\n"
-                              "Users are logged out after a minute.")
+    assert memory.content == (
+        "Status: In progress\nTags: auth, urgent\nEstimate: 3\n\nUsers are logged out after a minute."
+    )
     assert memory.metadata["notionParent"] == "database_id"
 
 
 def test_an_incremental_sync_stops_at_the_stored_watermark_and_applies_edits_additions_and_archiving(
-        notion_account, fake_notion, monkeypatch):
+    notion_account, fake_notion, monkeypatch
+):
     monkeypatch.setattr(notion_provider, "PAGE_SIZE", 2)
     old = [fake_notion.add_page(f"Old {i}", [block("paragraph", f"Old page {i}.")]) for i in range(4)]
     edited = fake_notion.add_page("Edited", [block("paragraph", "Before.")])
@@ -155,8 +177,9 @@ def test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason(notion_accou
 
 
 def test_an_unknown_block_type_is_left_out_with_a_note_and_the_rest_synced(notion_account, fake_notion):
-    page = fake_notion.add_page("Mixed", [block("paragraph", "Known text."), block("hologram", None, spin=3),
-                                          block("unsupported", None)])
+    page = fake_notion.add_page(
+        "Mixed", [block("paragraph", "Known text."), block("hologram", None, spin=3), block("unsupported", None)]
+    )
 
     account = sync(notion_account)
 
@@ -170,8 +193,9 @@ def test_malformed_blocks_fail_the_page_with_the_reason_and_other_pages_sync(not
     bad = fake_notion.add_page("Bad", [])
     fake_notion.children[bad["id"]] = [{"object": "block", "id": "b1", "has_children": False}]  # no "type"
     wrong = fake_notion.add_page("Wrong", [])
-    fake_notion.children[wrong["id"]] = [{"object": "block", "id": "b2", "type": "paragraph",
-                                          "paragraph": {"rich_text": "not a list"}}]
+    fake_notion.children[wrong["id"]] = [
+        {"object": "block", "id": "b2", "type": "paragraph", "paragraph": {"rich_text": "not a list"}}
+    ]
     fake_notion.add_page("Good", [block("paragraph", "Good text.")])
 
     account = sync(notion_account)
@@ -185,9 +209,20 @@ def test_malformed_blocks_fail_the_page_with_the_reason_and_other_pages_sync(not
 
 def test_a_search_result_missing_fields_is_recorded_on_its_item(notion_account, fake_notion):
     fake_notion.add_page("Good", [block("paragraph", "Good text.")])
-    fake_notion.script("/v1/search", Response.json({"object": "list", "results": [
-        {"object": "page", "id": "p-broken", "properties": {}},
-        fake_notion._public(next(iter(fake_notion.pages.values())))], "next_cursor": None, "has_more": False}))
+    fake_notion.script(
+        "/v1/search",
+        Response.json(
+            {
+                "object": "list",
+                "results": [
+                    {"object": "page", "id": "p-broken", "properties": {}},
+                    fake_notion._public(next(iter(fake_notion.pages.values()))),
+                ],
+                "next_cursor": None,
+                "has_more": False,
+            }
+        ),
+    )
 
     account = sync(notion_account)
 
@@ -207,8 +242,9 @@ def test_an_empty_page_is_skipped_as_having_no_text(notion_account, fake_notion)
 
 def test_a_429_from_notion_is_retried_after_retry_after(notion_account, fake_notion, waits):
     fake_notion.add_page("Page", [block("paragraph", "Text.")])
-    fake_notion.script("/v1/search", notion_error(429, "rate_limited", "You have been rate limited.",
-                                                  headers={"Retry-After": "2"}))
+    fake_notion.script(
+        "/v1/search", notion_error(429, "rate_limited", "You have been rate limited.", headers={"Retry-After": "2"})
+    )
     fake_notion.script("/children", notion_error(502, "bad_gateway", "Bad gateway."))
 
     account = sync(notion_account)
@@ -224,8 +260,9 @@ def test_a_revoked_notion_token_sets_reconnect_needed(notion_account, fake_notio
     account = sync(notion_account)
 
     assert account.status == ConnectorAccount.Status.RECONNECT
-    assert account.last_error == ("Notion refused the stored token (it was revoked or has expired). "
-                                  "Reconnect to sync again.")
+    assert account.last_error == (
+        "Notion refused the stored token (it was revoked or has expired). Reconnect to sync again."
+    )
     assert waits == [] and len(fake_notion.calls("/v1/search")) == 1
 
 
@@ -242,10 +279,13 @@ def test_one_users_notion_never_syncs_into_another_users_memories(user, other_us
     assert list(Memory.objects.for_user(other_user).values_list("content", flat=True)) == ["Globex only."]
 
 
-@pytest.mark.parametrize("rich_text, expected", [
-    ([{"plain_text": "a"}, {"plain_text": "b"}], "ab"),
-    ([{"type": "text", "text": {"content": "no plain"}}], "no plain"),
-    ([], ""),
-])
+@pytest.mark.parametrize(
+    "rich_text, expected",
+    [
+        ([{"plain_text": "a"}, {"plain_text": "b"}], "ab"),
+        ([{"type": "text", "text": {"content": "no plain"}}], "no plain"),
+        ([], ""),
+    ],
+)
 def test_rich_text_is_read_from_plain_text_or_the_text_content(rich_text, expected):
     assert notion_provider.plain(rich_text) == expected

@@ -27,7 +27,8 @@ def run_connect_flow(client: Client, provider: str) -> tuple:
 
 
 def test_connecting_google_drive_goes_through_allauth_and_leaves_a_connector_ready_to_sync(
-        logged_in_client, user, fake_google):
+    logged_in_client, user, fake_google
+):
     authorize_url, done = run_connect_flow(logged_in_client, "google")
 
     query = parse_qs(urlsplit(authorize_url).query)
@@ -57,7 +58,8 @@ def test_a_connected_google_drive_syncs_with_the_tokens_from_the_flow(logged_in_
 
 
 def test_connecting_notion_goes_through_allauth_with_basic_auth_on_the_token_endpoint(
-        logged_in_client, user, fake_notion):
+    logged_in_client, user, fake_notion
+):
     authorize_url, done = run_connect_flow(logged_in_client, "notion")
 
     assert authorize_url.startswith(fake_notion.url + "/v1/oauth/authorize?")
@@ -85,8 +87,7 @@ def test_reconnecting_after_a_revocation_clears_reconnect_needed(logged_in_clien
     assert sync(account).status == ConnectorAccount.Status.SYNCED
 
 
-def test_a_google_account_already_connected_by_someone_else_makes_no_connector_for_you(
-        user, other_user, fake_google):
+def test_a_google_account_already_connected_by_someone_else_makes_no_connector_for_you(user, other_user, fake_google):
     connect_google(user, fake_google, "alice")
     intruder = Client()
     intruder.force_login(other_user)

@@ -41,8 +41,9 @@ def test_sync_now_syncs_and_says_so(logged_in_client, drive_account, fake_google
     assert Memory.objects.count() == 1
 
 
-def test_reconnect_needed_is_shown_with_a_reconnect_button_instead_of_sync(logged_in_client, drive_account,
-                                                                         fake_google):
+def test_reconnect_needed_is_shown_with_a_reconnect_button_instead_of_sync(
+    logged_in_client, drive_account, fake_google
+):
     fake_google.revoke_everything()
     sync(drive_account)
 
@@ -111,8 +112,9 @@ def test_another_users_connector_page_and_actions_are_404(client, other_user, dr
     assert ConnectorItem.objects.count() == 0
 
 
-def test_sync_now_with_a_worker_shows_the_sync_as_waiting_and_the_page_follows_it(logged_in_client, drive_account,
-                                                                                 fake_google, monkeypatch):
+def test_sync_now_with_a_worker_shows_the_sync_as_waiting_and_the_page_follows_it(
+    logged_in_client, drive_account, fake_google, monkeypatch
+):
     import django_q.tasks
 
     queued = []
@@ -138,12 +140,19 @@ def test_connector_accounts_and_items_are_in_admin(client, drive_account, fake_g
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw-for-admin-42")
     client.force_login(admin)
 
-    for path in ("/admin/connectors/connectoraccount/", f"/admin/connectors/connectoraccount/{drive_account.pk}/change/",
-                 "/admin/connectors/connectoritem/", "/admin/socialaccount/socialapp/add/"):
+    for path in (
+        "/admin/connectors/connectoraccount/",
+        f"/admin/connectors/connectoraccount/{drive_account.pk}/change/",
+        "/admin/connectors/connectoritem/",
+        "/admin/socialaccount/socialapp/add/",
+    ):
         assert client.get(path).status_code == 200, path
 
 
 def test_the_api_schema_documents_the_connector_endpoints(logged_in_client):
     paths = logged_in_client.get("/api/v1/openapi.json").json()["paths"]
-    assert {"/api/v1/connectors", "/api/v1/connectors/{connector_id}/items",
-            "/api/v1/connectors/{connector_id}/sync"} <= set(paths)
+    assert {
+        "/api/v1/connectors",
+        "/api/v1/connectors/{connector_id}/items",
+        "/api/v1/connectors/{connector_id}/sync",
+    } <= set(paths)

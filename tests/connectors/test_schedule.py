@@ -27,7 +27,8 @@ def test_ensuring_the_schedule_again_changes_nothing_but_follows_the_setting(db,
 
 
 def test_the_scheduled_task_syncs_connected_accounts_and_skips_those_needing_a_reconnect(
-        drive_account, notion_account, fake_google, fake_notion):
+    drive_account, notion_account, fake_google, fake_notion
+):
     from connectors.tasks import sync_all
 
     fake_google.add_file("a.txt", "text/plain", b"Alpha")
@@ -43,8 +44,9 @@ def test_the_scheduled_task_syncs_connected_accounts_and_skips_those_needing_a_r
 def test_a_sync_already_running_is_not_started_twice(drive_account, fake_google):
     from django.utils import timezone
 
-    ConnectorAccount.objects.filter(pk=drive_account.pk).update(status=ConnectorAccount.Status.SYNCING,
-                                                                 sync_started_at=timezone.now())
+    ConnectorAccount.objects.filter(pk=drive_account.pk).update(
+        status=ConnectorAccount.Status.SYNCING, sync_started_at=timezone.now()
+    )
 
     assert services.connector_sync(account_id=drive_account.pk) is None
     assert fake_google.requests == []
@@ -57,7 +59,8 @@ def test_a_sync_left_syncing_by_a_dead_worker_is_taken_over(drive_account, fake_
 
     ConnectorAccount.objects.filter(pk=drive_account.pk).update(
         status=ConnectorAccount.Status.SYNCING,
-        sync_started_at=timezone.now() - timedelta(seconds=settings.Q_CLUSTER["timeout"] + 60))
+        sync_started_at=timezone.now() - timedelta(seconds=settings.Q_CLUSTER["timeout"] + 60),
+    )
 
     account = services.connector_sync(account_id=drive_account.pk)
 

@@ -9,14 +9,28 @@ from tests.e2e.conftest import sign_up
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-PAGES = ["/memories/", "/memories/new/", "/upload/", "/search/?q=budget", "/chat/", "/graph/", "/connectors/",
-         "/sleep/", "/memories/tags/", "/api/v1/docs"]
+PAGES = [
+    "/memories/",
+    "/memories/new/",
+    "/upload/",
+    "/search/?q=budget",
+    "/chat/",
+    "/graph/",
+    "/connectors/",
+    "/sleep/",
+    "/memories/tags/",
+    "/api/v1/docs",
+]
 
 
 def test_no_page_breaks_its_content_security_policy(page, artifacts):
     violations: list[str] = []
-    page.on("console", lambda message: violations.append(f"{page.url}: {message.text}")
-            if "Content Security Policy" in message.text else None)
+    page.on(
+        "console",
+        lambda message: (
+            violations.append(f"{page.url}: {message.text}") if "Content Security Policy" in message.text else None
+        ),
+    )
     sign_up(page, "csp@example.com")
     page.goto("/memories/new/")
     page.fill("textarea[name=content]", "Alice Smith reviewed the quarterly budget with Bob Jones in Paris.")

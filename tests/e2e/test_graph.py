@@ -32,11 +32,14 @@ def sign_in(page, user):
 
 def test_graph_page_draws_nodes_and_opens_the_side_panel(page, artifacts):
     user = UserFactory()
-    memories = [make_memory(user, text, manual_tags=tags) for text, tags in (
-        ("Alice works with the Product Team, which is based in San Francisco.", ["team"]),
-        ("Alice presented the roadmap. The Product Team uses Django and PostgreSQL.", ["team"]),
-        ("Bob joined the Design Team in Berlin.", ["design"]),
-    )]
+    memories = [
+        make_memory(user, text, manual_tags=tags)
+        for text, tags in (
+            ("Alice works with the Product Team, which is based in San Francisco.", ["team"]),
+            ("Alice presented the roadmap. The Product Team uses Django and PostgreSQL.", ["team"]),
+            ("Bob joined the Design Team in Berlin.", ["design"]),
+        )
+    ]
     graph_extract_memories(memory_ids=[m.pk for m in memories])
     memory_links_refresh(owner=user)
     sign_in(page, user)

@@ -89,9 +89,20 @@ def test_a_collection_reads_at_first_paint_in_both_views(page, artifacts):
 def test_the_page_draws_0_1_and_2000_isolated_nodes(page, artifacts, count):
     user = UserFactory()
     now = timezone.now()
-    Entity.objects.bulk_create(Entity(owner=user, name=f"Thing {i:04d}", key=f"thing {i:04d}", type="concept",
-                                      salience=(i % 97) / 97, mention_count=1, memory_count=1, first_seen=now,
-                                      last_seen=now) for i in range(count))
+    Entity.objects.bulk_create(
+        Entity(
+            owner=user,
+            name=f"Thing {i:04d}",
+            key=f"thing {i:04d}",
+            type="concept",
+            salience=(i % 97) / 97,
+            mention_count=1,
+            memory_count=1,
+            first_seen=now,
+            last_seen=now,
+        )
+        for i in range(count)
+    )
     sign_in(page, user)
     page.goto(f"/graph/?limit={max(count, 1)}")
     if count == 0:

@@ -59,7 +59,9 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     remove = page.locator("#tag-editor .chip-remove").nth(1)  # "plants"
     remove.focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("![...document.querySelectorAll('#tag-editor .tag-manual')].some((a) => a.textContent === 'plants')")
+    page.wait_for_function(
+        "![...document.querySelectorAll('#tag-editor .tag-manual')].some((a) => a.textContent === 'plants')"
+    )
     assert page.locator("#live-status").inner_text() in ("", "Removed tag plants.")
     focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
     assert focused == "Remove tag summer"  # the chip that took the removed one's place
@@ -94,8 +96,9 @@ def test_enter_sends_and_shift_enter_adds_a_line_in_the_chat(page):
 
 def test_a_link_to_a_late_chunk_opens_its_page_and_highlights_it(page, artifacts):
     user = UserFactory()
-    content = "\n\n".join(f"Section {i}. " + f"Paragraph {i} of the long report on project {i}. " * 12
-                          for i in range(60))
+    content = "\n\n".join(
+        f"Section {i}. " + f"Paragraph {i} of the long report on project {i}. " * 12 for i in range(60)
+    )
     memory = make_memory(user, content=content, title="Long report")
     last = memory.chunks.count() - 1
     sign_in(page, user)
@@ -110,9 +113,13 @@ def test_a_link_to_a_late_chunk_opens_its_page_and_highlights_it(page, artifacts
 
 def test_the_graph_node_list_opens_the_side_panel_by_keyboard(page):
     user = UserFactory()
-    memories = [make_memory(user, text) for text in (
-        "Alice works with the Product Team, which is based in San Francisco.",
-        "Bob joined the Design Team in Berlin.")]
+    memories = [
+        make_memory(user, text)
+        for text in (
+            "Alice works with the Product Team, which is based in San Francisco.",
+            "Bob joined the Design Team in Berlin.",
+        )
+    ]
     graph_extract_memories(memory_ids=[m.pk for m in memories])
     memory_links_refresh(owner=user)
     sign_in(page, user)

@@ -64,12 +64,16 @@ def check_page(page, artifacts: Path, name: str, width: int) -> list[str]:
         page.wait_for_selector("#cy[data-ready=true]")
     size = page.evaluate(OVERFLOW)
     if size["scrollWidth"] > size["innerWidth"]:
-        problems.append(f"{name} @ {width}px: scrollWidth {size['scrollWidth']} > innerWidth {size['innerWidth']} "
-                        f"(widest: {size['wide']})")
+        problems.append(
+            f"{name} @ {width}px: scrollWidth {size['scrollWidth']} > innerWidth {size['innerWidth']} "
+            f"(widest: {size['wide']})"
+        )
     page.add_script_tag(path=str(AXE))
     for violation in page.evaluate(RUN_AXE):
-        problems.append(f"{name} @ {width}px: axe {violation['impact']} {violation['id']} ({violation['help']}): "
-                        f"{violation['nodes']}")
+        problems.append(
+            f"{name} @ {width}px: axe {violation['impact']} {violation['id']} ({violation['help']}): "
+            f"{violation['nodes']}"
+        )
     folder = artifacts / "pages"
     folder.mkdir(exist_ok=True)
     page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True, timeout=90_000)
@@ -79,24 +83,44 @@ def check_page(page, artifacts: Path, name: str, width: int) -> list[str]:
 @pytest.fixture
 def seeded(db):
     user = UserFactory()
-    notes = [make_memory(user, text, title=title, manual_tags=tags) for title, text, tags in (
-        ("Product team offsite", ("Alice works with the Product Team, which is based in San Francisco. "
-                                  "The offsite is planned for March."), ["team", "planning"]),
-        ("Roadmap review", "Alice presented the roadmap. The Product Team uses Django and PostgreSQL.", ["team"]),
-        ("Design hire", "Bob joined the Design Team in Berlin.", ["design"]),
-    )]
-    long_text = "\n\n".join(f"Section {i}. The archive keeps the minutes of meeting number {i} about the budget "
-                            f"of project Atlas, which Carol leads from Lisbon. " * 6 for i in range(60))
+    notes = [
+        make_memory(user, text, title=title, manual_tags=tags)
+        for title, text, tags in (
+            (
+                "Product team offsite",
+                (
+                    "Alice works with the Product Team, which is based in San Francisco. "
+                    "The offsite is planned for March."
+                ),
+                ["team", "planning"],
+            ),
+            ("Roadmap review", "Alice presented the roadmap. The Product Team uses Django and PostgreSQL.", ["team"]),
+            ("Design hire", "Bob joined the Design Team in Berlin.", ["design"]),
+        )
+    ]
+    long_text = "\n\n".join(
+        f"Section {i}. The archive keeps the minutes of meeting number {i} about the budget "
+        f"of project Atlas, which Carol leads from Lisbon. " * 6
+        for i in range(60)
+    )
     long_memory = make_memory(user, long_text, title="Meeting minutes archive", manual_tags=["minutes"])
     graph_extract_memories(memory_ids=[m.pk for m in [*notes, long_memory]])
     memory_links_refresh(owner=user)
     session, _ = chat_message_send(owner=user, content="Where is the Product Team based?")
-    account = ConnectorAccount.objects.create(owner=user, provider="notion", label="Team wiki",
-                                              status=ConnectorAccount.Status.SYNCED)
+    account = ConnectorAccount.objects.create(
+        owner=user, provider="notion", label="Team wiki", status=ConnectorAccount.Status.SYNCED
+    )
     run, _ = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=user)
     entity = Entity.objects.filter(owner=user).order_by("-salience").first()
-    return {"user": user, "memory": notes[0], "long": long_memory, "session": session, "account": account,
-            "run": run, "entity": entity}
+    return {
+        "user": user,
+        "memory": notes[0],
+        "long": long_memory,
+        "session": session,
+        "account": account,
+        "run": run,
+        "entity": entity,
+    }
 
 
 def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(browser, live_server, artifacts, seeded):

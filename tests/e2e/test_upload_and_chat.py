@@ -41,8 +41,13 @@ def test_sign_up_drop_two_files_open_one_and_chat(page, artifacts):
     page.goto("/upload/")
     markdown = ("# Field notes\n\n" + "Alice met the Product Team in San Francisco to plan the launch. " * 40).encode()
     pdf = make_pdf(["Quarterly revenue grew in every region.", "Costs fell after the migration."])
-    page.evaluate(DROP_FILES, ["#dropzone", [as_drop("field-notes.md", markdown, "text/markdown"),
-                                             as_drop("revenue.pdf", pdf, "application/pdf")]])
+    page.evaluate(
+        DROP_FILES,
+        [
+            "#dropzone",
+            [as_drop("field-notes.md", markdown, "text/markdown"), as_drop("revenue.pdf", pdf, "application/pdf")],
+        ],
+    )
     page.locator(".upload-row.status-created").nth(1).wait_for()
     assert page.locator(".upload-row.status-created").count() == 2
     page.screenshot(path=str(artifacts / "upload-after-drop.png"), full_page=True)

@@ -32,8 +32,9 @@ class Response:
 
     @classmethod
     def json(cls, data, status: int = 200, headers: dict | None = None) -> Response:
-        return cls(status, json.dumps(data).encode(), {"Content-Type": "application/json; charset=UTF-8",
-                                                        **(headers or {})})
+        return cls(
+            status, json.dumps(data).encode(), {"Content-Type": "application/json; charset=UTF-8", **(headers or {})}
+        )
 
 
 @dataclass
@@ -67,13 +68,16 @@ class FakeServer:
             def _handle(self):
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
-                request = Request(method=self.command, path=parts.path,
-                                  query={k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()},
-                                  headers={k.lower(): v for k, v in self.headers.items()},
-                                  body=self.rfile.read(length) if length else b"")
+                request = Request(
+                    method=self.command,
+                    path=parts.path,
+                    query={k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()},
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=self.rfile.read(length) if length else b"",
+                )
                 try:
                     response = server.dispatch(request)
-                except Exception:  # noqa: BLE001 - a bug in a fake shows up as a 500 with its traceback
+                except Exception:
                     import traceback
 
                     response = Response(599, traceback.format_exc().encode(), {"Content-Type": "text/plain"})

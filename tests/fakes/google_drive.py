@@ -22,16 +22,35 @@ FOLDER = "application/vnd.google-apps.folder"
 DOC = "application/vnd.google-apps.document"
 SHEET = "application/vnd.google-apps.spreadsheet"
 SLIDES = "application/vnd.google-apps.presentation"
-EXPORTABLE = {DOC: {"text/plain", "text/html", "application/pdf"}, SHEET: {"text/csv", "application/pdf"},
-              SLIDES: {"text/plain", "application/pdf"}}
-STATUS_NAMES = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-                429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+EXPORTABLE = {
+    DOC: {"text/plain", "text/html", "application/pdf"},
+    SHEET: {"text/csv", "application/pdf"},
+    SLIDES: {"text/plain", "application/pdf"},
+}
+STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
 
 
 def drive_error(code: int, message: str, reason: str, headers: dict | None = None) -> Response:
-    return Response.json({"error": {"code": code, "message": message, "status": STATUS_NAMES.get(code, "UNKNOWN"),
-                                    "errors": [{"domain": "global", "reason": reason, "message": message}]}},
-                         status=code, headers=headers)
+    return Response.json(
+        {
+            "error": {
+                "code": code,
+                "message": message,
+                "status": STATUS_NAMES.get(code, "UNKNOWN"),
+                "errors": [{"domain": "global", "reason": reason, "message": message}],
+            }
+        },
+        status=code,
+        headers=headers,
+    )
 
 
 @dataclass
@@ -46,9 +65,15 @@ class DriveFile:
     declared_size: int | None = None
 
     def resource(self) -> dict:
-        data = {"kind": "drive#file", "id": self.id, "name": self.name, "mimeType": self.mimeType,
-                "modifiedTime": self.modifiedTime, "trashed": self.trashed,
-                "webViewLink": f"https://drive.google.com/file/d/{self.id}/view"}
+        data = {
+            "kind": "drive#file",
+            "id": self.id,
+            "name": self.name,
+            "mimeType": self.mimeType,
+            "modifiedTime": self.modifiedTime,
+            "trashed": self.trashed,
+            "webViewLink": f"https://drive.google.com/file/d/{self.id}/view",
+        }
         if not self.mimeType.startswith("application/vnd.google-apps."):
             data["size"] = str(self.declared_size if self.declared_size is not None else len(self.content))
         return data
@@ -94,19 +119,34 @@ class FakeGoogle(FakeServer):
     def _log(self, drive: Drive, file_id: str, *, removed: bool = False) -> None:
         drive.changes.append({"fileId": file_id, "removed": removed, "time": self._tick()})
 
-    def add_file(self, name: str, mime: str, content: bytes = b"", *, who: str = "alice", exports=None,
-                 declared_size: int | None = None) -> DriveFile:
+    def add_file(
+        self,
+        name: str,
+        mime: str,
+        content: bytes = b"",
+        *,
+        who: str = "alice",
+        exports=None,
+        declared_size: int | None = None,
+    ) -> DriveFile:
         with self.lock:
             drive = self.drive(who)
-            file = DriveFile(id=f"f{next(self._ids):04d}{secrets.token_hex(3)}", name=name, mimeType=mime,
-                             content=content, exports=dict(exports or {}), modifiedTime=self._tick(),
-                             declared_size=declared_size)
+            file = DriveFile(
+                id=f"f{next(self._ids):04d}{secrets.token_hex(3)}",
+                name=name,
+                mimeType=mime,
+                content=content,
+                exports=dict(exports or {}),
+                modifiedTime=self._tick(),
+                declared_size=declared_size,
+            )
             drive.files[file.id] = file
             self._log(drive, file.id)
             return file
 
-    def edit_file(self, file_id: str, *, who: str = "alice", content: bytes | None = None, name: str | None = None,
-                  exports=None) -> DriveFile:
+    def edit_file(
+        self, file_id: str, *, who: str = "alice", content: bytes | None = None, name: str | None = None, exports=None
+    ) -> DriveFile:
         with self.lock:
             drive = self.drive(who)
             file = drive.files[file_id]
@@ -179,7 +219,7 @@ class FakeGoogle(FakeServer):
         if path == "/drive/v3/files":
             return self._list(request, drive)
         if path.startswith("/drive/v3/files/"):
-            rest = path[len("/drive/v3/files/"):]
+            rest = path[len("/drive/v3/files/") :]
             file_id, _, action = rest.partition("/")
             file = drive.files.get(file_id)
             if file is None:
@@ -188,8 +228,11 @@ class FakeGoogle(FakeServer):
                 return self._export(request, file)
             if request.query.get("alt") == "media":
                 if file.mimeType.startswith("application/vnd.google-apps."):
-                    return drive_error(403, "Only files with binary content can be downloaded. Use Export with "
-                                       "Docs Editors files.", "fileNotDownloadable")
+                    return drive_error(
+                        403,
+                        "Only files with binary content can be downloaded. Use Export with Docs Editors files.",
+                        "fileNotDownloadable",
+                    )
                 return Response(200, file.content, {"Content-Type": file.mimeType})
             return Response.json(file.resource())
         return drive_error(404, "Not Found", "notFound")
@@ -199,9 +242,13 @@ class FakeGoogle(FakeServer):
         token = header.removeprefix("Bearer ").strip()
         entry = self.access_tokens.get(token)
         if not header.startswith("Bearer ") or entry is None or entry[1] < time.time():
-            return drive_error(401, "Request had invalid authentication credentials. Expected OAuth 2 access "
-                               "token, login cookie or other valid authentication credential.", "authError",
-                               headers={"WWW-Authenticate": 'Bearer realm="https://accounts.google.com/"'})
+            return drive_error(
+                401,
+                "Request had invalid authentication credentials. Expected OAuth 2 access "
+                "token, login cookie or other valid authentication credential.",
+                "authError",
+                headers={"WWW-Authenticate": 'Bearer realm="https://accounts.google.com/"'},
+            )
         return next(d for d in self.drives.values() if d.sub == entry[0])
 
     def _authorize(self, request: Request) -> Response:
@@ -210,8 +257,11 @@ class FakeGoogle(FakeServer):
             return Response(400, b"Error 401: invalid_client", {"Content-Type": "text/plain"})
         code = secrets.token_urlsafe(12)
         self.codes[code] = {"who": self.authorize_as, "redirect_uri": q.get("redirect_uri"), "query": dict(q)}
-        location = q["redirect_uri"] + "?" + urlencode({"state": q.get("state", ""), "code": code,
-                                                         "scope": q.get("scope", "")})
+        location = (
+            q["redirect_uri"]
+            + "?"
+            + urlencode({"state": q.get("state", ""), "code": code, "scope": q.get("scope", "")})
+        )
         return Response(302, b"", {"Location": location})
 
     def _token(self, request: Request) -> Response:
@@ -227,26 +277,46 @@ class FakeGoogle(FakeServer):
                 verifier = form.get("code_verifier", "")
                 digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
                 if digest != challenge:
-                    return Response.json({"error": "invalid_grant", "error_description": "Invalid code verifier."},
-                                         status=400)
+                    return Response.json(
+                        {"error": "invalid_grant", "error_description": "Invalid code verifier."}, status=400
+                    )
             drive = self.drive(grant["who"])
             tokens = self.issue_tokens(grant["who"], expires_in=3599)
             now = int(time.time())
-            id_token = jwt.encode({"iss": "https://accounts.google.com", "aud": self.client_id, "sub": drive.sub,
-                                   "email": drive.email, "email_verified": True, "name": drive.name,
-                                   "iat": now, "exp": now + 3600, "jti": uuid.uuid4().hex}, "fake-google-signing-key-of-32-bytes-or-more",
-                                  algorithm="HS256")
-            return Response.json({**tokens, "scope": grant["query"].get("scope", ""), "token_type": "Bearer",
-                                  "id_token": id_token})
+            id_token = jwt.encode(
+                {
+                    "iss": "https://accounts.google.com",
+                    "aud": self.client_id,
+                    "sub": drive.sub,
+                    "email": drive.email,
+                    "email_verified": True,
+                    "name": drive.name,
+                    "iat": now,
+                    "exp": now + 3600,
+                    "jti": uuid.uuid4().hex,
+                },
+                "fake-google-signing-key-of-32-bytes-or-more",
+                algorithm="HS256",
+            )
+            return Response.json(
+                {**tokens, "scope": grant["query"].get("scope", ""), "token_type": "Bearer", "id_token": id_token}
+            )
         if form.get("grant_type") == "refresh_token":
             sub = self.refresh_tokens.get(form.get("refresh_token", ""))
             if sub is None:
-                return Response.json({"error": "invalid_grant", "error_description": "Token has been expired or "
-                                      "revoked."}, status=400)
+                return Response.json(
+                    {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}, status=400
+                )
             access = "ya29." + secrets.token_urlsafe(16)
             self.access_tokens[access] = (sub, time.time() + 3599)
-            return Response.json({"access_token": access, "expires_in": 3599, "token_type": "Bearer",
-                                  "scope": "https://www.googleapis.com/auth/drive.readonly"})
+            return Response.json(
+                {
+                    "access_token": access,
+                    "expires_in": 3599,
+                    "token_type": "Bearer",
+                    "scope": "https://www.googleapis.com/auth/drive.readonly",
+                }
+            )
         return Response.json({"error": "unsupported_grant_type"}, status=400)
 
     def _page_size(self, request: Request, default: int) -> int:
@@ -254,12 +324,15 @@ class FakeGoogle(FakeServer):
 
     def _list(self, request: Request, drive: Drive) -> Response:
         q = request.query.get("q", "")
-        files = [f for f in drive.files.values()
-                 if not ("trashed = false" in q and f.trashed) and not (f"mimeType != '{FOLDER}'" in q
-                                                                       and f.mimeType == FOLDER)]
+        files = [
+            f
+            for f in drive.files.values()
+            if not ("trashed = false" in q and f.trashed)
+            and not (f"mimeType != '{FOLDER}'" in q and f.mimeType == FOLDER)
+        ]
         start = int(request.query.get("pageToken", "0") or 0)
         size = self._page_size(request, 100)
-        page = files[start:start + size]
+        page = files[start : start + size]
         body = {"kind": "drive#fileList", "incompleteSearch": False, "files": [f.resource() for f in page]}
         if start + size < len(files):
             body["nextPageToken"] = str(start + size)
@@ -271,12 +344,17 @@ class FakeGoogle(FakeServer):
             return drive_error(400, f"Invalid Value: {token}", "invalid")
         start = int(token) - 1
         size = self._page_size(request, 100)
-        entries = drive.changes[start:start + size]
+        entries = drive.changes[start : start + size]
         changes = []
         for entry in entries:
             file = drive.files.get(entry["fileId"])
-            change = {"kind": "drive#change", "changeType": "file", "fileId": entry["fileId"], "time": entry["time"],
-                      "removed": entry["removed"] or file is None}
+            change = {
+                "kind": "drive#change",
+                "changeType": "file",
+                "fileId": entry["fileId"],
+                "time": entry["time"],
+                "removed": entry["removed"] or file is None,
+            }
             if file is not None and not change["removed"]:
                 change["file"] = file.resource()
             changes.append(change)

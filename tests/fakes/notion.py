@@ -17,13 +17,23 @@ NOTION_VERSION = "2022-06-28"
 
 
 def notion_error(status: int, code: str, message: str, headers: dict | None = None) -> Response:
-    return Response.json({"object": "error", "status": status, "code": code, "message": message,
-                          "request_id": str(uuid.uuid4())}, status=status, headers=headers)
+    return Response.json(
+        {"object": "error", "status": status, "code": code, "message": message, "request_id": str(uuid.uuid4())},
+        status=status,
+        headers=headers,
+    )
 
 
 def rich(text: str) -> list[dict]:
-    return [{"type": "text", "text": {"content": text, "link": None}, "annotations": {"bold": False},
-             "plain_text": text, "href": None}]
+    return [
+        {
+            "type": "text",
+            "text": {"content": text, "link": None},
+            "annotations": {"bold": False},
+            "plain_text": text,
+            "href": None,
+        }
+    ]
 
 
 def block(kind: str, text: str | None = None, *, children: list[dict] | None = None, **data) -> dict:
@@ -31,8 +41,14 @@ def block(kind: str, text: str | None = None, *, children: list[dict] | None = N
     body = dict(data)
     if text is not None:
         body["rich_text"] = rich(text)
-    return {"object": "block", "id": str(uuid.uuid4()), "type": kind, kind: body,
-            "has_children": bool(children), "_children": children or []}
+    return {
+        "object": "block",
+        "id": str(uuid.uuid4()),
+        "type": kind,
+        kind: body,
+        "has_children": bool(children),
+        "_children": children or [],
+    }
 
 
 class FakeNotion(FakeServer):
@@ -67,19 +83,34 @@ class FakeNotion(FakeServer):
                 self._store_blocks(item["id"], kids)
         self.children[parent_id] = stored
 
-    def add_page(self, title: str, blocks: list[dict] | None = None, *, workspace: str = "acme",
-                 database_id: str | None = None, properties: dict | None = None) -> dict:
+    def add_page(
+        self,
+        title: str,
+        blocks: list[dict] | None = None,
+        *,
+        workspace: str = "acme",
+        database_id: str | None = None,
+        properties: dict | None = None,
+    ) -> dict:
         with self.lock:
             page_id = str(uuid.uuid4())
             edited = self._tick()
             props = {"Name" if database_id else "title": {"id": "title", "type": "title", "title": rich(title)}}
             props.update(properties or {})
-            page = {"object": "page", "id": page_id, "created_time": edited, "last_edited_time": edited,
-                    "archived": False, "in_trash": False, "properties": props,
-                    "parent": {"type": "database_id", "database_id": database_id} if database_id
-                    else {"type": "workspace", "workspace": True},
-                    "url": f"https://www.notion.so/{title.replace(' ', '-')}-{page_id.replace('-', '')}",
-                    "_workspace": workspace}
+            page = {
+                "object": "page",
+                "id": page_id,
+                "created_time": edited,
+                "last_edited_time": edited,
+                "archived": False,
+                "in_trash": False,
+                "properties": props,
+                "parent": {"type": "database_id", "database_id": database_id}
+                if database_id
+                else {"type": "workspace", "workspace": True},
+                "url": f"https://www.notion.so/{title.replace(' ', '-')}-{page_id.replace('-', '')}",
+                "_workspace": workspace,
+            }
             self.pages[page_id] = page
             self._store_blocks(page_id, blocks or [])
             return page
@@ -136,8 +167,12 @@ class FakeNotion(FakeServer):
         if path.startswith("/v1/pages/"):
             page = self.pages.get(path.rsplit("/", 1)[1])
             if page is None or page["_workspace"] != workspace:
-                return notion_error(404, "object_not_found", "Could not find page with ID. Make sure the relevant "
-                                    "pages and databases are shared with your integration.")
+                return notion_error(
+                    404,
+                    "object_not_found",
+                    "Could not find page with ID. Make sure the relevant "
+                    "pages and databases are shared with your integration.",
+                )
             return Response.json(self._public(page))
         if path.startswith("/v1/blocks/") and path.endswith("/children"):
             return self._children(request, path.split("/")[3])
@@ -164,29 +199,47 @@ class FakeNotion(FakeServer):
         if grant is None:
             return Response.json({"error": "invalid_grant", "error_description": "Invalid code."}, status=400)
         workspace = grant["workspace"]
-        return Response.json({
-            "access_token": self.issue_token(workspace), "token_type": "bearer", "bot_id": str(uuid.uuid4()),
-            "workspace_name": f"{workspace.title()} workspace", "workspace_icon": None,
-            "workspace_id": str(uuid.uuid5(uuid.NAMESPACE_DNS, workspace)),
-            "owner": {"type": "user", "user": {"object": "user", "id": str(uuid.uuid5(uuid.NAMESPACE_URL, workspace)),
-                                               "name": "Ada Lovelace", "avatar_url": None, "type": "person",
-                                               "person": {"email": f"ada@{workspace}.example"}}},
-            "duplicated_template_id": None, "request_id": str(uuid.uuid4())})
+        return Response.json(
+            {
+                "access_token": self.issue_token(workspace),
+                "token_type": "bearer",
+                "bot_id": str(uuid.uuid4()),
+                "workspace_name": f"{workspace.title()} workspace",
+                "workspace_icon": None,
+                "workspace_id": str(uuid.uuid5(uuid.NAMESPACE_DNS, workspace)),
+                "owner": {
+                    "type": "user",
+                    "user": {
+                        "object": "user",
+                        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, workspace)),
+                        "name": "Ada Lovelace",
+                        "avatar_url": None,
+                        "type": "person",
+                        "person": {"email": f"ada@{workspace}.example"},
+                    },
+                },
+                "duplicated_template_id": None,
+                "request_id": str(uuid.uuid4()),
+            }
+        )
 
     @staticmethod
     def _public(page: dict) -> dict:
         return {k: v for k, v in page.items() if not k.startswith("_")}
 
     @staticmethod
-    def _page_window(items: list, start_cursor: str | None, page_size, *, ids: list[str]) -> tuple[list, dict] | Response:
+    def _page_window(
+        items: list, start_cursor: str | None, page_size, *, ids: list[str]
+    ) -> tuple[list, dict] | Response:
         size = max(1, min(int(page_size or 100), 100))
         start = 0
         if start_cursor:
             if start_cursor not in ids:
-                return notion_error(400, "validation_error", f"body failed validation: start_cursor "
-                                    f"{start_cursor} is not valid.")
+                return notion_error(
+                    400, "validation_error", f"body failed validation: start_cursor {start_cursor} is not valid."
+                )
             start = ids.index(start_cursor)
-        window = items[start:start + size]
+        window = items[start : start + size]
         more = start + size < len(items)
         return window, {"next_cursor": ids[start + size] if more else None, "has_more": more}
 
@@ -201,15 +254,23 @@ class FakeNotion(FakeServer):
         if isinstance(result, Response):
             return result
         window, cursor = result
-        return Response.json({"object": "list", "results": [self._public(p) for p in window], **cursor,
-                              "type": "page_or_database", "page_or_database": {}})
+        return Response.json(
+            {
+                "object": "list",
+                "results": [self._public(p) for p in window],
+                **cursor,
+                "type": "page_or_database",
+                "page_or_database": {},
+            }
+        )
 
     def _children(self, request: Request, block_id: str) -> Response:
         if block_id not in self.children and block_id not in self.pages:
             return notion_error(404, "object_not_found", f"Could not find block with ID: {block_id}.")
         blocks = self.children.get(block_id, [])
-        result = self._page_window(blocks, request.query.get("start_cursor"), request.query.get("page_size"),
-                                   ids=[b["id"] for b in blocks])
+        result = self._page_window(
+            blocks, request.query.get("start_cursor"), request.query.get("page_size"), ids=[b["id"] for b in blocks]
+        )
         if isinstance(result, Response):
             return result
         window, cursor = result

@@ -57,8 +57,18 @@ def test_memory_view_has_memories_links_and_tag_clusters(api, spec_graph):
     assert all(n["parent"] == "t:team" for n in body["nodes"] if n["kind"] == "memory")
 
 
-@pytest.mark.parametrize("params", [{"limit": 0}, {"limit": 2001}, {"minWeight": 1.5}, {"minWeight": -0.1},
-                                    {"types": "person,spaceship"}, {"view": "planets"}, {"limit": "many"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"limit": 0},
+        {"limit": 2001},
+        {"minWeight": 1.5},
+        {"minWeight": -0.1},
+        {"types": "person,spaceship"},
+        {"view": "planets"},
+        {"limit": "many"},
+    ],
+)
 def test_out_of_range_graph_parameters_are_422(api, params):
     response = api.get("/api/v1/graph", params)
     assert response.status_code == 422, response.content
@@ -79,7 +89,9 @@ def test_entity_detail_lists_memories_with_their_chunk_and_relationships(api, sp
     assert body["mentionCount"] == 2 and body["memoryCount"] == 2
     assert {m["memoryId"] for m in body["memories"]} >= {spec_graph.pk}
     assert all("Alice" in m["snippet"] and m["chunkId"] for m in body["memories"])
-    assert any(r["relationType"] == "works_with" and r["target"]["name"] == "Product Team" for r in body["relationships"])
+    assert any(
+        r["relationType"] == "works_with" and r["target"]["name"] == "Product Team" for r in body["relationships"]
+    )
 
 
 def test_relationships_list_filters(api, spec_graph):

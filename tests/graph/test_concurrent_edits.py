@@ -59,8 +59,9 @@ def test_graph_extraction_skips_a_memory_edited_or_deleted_after_it_was_read(use
     EntityMention.objects.filter(memory=edited).delete()  # as if only the newer extraction had not run yet
     Memory.objects.filter(pk=gone.pk).delete()
 
-    _, written = _store_owner_graph(owner_id=user.pk, memory_ids=[kept.pk, edited.pk, gone.pk], items=items,
-                                         hashes=hashes, entities_seen=set())
+    _, written = _store_owner_graph(
+        owner_id=user.pk, memory_ids=[kept.pk, edited.pk, gone.pk], items=items, hashes=hashes, entities_seen=set()
+    )
 
     assert written == {kept.pk}
     assert set(EntityMention.objects.values_list("memory_id", flat=True)) == {kept.pk}

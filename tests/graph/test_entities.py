@@ -17,11 +17,14 @@ def mentions(text: str) -> dict[str, str]:
     return {m.name: m.type for m in extract_texts([text])[0].mentions}
 
 
-@pytest.mark.parametrize("text", [
-    "Alice works with the Product Team, which is based in San Francisco.",
-    "Alice works with the Product Team in San Francisco.",
-    "The Product Team is located in San Francisco. Alice works closely with the Product Team.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Alice works with the Product Team, which is based in San Francisco.",
+        "Alice works with the Product Team in San Francisco.",
+        "The Product Team is located in San Francisco. Alice works closely with the Product Team.",
+    ],
+)
 def test_spec_example_and_its_rephrasings_give_the_spec_graph(text):
     found = mentions(text)
     assert found["Alice"] == "person"
@@ -32,8 +35,9 @@ def test_spec_example_and_its_rephrasings_give_the_spec_graph(text):
     assert ("product team", "located_in", "san francisco") in edges
 
 
-@pytest.mark.parametrize("variant", ["Acme Corp", "Acme Corp.", "ACME CORP", "the Acme Corp", "Acme Corp's",
-                                     "  acme   corp  "])
+@pytest.mark.parametrize(
+    "variant", ["Acme Corp", "Acme Corp.", "ACME CORP", "the Acme Corp", "Acme Corp's", "  acme   corp  "]
+)
 def test_company_name_variants_share_one_key(variant):
     assert canonical_key(variant, "organization") == canonical_key("Acme Corp", "organization") == "acme"
 
@@ -45,13 +49,16 @@ def test_normalisation_handles_articles_possessives_plurals_and_whitespace():
     assert canonical_key("United States", "location") == "united states"  # names keep their plural
 
 
-@pytest.mark.parametrize(("text", "edge"), [
-    ("Guido van Rossum created Python.", ("guido van rossum", "created", "python")),
-    ("Python was created by Guido van Rossum.", ("guido van rossum", "created", "python")),
-    ("The Search Team is part of Acme Corp.", ("search team", "part_of", "acme")),
-    ("Bob joined the Design Team.", ("bob", "member_of", "design team")),
-    ("The Data Team uses PostgreSQL for analytics.", ("data team", "uses", "postgresql")),
-])
+@pytest.mark.parametrize(
+    ("text", "edge"),
+    [
+        ("Guido van Rossum created Python.", ("guido van rossum", "created", "python")),
+        ("Python was created by Guido van Rossum.", ("guido van rossum", "created", "python")),
+        ("The Search Team is part of Acme Corp.", ("search team", "part_of", "acme")),
+        ("Bob joined the Design Team.", ("bob", "member_of", "design team")),
+        ("The Data Team uses PostgreSQL for analytics.", ("data team", "uses", "postgresql")),
+    ],
+)
 def test_verbs_and_dependency_paths_name_the_relation(text, edge):
     assert edge in relations(text)
 
@@ -67,15 +74,23 @@ def test_generic_words_do_not_become_entities():
 
 
 def test_dependency_evidence_is_more_confident_than_co_occurrence():
-    graph = extract_texts(["Alice works with the Product Team. Meanwhile, Bob and Carol visited Berlin and Paris "
-                           "on a long trip that the Product Team funded while Alice stayed in London."])[0]
+    graph = extract_texts(
+        [
+            "Alice works with the Product Team. Meanwhile, Bob and Carol visited Berlin and Paris "
+            "on a long trip that the Product Team funded while Alice stayed in London."
+        ]
+    )[0]
     by_pair = {(r.source_key, r.target_key): r.confidence for r in graph.relations}
     assert by_pair[("alice", "product team")] > min(by_pair.values())
 
 
 def test_every_type_produced_is_a_documented_type():
-    graph = extract_texts(["Alice from the Product Team flew to Berlin for PyCon with Django developers and "
-                           "American engineers to discuss the iPhone and machine learning."])[0]
+    graph = extract_texts(
+        [
+            "Alice from the Product Team flew to Berlin for PyCon with Django developers and "
+            "American engineers to discuss the iPhone and machine learning."
+        ]
+    )[0]
     assert {m.type for m in graph.mentions} <= set(ENTITY_TYPES)
 
 
@@ -92,7 +107,7 @@ def test_a_one_megabyte_chunk_is_read_in_bounded_pieces():
     graph = extract_texts([text], max_chars=20_000)[0]
     assert graph.mentions
     assert max(m.end for m in graph.mentions) <= 20_000
-    assert all(text[m.start:m.end].strip() for m in graph.mentions)
+    assert all(text[m.start : m.end].strip() for m in graph.mentions)
 
 
 def test_offsets_point_at_the_names_in_the_original_text():
@@ -100,13 +115,16 @@ def test_offsets_point_at_the_names_in_the_original_text():
     mentions = extract_texts([text])[0].mentions
     assert {"Alice", "San Francisco"} <= {m.name for m in mentions}
     for m in mentions:
-        assert display_name(text[m.start:m.end]) == m.name
+        assert display_name(text[m.start : m.end]) == m.name
 
 
 def test_non_english_text_emoji_and_control_characters_do_not_crash():
-    texts = ["Der schnelle braune Fuchs springt über den faulen Hund in Berlin.",
-             "東京は日本の首都です。", "Alice 😀🚀 works\x00 with\x07 the \x1bProduct Team\u200b in San Francisco.",
-             "\x01\x02\x03"]
+    texts = [
+        "Der schnelle braune Fuchs springt über den faulen Hund in Berlin.",
+        "東京は日本の首都です。",
+        "Alice 😀🚀 works\x00 with\x07 the \x1bProduct Team\u200b in San Francisco.",
+        "\x01\x02\x03",
+    ]
     graphs = extract_texts(texts)
     assert len(graphs) == 4
     for graph in graphs:

@@ -86,5 +86,9 @@ def test_links_never_cross_owners(user, other_user):
     memory_links_refresh(owner=user)
     memory_links_refresh(owner=other_user)
     assert not reasons(a, b)
-    assert memory_links_refresh(owner=user, memory_ids=[b.pk]) == {"created": 0, "reinforced": 0, "unchanged": 0,
-                                                                   "expired": 0}
+    assert memory_links_refresh(owner=user, memory_ids=[b.pk]) == {
+        "created": 0,
+        "reinforced": 0,
+        "unchanged": 0,
+        "expired": 0,
+    }

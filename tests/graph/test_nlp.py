@@ -21,8 +21,13 @@ TEXTS = [
 
 
 def _annotations(docs):
-    return [[(t.text, t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, t.head.i, t.ent_type_, t.ent_iob_,
-              t.is_sent_start) for t in doc] for doc in docs]
+    return [
+        [
+            (t.text, t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, t.head.i, t.ent_type_, t.ent_iob_, t.is_sent_start)
+            for t in doc
+        ]
+        for doc in docs
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +47,22 @@ def test_fast_pipeline_gives_the_stock_annotations(stock):
 
 
 def test_pipe_keeps_the_input_order():
-    docs = list(spacy_pipeline.pipe(["short", "a much longer text than the first one, with words", "mid text"],
-                                    batch_size=2))
+    docs = list(
+        spacy_pipeline.pipe(["short", "a much longer text than the first one, with words", "mid text"], batch_size=2)
+    )
     assert [doc.text for doc in docs] == ["short", "a much longer text than the first one, with words", "mid text"]
 
 
 def test_an_attribute_ruler_it_cannot_compile_is_refused(stock):
     ruler = stock.get_pipe("attribute_ruler")
-    odd = type("Ruler", (), {"attrs": ruler.attrs[:1], "indices": [0],
-                             "patterns": [{"patterns": [[{"SHAPE": "Xxxx"}]], "attrs": {}, "index": 0}]})()
+    odd = type(
+        "Ruler",
+        (),
+        {
+            "attrs": ruler.attrs[:1],
+            "indices": [0],
+            "patterns": [{"patterns": [[{"SHAPE": "Xxxx"}]], "attrs": {}, "index": 0}],
+        },
+    )()
     with pytest.raises(spacy_pipeline.Unsupported):
         spacy_pipeline.CompiledAttributeRuler(stock.vocab).load(odd)

@@ -23,35 +23,43 @@ def types_of(text: str) -> dict[str, str]:
 
 
 def test_the_technology_gazetteer_and_its_aliases_win_over_the_models_guess():
-    found = types_of("We moved from MySQL to Postgres, then to PostgreSQL 16, deployed on k8s with Helm and "
-                     "Kubernetes. The JS build uses Vite; JavaScript tests run in Vitest.")
+    found = types_of(
+        "We moved from MySQL to Postgres, then to PostgreSQL 16, deployed on k8s with Helm and "
+        "Kubernetes. The JS build uses Vite; JavaScript tests run in Vitest."
+    )
     for key in ("mysql", "postgresql", "kubernetes", "helm", "javascript", "vite", "vitest"):
         assert found.get(key) == "technology", key
     assert "postgres" not in found and "k8s" not in found and "js" not in found
 
 
-@pytest.mark.parametrize("text, name", [
-    ("Autovacuum was falling behind on the embeddings table.", "autovacuum"),
-    ("Cook the pasta for nine minutes.", "cook"),
-    ("Meeting with the vendor went well. The meeting notes are in the drive.", "meeting"),
-    ("On Tuesday the payments pods went into CrashLoopBackOff after the deploy.", "crashloopbackoff"),
-    ("Two worker nodes reported Node NotReady overnight.", "node notready"),
-    ("# Grinder Burr\nThe grinder burrs are worn after a year of daily espresso.", "grinder burr"),
-    ("Take the Shinkansen to Kyoto, then two Shinkansen tickets back.", "shinkansen"),
-    ("Monetise the app before the summer.", "monetise"),
-    ("Fibonacci with memoisation is linear.", "fibonacci"),
-])
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("Autovacuum was falling behind on the embeddings table.", "autovacuum"),
+        ("Cook the pasta for nine minutes.", "cook"),
+        ("Meeting with the vendor went well. The meeting notes are in the drive.", "meeting"),
+        ("On Tuesday the payments pods went into CrashLoopBackOff after the deploy.", "crashloopbackoff"),
+        ("Two worker nodes reported Node NotReady overnight.", "node notready"),
+        ("# Grinder Burr\nThe grinder burrs are worn after a year of daily espresso.", "grinder burr"),
+        ("Take the Shinkansen to Kyoto, then two Shinkansen tickets back.", "shinkansen"),
+        ("Monetise the app before the summer.", "monetise"),
+        ("Fibonacci with memoisation is linear.", "fibonacci"),
+    ],
+)
 def test_common_words_code_and_lone_words_are_not_people(text, name):
     found = types_of(text)
     assert found.get(name) != "person", found
 
 
-@pytest.mark.parametrize("text, name", [
-    ("Priya Raman suggested we keep the setting per query.", "priya raman"),
-    ("Dr. Patel moved the check-up to Thursday.", "patel"),
-    ("The offsite is organised by Alice Chen in Lisbon.", "alice chen"),
-    ("Tom said the venue is booked.", "tom"),
-])
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("Priya Raman suggested we keep the setting per query.", "priya raman"),
+        ("Dr. Patel moved the check-up to Thursday.", "patel"),
+        ("The offsite is organised by Alice Chen in Lisbon.", "alice chen"),
+        ("Tom said the venue is booked.", "tom"),
+    ],
+)
 def test_people_are_still_people(text, name):
     assert types_of(text).get(name) == "person"
 
@@ -68,14 +76,17 @@ def test_an_acronym_and_its_long_form_are_one_entity():
     assert "llm" in found and "large language model" not in found
 
 
-@pytest.mark.parametrize("text", [
-    "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nclass Cache:\n    pass\n",
-    "3.14 2.71 1.41 42 1,000,000 12:30 2024-05-01 +44 20 7946 0958",
-    "Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice",
-    "Der Hund läuft morgen über die Straße. 東京の天気は晴れです。 Le chat dort sur le canapé.",
-    "",
-    "\x00\x01\u200b",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nclass Cache:\n    pass\n",
+        "3.14 2.71 1.41 42 1,000,000 12:30 2024-05-01 +44 20 7946 0958",
+        "Alice Alice Alice Alice Alice Alice Alice Alice Alice Alice",
+        "Der Hund läuft morgen über die Straße. 東京の天気は晴れです。 Le chat dort sur le canapé.",
+        "",
+        "\x00\x01\u200b",
+    ],
+)
 def test_odd_text_yields_no_nonsense_entities_and_never_crashes(text):
     (graph,) = extract_texts([text])
     for mention in graph.mentions:
@@ -93,10 +104,26 @@ def test_the_retyping_pass_fixes_entities_stored_by_older_rules(user):
 
     def stored(key, name, entity_type):
         start = memory.content.find(name) if name in memory.content else 0
-        entity = Entity.objects.create(owner=user, key=key, name=name, type=entity_type, first_seen=now, last_seen=now,
-                                       mention_count=1, memory_count=1)
-        EntityMention.objects.create(owner=user, entity=entity, memory=memory, chunk=chunk, start=start,
-                                     end=start + len(name), type=entity_type, surface=name)
+        entity = Entity.objects.create(
+            owner=user,
+            key=key,
+            name=name,
+            type=entity_type,
+            first_seen=now,
+            last_seen=now,
+            mention_count=1,
+            memory_count=1,
+        )
+        EntityMention.objects.create(
+            owner=user,
+            entity=entity,
+            memory=memory,
+            chunk=chunk,
+            start=start,
+            end=start + len(name),
+            type=entity_type,
+            surface=name,
+        )
         return entity
 
     stored("postgres", "Postgres", "organization")
@@ -116,11 +143,19 @@ def test_the_retyping_pass_fixes_entities_stored_by_older_rules(user):
 def test_links_form_in_a_small_collection_and_say_why(user, logged_in_client):
     a = make_memory(user, "Project Phoenix stores embeddings in PostgreSQL with the pgvector extension.")
     b = make_memory(user, "Moving Phoenix from MySQL to Postgres, because we need pgvector.")
-    others = [make_memory(user, text) for text in (
-        "Sourdough: 500 g flour, 350 g water, an overnight proof.", "Tomatoes on the balcony need daily water.",
-        "The Berlin Marathon is in September; the long run is on Sunday.", "Dentist on Thursday at nine.",
-        "Packing list for Japan: shoes, cash and a pocket Wi-Fi.", "The monthly budget has rent and savings.",
-        "Notes on Thinking, Fast and Slow by Daniel Kahneman.", "Espresso shots ran sour; grind finer.")]
+    others = [
+        make_memory(user, text)
+        for text in (
+            "Sourdough: 500 g flour, 350 g water, an overnight proof.",
+            "Tomatoes on the balcony need daily water.",
+            "The Berlin Marathon is in September; the long run is on Sunday.",
+            "Dentist on Thursday at nine.",
+            "Packing list for Japan: shoes, cash and a pocket Wi-Fi.",
+            "The monthly budget has rent and savings.",
+            "Notes on Thinking, Fast and Slow by Daniel Kahneman.",
+            "Espresso shots ran sour; grind finer.",
+        )
+    ]
     ids = [a.pk, b.pk, *[m.pk for m in others]]
     graph_extract_memories(memory_ids=ids)
     memory_links_refresh(owner=user, memory_ids=ids)
@@ -133,24 +168,30 @@ def test_links_form_in_a_small_collection_and_say_why(user, logged_in_client):
 
 @pytest.mark.django_db
 def test_a_name_every_memory_shares_links_none_of_them(user):
-    memories = [make_memory(user, f"Kubernetes note {word}: the {word} dashboard is slow.")
-                for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india")]
+    memories = [
+        make_memory(user, f"Kubernetes note {word}: the {word} dashboard is slow.")
+        for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india")
+    ]
     graph_extract_memories(memory_ids=[m.pk for m in memories])
     memory_links_refresh(owner=user)
-    assert not MemoryLink.objects.filter(owner=user, reason="shared_entities",
-                                         evidence__in=["Kubernetes"]).exists()
+    assert not MemoryLink.objects.filter(owner=user, reason="shared_entities", evidence__in=["Kubernetes"]).exists()
 
 
 def test_link_explanations_read_as_sentences():
-    assert MemoryLink(reason="shared_tags", evidence="project-phoenix", score=0.9).explanation == \
-        "shared tag project-phoenix"
-    assert MemoryLink(reason="shared_entities", evidence="PostgreSQL|pgvector|HNSW", score=1).explanation == \
-        "both mention PostgreSQL, pgvector and HNSW"
+    assert (
+        MemoryLink(reason="shared_tags", evidence="project-phoenix", score=0.9).explanation
+        == "shared tag project-phoenix"
+    )
+    assert (
+        MemoryLink(reason="shared_entities", evidence="PostgreSQL|pgvector|HNSW", score=1).explanation
+        == "both mention PostgreSQL, pgvector and HNSW"
+    )
     assert MemoryLink(reason="semantic", evidence="", score=0.7134).explanation == "close in meaning (0.71)"
 
 
-@pytest.mark.parametrize("phrase", ["tuesday", "april meeting", "minutes", "sixteen", "def fib", "falling",
-                                    "suggested", "eur", "fast", "42"])
+@pytest.mark.parametrize(
+    "phrase", ["tuesday", "april meeting", "minutes", "sixteen", "def fib", "falling", "suggested", "eur", "fast", "42"]
+)
 def test_dates_numbers_units_and_lone_verbs_or_adjectives_are_no_tags(phrase):
     assert keyword_tag(phrase) is None
 
@@ -163,20 +204,26 @@ def test_tags_prefer_noun_phrases_and_the_canonical_name():
 
 
 def test_keywords_never_cross_code():
-    text = ("The naive recursive Fibonacci takes exponential time.\n\n    def fib(n):\n        return n\n\n"
-            "Call golden_ratio() or fibCache.get to reuse memoisation.")
+    text = (
+        "The naive recursive Fibonacci takes exponential time.\n\n    def fib(n):\n        return n\n\n"
+        "Call golden_ratio() or fibCache.get to reuse memoisation."
+    )
     assert "def" not in prose(text) and "golden_ratio" not in prose(text)
     tags = [item["tag"] for item in content_keywords(text, limit=6)]
     assert tags and not any(part in tag for tag in tags for part in ("def", "fib-n", "golden", "fibcache"))
 
 
 def test_previews_and_summaries_cut_at_real_sentence_boundaries():
-    text = ("Dr. Patel moved the check-up to Thursday 14 March at 9.30 a.m. at the Elm Street clinic. "
-            "Bring the X-ray results from last year. J. R. R. Tolkien wrote it in 1954.")
+    text = (
+        "Dr. Patel moved the check-up to Thursday 14 March at 9.30 a.m. at the Elm Street clinic. "
+        "Bring the X-ray results from last year. J. R. R. Tolkien wrote it in 1954."
+    )
     assert split_sentences(text) == [
         "Dr. Patel moved the check-up to Thursday 14 March at 9.30 a.m. at the Elm Street clinic.",
-        "Bring the X-ray results from last year.", "J. R. R. Tolkien wrote it in 1954."]
-    summary, preview = summarize(text)
+        "Bring the X-ray results from last year.",
+        "J. R. R. Tolkien wrote it in 1954.",
+    ]
+    _summary, preview = summarize(text)
     assert preview.startswith("Dr. Patel moved") and preview.endswith("clinic.")
 
 
@@ -187,8 +234,7 @@ def test_bench_organise_scores_the_labelled_set():
     import json
 
     result = json.loads(out.getvalue().strip().splitlines()[-1])
-    for key in ("entity_type_accuracy", "non_person_as_person", "link_pair_recall", "link_precision",
-                "tag_precision"):
+    for key in ("entity_type_accuracy", "non_person_as_person", "link_pair_recall", "link_precision", "tag_precision"):
         assert 0.0 <= result[key] <= 1.0
     assert result["memories"] == 43
 
@@ -197,8 +243,13 @@ def test_bench_organise_scores_the_labelled_set():
 def test_a_new_memory_is_linked_by_the_graph_task_that_follows_its_save(user, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         old = make_memory(user, "Autovacuum tuning for PostgreSQL: pgvector tables bloat after bulk loads.")
-    for text in ("Bread needs flour and water.", "The marathon is in September.", "Tomatoes need sun.",
-                 "Book the ryokan in Kyoto.", "Rent goes up in May."):
+    for text in (
+        "Bread needs flour and water.",
+        "The marathon is in September.",
+        "Tomatoes need sun.",
+        "Book the ryokan in Kyoto.",
+        "Rent goes up in May.",
+    ):
         with django_capture_on_commit_callbacks(execute=True):
             make_memory(user, text)
     with django_capture_on_commit_callbacks(execute=True):
@@ -207,7 +258,11 @@ def test_a_new_memory_is_linked_by_the_graph_task_that_follows_its_save(user, dj
 
 
 def test_an_acronym_defined_in_the_text_files_its_long_form_under_it():
-    first, second = extract_texts(["We track the Service Level Objective (SLO) weekly; the SLO was missed.",
-                                   "The SLO for checkout is 99.9 percent."])
+    first, second = extract_texts(
+        [
+            "We track the Service Level Objective (SLO) weekly; the SLO was missed.",
+            "The SLO for checkout is 99.9 percent.",
+        ]
+    )
     assert {m.key for m in first.mentions if m.name.lower().startswith(("slo", "service"))} == {"slo"}
     assert "slo" in {m.key for m in second.mentions}

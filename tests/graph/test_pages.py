@@ -25,8 +25,10 @@ def spec_graph(user):
 
 def page_graph(response) -> dict:
     html = response.content.decode()
-    start = html.index('<script id="graph-data" type="application/json">') + len('<script id="graph-data" type="application/json">')
-    return json.loads(html[start:html.index("</script>", start)])
+    start = html.index('<script id="graph-data" type="application/json">') + len(
+        '<script id="graph-data" type="application/json">'
+    )
+    return json.loads(html[start : html.index("</script>", start)])
 
 
 def test_topology_page_embeds_the_graph_and_links_the_vendored_cytoscape(logged_in_client, spec_graph):
@@ -81,7 +83,12 @@ def test_another_users_graph_pages_are_404_and_their_graph_is_not_shown(spec_gra
     assert page_graph(client.get("/graph/"))["nodes"] == []
     assert client.get(f"/graph/entities/{alice.pk}/").status_code == 404
     assert client.get(f"/graph/memories/{spec_graph.pk}/panel/").status_code == 404
-    assert b"Alice" not in client.get("/graph/", {"q": "alice"}).content.split(b"<main id=\"main\" tabindex=\"-1\">")[1].split(b'name="q"')[0]
+    assert (
+        b"Alice"
+        not in client.get("/graph/", {"q": "alice"})
+        .content.split(b'<main id="main" tabindex="-1">')[1]
+        .split(b'name="q"')[0]
+    )
 
 
 def test_graph_pages_need_sign_in(client):

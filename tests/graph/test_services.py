@@ -17,8 +17,11 @@ SPEC_EXAMPLE = "Alice works with the Product Team, which is based in San Francis
 def graph_rows(owner):
     entities = sorted(Entity.objects.for_user(owner).values_list("key", "type", "mention_count", "memory_count"))
     mentions = sorted(EntityMention.objects.for_user(owner).values_list("entity__key", "chunk_id", "start", "end"))
-    edges = sorted(Relationship.objects.for_user(owner).values_list("source__key", "target__key", "relation_type",
-                                                                     "evidence_count"))
+    edges = sorted(
+        Relationship.objects.for_user(owner).values_list(
+            "source__key", "target__key", "relation_type", "evidence_count"
+        )
+    )
     evidence = RelationshipEvidence.objects.for_user(owner).count()
     return entities, mentions, edges, evidence
 
@@ -103,10 +106,14 @@ def test_the_same_name_in_two_users_graphs_is_two_entities(user, other_user):
 
 
 def test_salience_is_highest_for_the_most_prominent_entity(user):
-    memories = [make_memory(user, text) for text in (
-        "Alice works with the Product Team in San Francisco.",
-        "Alice presented the roadmap to the board.",
-        "Alice and Bob reviewed the budget.")]
+    memories = [
+        make_memory(user, text)
+        for text in (
+            "Alice works with the Product Team in San Francisco.",
+            "Alice presented the roadmap to the board.",
+            "Alice and Bob reviewed the budget.",
+        )
+    ]
     graph_extract_memories(memory_ids=[m.pk for m in memories])
     top = Entity.objects.for_user(user).order_by("-salience").first()
     assert top.key == "alice" and top.salience == pytest.approx(1.0)

@@ -62,8 +62,9 @@ def bearer(db, user):
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 def test_every_operation_answers_within_its_schema_and_never_5xx(case, bearer):
     case.call_and_validate(headers=bearer, checks=CHECKS)
     orphans = Memory.objects.annotate(n=Count("chunks")).filter(n=0).values_list("pk", flat=True)

@@ -15,26 +15,41 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # The documented production environment (README, "Running in production").
-PRODUCTION_ENV = {"KYBERNESIS_DEBUG": "0", "KYBERNESIS_HTTPS": "1",
-                  "KYBERNESIS_SECRET_KEY": "b1Fh3mK9q-Zx7Lr2Vd8Nw4Ys6Tc0Pj5Ua3Ge9Ho1Ki7Em2Qb8Rf4Sn6Wv0Xy5Cz3Dt",
-                  "KYBERNESIS_ALLOWED_HOSTS": "memory.example.org"}
+PRODUCTION_ENV = {
+    "KYBERNESIS_DEBUG": "0",
+    "KYBERNESIS_HTTPS": "1",
+    "KYBERNESIS_SECRET_KEY": "b1Fh3mK9q-Zx7Lr2Vd8Nw4Ys6Tc0Pj5Ua3Ge9Ho1Ki7Em2Qb8Rf4Sn6Wv0Xy5Cz3Dt",
+    "KYBERNESIS_ALLOWED_HOSTS": "memory.example.org",
+}
 
 
 def _run(args: list[str], env: dict[str, str], tmp_path: Path) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith("KYBERNESIS_") and k not in ("DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("KYBERNESIS_") and k not in ("DATABASE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    }
     # Settings are read at import, so each environment gets its own process. No database is needed
     # (nothing connects), so a placeholder URL keeps the embedded server from starting.
-    clean.update({"KYBERNESIS_DATA_DIR": str(tmp_path), "DATABASE_URL": "postgres://u:p@127.0.0.1:9/none",
-                  "DJANGO_SETTINGS_MODULE": "kybernesis.settings", **env})
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=300,
-                          check=False)
+    clean.update(
+        {
+            "KYBERNESIS_DATA_DIR": str(tmp_path),
+            "DATABASE_URL": "postgres://u:p@127.0.0.1:9/none",
+            "DJANGO_SETTINGS_MODULE": "kybernesis.settings",
+            **env,
+        }
+    )
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def _settings(env: dict[str, str], tmp_path: Path) -> dict:
-    code = ("import django, json; django.setup(); from django.conf import settings as s; print(json.dumps({n: "
-            "getattr(s, n, None) for n in ['SECURE_SSL_REDIRECT', 'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', "
-            "'SECURE_HSTS_SECONDS', 'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'SECURE_PROXY_SSL_HEADER']}))")
+    code = (
+        "import django, json; django.setup(); from django.conf import settings as s; print(json.dumps({n: "
+        "getattr(s, n, None) for n in ['SECURE_SSL_REDIRECT', 'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', "
+        "'SECURE_HSTS_SECONDS', 'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'SECURE_PROXY_SSL_HEADER']}))"
+    )
     done = _run(["-c", code], env, tmp_path)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -47,16 +62,25 @@ def test_check_deploy_is_clean_under_the_documented_production_settings(tmp_path
 
 
 def test_without_https_check_deploy_names_what_is_missing(tmp_path):
-    done = _run(["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-                {**PRODUCTION_ENV, "KYBERNESIS_HTTPS": "0"}, tmp_path)
+    done = _run(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        {**PRODUCTION_ENV, "KYBERNESIS_HTTPS": "0"},
+        tmp_path,
+    )
     assert done.returncode != 0
     assert "security.W004" in done.stderr and "security.W008" in done.stderr
 
 
 def test_https_turns_on_the_secure_set_and_the_proxy_header_is_opt_in(tmp_path):
     plain = _settings({}, tmp_path)
-    assert plain == {"SECURE_SSL_REDIRECT": False, "SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False,
-                     "SECURE_HSTS_SECONDS": 0, "SECURE_HSTS_INCLUDE_SUBDOMAINS": True, "SECURE_PROXY_SSL_HEADER": None}
+    assert plain == {
+        "SECURE_SSL_REDIRECT": False,
+        "SESSION_COOKIE_SECURE": False,
+        "CSRF_COOKIE_SECURE": False,
+        "SECURE_HSTS_SECONDS": 0,
+        "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
+        "SECURE_PROXY_SSL_HEADER": None,
+    }
     secure = _settings({"KYBERNESIS_HTTPS": "1", "KYBERNESIS_PROXY_SSL_HEADER": "X-Forwarded-Proto"}, tmp_path)
     assert secure["SECURE_SSL_REDIRECT"] and secure["SESSION_COOKIE_SECURE"] and secure["CSRF_COOKIE_SECURE"]
     assert secure["SECURE_HSTS_SECONDS"] == 31_536_000

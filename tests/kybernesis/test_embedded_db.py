@@ -35,8 +35,14 @@ CLIENT = textwrap.dedent("""
 
 
 def run_client(data_dir: Path, mode: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", CLIENT, str(data_dir), mode], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CLIENT, str(data_dir), mode],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return done.stdout.strip().splitlines()
 
 
@@ -56,8 +62,13 @@ def test_data_survives_a_restart_of_the_embedded_server(data_dir):
 
 
 def test_two_processes_share_one_server(data_dir):
-    holder = subprocess.Popen([sys.executable, "-c", CLIENT, str(data_dir), "hold"], cwd=ROOT,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, str(data_dir), "hold"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         holder.stdout.readline()
         holder_start = holder.stdout.readline().strip()
@@ -73,8 +84,10 @@ def test_two_processes_share_one_server(data_dir):
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("postgres://kyb:s3cr%40t@db.internal:6543/memory", {"NAME": "memory", "USER": "kyb", "PASSWORD": "s3cr@t",
-                                                            "HOST": "db.internal", "PORT": "6543"}),
+        (
+            "postgres://kyb:s3cr%40t@db.internal:6543/memory",
+            {"NAME": "memory", "USER": "kyb", "PASSWORD": "s3cr@t", "HOST": "db.internal", "PORT": "6543"},
+        ),
         ("postgresql://postgres:@/kybernesis?host=/tmp/sock", {"NAME": "kybernesis", "HOST": "/tmp/sock", "PORT": ""}),
         ("postgres://u@localhost/db?sslmode=require", {"HOST": "localhost", "OPTIONS": {"sslmode": "require"}}),
     ],

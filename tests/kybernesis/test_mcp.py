@@ -11,15 +11,26 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from memories.models import Memory
 from core.auth import api_token_create
+from memories.models import Memory
 from sleep.models import SleepRun
 from tests.factories import UserFactory, make_memory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-TOOLS = {"memory_add", "memory_search", "memory_get", "memory_list", "memory_update", "memory_delete", "memory_tag",
-         "memory_pin", "entity_search", "entity_neighbors", "sleep_run"}
+TOOLS = {
+    "memory_add",
+    "memory_search",
+    "memory_get",
+    "memory_list",
+    "memory_update",
+    "memory_delete",
+    "memory_tag",
+    "memory_pin",
+    "entity_search",
+    "entity_neighbors",
+    "sleep_run",
+}
 
 
 def run_async(main):
@@ -39,9 +50,11 @@ class Agent:
 
     def run(self, fn):
         async def main():
-            async with (create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http,
-                        streamable_http_client(self.url, http_client=http) as (read, write),
-                        ClientSession(read, write) as session):
+            async with (
+                create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http,
+                streamable_http_client(self.url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
                 await session.initialize()
                 return await fn(session)
 
@@ -106,19 +119,36 @@ def test_the_tools_are_listed_with_json_schemas_and_the_memory_resource_template
     for tool in tools.tools:
         assert tool.description and tool.input_schema["type"] == "object"
     assert by_name["memory_add"].input_schema["required"] == ["content"]
-    assert set(by_name["memory_add"].input_schema["properties"]) == {"title", "content", "tags", "priority",
-                                                                     "metadata", "source"}
+    assert set(by_name["memory_add"].input_schema["properties"]) == {
+        "title",
+        "content",
+        "tags",
+        "priority",
+        "metadata",
+        "source",
+    }
     assert by_name["memory_search"].input_schema["required"] == ["query"]
     assert [t.uri_template for t in templates.resource_templates] == ["memory://{memory_id}"]
 
 
 def test_memory_tools_add_get_list_update_tag_pin_delete(agent, owner):
-    added = agent.ok("memory_add", {"content": "The lighthouse keeper logs the fog every night.",
-                                    "title": "Lighthouse", "tags": ["Coast Guard"], "priority": 0.8,
-                                    "metadata": {"shelf": 3}})
+    added = agent.ok(
+        "memory_add",
+        {
+            "content": "The lighthouse keeper logs the fog every night.",
+            "title": "Lighthouse",
+            "tags": ["Coast Guard"],
+            "priority": 0.8,
+            "metadata": {"shelf": 3},
+        },
+    )
     memory_id = added["id"]
     assert (added["title"], added["manualTags"], added["priority"], added["metadata"]) == (
-        "Lighthouse", ["coast-guard"], 0.8, {"shelf": 3})
+        "Lighthouse",
+        ["coast-guard"],
+        0.8,
+        {"shelf": 3},
+    )
     assert Memory.objects.get(pk=memory_id).owner_id == owner.pk
 
     read = agent.ok("memory_get", {"memory_id": memory_id})
@@ -153,8 +183,9 @@ def test_memory_search_gives_the_three_scores_and_snippets_and_takes_the_api_fil
     assert top["hybridScore"] == pytest.approx(0.7 * top["vectorScore"] + 0.3 * top["metadataScore"], abs=1e-6)
     # Only plausibly relevant results by default; min_score 0 shows what the filter alone lets through.
     assert agent.ok("memory_search", {"query": "sourdough", "filters": {"tags": ["work"]}})["results"] == []
-    filtered = agent.ok("memory_search", {"query": "sourdough", "filters": {"tags": ["work"]}, "group_by": "memory",
-                                          "min_score": 0})
+    filtered = agent.ok(
+        "memory_search", {"query": "sourdough", "filters": {"tags": ["work"]}, "group_by": "memory", "min_score": 0}
+    )
     assert [r["title"] for r in filtered["results"]] == ["The quarterly budget review moved to Thursday."]
 
 
@@ -166,7 +197,8 @@ def test_entity_tools_find_an_entity_and_its_neighbours(agent, owner):
     neighbours = agent.ok("entity_neighbors", {"entity_id": entity_id})
     assert neighbours["name"] == "Ada Lovelace"
     assert [m["title"] for m in neighbours["memories"]] == [
-        "Ada Lovelace worked with Charles Babbage on the Analytical Engine in London."]
+        "Ada Lovelace worked with Charles Babbage on the Analytical Engine in London."
+    ]
     assert neighbours["relationships"], "a co-mentioned person is related"
     assert agent.ok("entity_neighbors", {"name": "ada lovelace"})["id"] == entity_id
 
@@ -193,30 +225,33 @@ def test_the_memory_resource_reads_a_memory_and_counts_an_access(agent, owner):
     assert memory.access_count == 1
 
 
-@pytest.mark.parametrize("tool, arguments, named", [
-    ("memory_add", {}, "content"),
-    ("memory_add", {"content": 5}, "content"),
-    ("memory_add", {"content": "   "}, "content"),
-    ("memory_add", {"content": "x", "priority": 2}, "priority"),
-    ("memory_add", {"content": "x", "source": "fax"}, "source"),
-    ("memory_add", {"content": "x", "tags": "not-a-list"}, "tags"),
-    ("memory_add", {"content": "x", "metadata": [1, 2]}, "metadata"),
-    ("memory_search", {"query": "  "}, "query"),
-    ("memory_search", {"query": "x", "limit": 0}, "limit"),
-    ("memory_search", {"query": "x", "filters": {"minPriority": 7}}, "minPriority"),
-    ("memory_search", {"query": "x", "filters": {"colour": "red"}}, "colour"),
-    ("memory_get", {"memory_id": "seven"}, "memory_id"),
-    ("memory_get", {"memory_id": 999999}, "memory_id"),
-    ("memory_list", {"tier": "cold"}, "tier"),
-    ("memory_list", {"limit": 0}, "limit"),
-    ("memory_update", {"memory_id": 999999, "title": "x"}, "memory_id"),
-    ("memory_tag", {"memory_id": "x"}, "memory_id"),
-    ("memory_pin", {"memory_id": 1, "pinned": "perhaps"}, "pinned"),
-    ("entity_search", {"types": ["planet"]}, "planet"),
-    ("entity_neighbors", {}, "entity_id or name"),
-    ("entity_neighbors", {"entity_id": 999999}, "entity_id"),
-    ("sleep_run", {"action": "nap"}, "action"),
-])
+@pytest.mark.parametrize(
+    "tool, arguments, named",
+    [
+        ("memory_add", {}, "content"),
+        ("memory_add", {"content": 5}, "content"),
+        ("memory_add", {"content": "   "}, "content"),
+        ("memory_add", {"content": "x", "priority": 2}, "priority"),
+        ("memory_add", {"content": "x", "source": "fax"}, "source"),
+        ("memory_add", {"content": "x", "tags": "not-a-list"}, "tags"),
+        ("memory_add", {"content": "x", "metadata": [1, 2]}, "metadata"),
+        ("memory_search", {"query": "  "}, "query"),
+        ("memory_search", {"query": "x", "limit": 0}, "limit"),
+        ("memory_search", {"query": "x", "filters": {"minPriority": 7}}, "minPriority"),
+        ("memory_search", {"query": "x", "filters": {"colour": "red"}}, "colour"),
+        ("memory_get", {"memory_id": "seven"}, "memory_id"),
+        ("memory_get", {"memory_id": 999999}, "memory_id"),
+        ("memory_list", {"tier": "cold"}, "tier"),
+        ("memory_list", {"limit": 0}, "limit"),
+        ("memory_update", {"memory_id": 999999, "title": "x"}, "memory_id"),
+        ("memory_tag", {"memory_id": "x"}, "memory_id"),
+        ("memory_pin", {"memory_id": 1, "pinned": "perhaps"}, "pinned"),
+        ("entity_search", {"types": ["planet"]}, "planet"),
+        ("entity_neighbors", {}, "entity_id or name"),
+        ("entity_neighbors", {"entity_id": 999999}, "entity_id"),
+        ("sleep_run", {"action": "nap"}, "action"),
+    ],
+)
 def test_bad_arguments_are_a_tool_error_that_names_the_argument(agent, tool, arguments, named):
     message = agent.error(tool, arguments)
     assert named in message
@@ -225,9 +260,11 @@ def test_bad_arguments_are_a_tool_error_that_names_the_argument(agent, tool, arg
 def test_tool_errors_from_the_services_match_the_api_messages(agent, owner, api):
     memory = make_memory(owner, "A memory with one manual tag.", manual_tags=["kept"])
     assert agent.error("memory_tag", {"memory_id": memory.pk, "remove": ["absent"]}).endswith(
-        "tag: this memory has no manual tag 'absent'")
+        "tag: this memory has no manual tag 'absent'"
+    )
     assert agent.error("memory_update", {"memory_id": memory.pk, "priority": 1.5}).endswith(
-        "priority: priority must be from 0 to 1, got 1.5")
+        "priority: priority must be from 0 to 1, got 1.5"
+    )
     memory.refresh_from_db()
     assert memory.manual_tags == ["kept"] and memory.priority != 1.5  # nothing half-done
 
@@ -272,7 +309,11 @@ def test_every_tool_keeps_to_its_owner(agent, stranger_agent, owner, stranger):
     assert Memory.objects.get(pk=added["id"]).owner_id == stranger.pk
     memory.refresh_from_db()
     assert (memory.title, memory.manual_tags, memory.pinned, memory.access_count) == (
-        "Grace Hopper found a moth in the Harvard Mark II relay.", ["secret"], False, 0)
+        "Grace Hopper found a moth in the Harvard Mark II relay.",
+        ["secret"],
+        False,
+        0,
+    )
     assert SleepRun.objects.filter(owner=stranger).count() == 0
 
 
@@ -299,8 +340,11 @@ def test_the_stdio_bridge_serves_the_same_tools_as_one_user(owner, stranger):
     make_memory(stranger, "Stranger's note about tide tables.")
     repo = Path(__file__).resolve().parents[2]
     params = StdioServerParameters(
-        command=sys.executable, args=[str(repo / "manage.py"), "mcp_stdio", "--user", owner.email], cwd=str(repo),
-        env={**os.environ, "DATABASE_URL": _database_url(), "KYBERNESIS_LOG_LEVEL": "WARNING"})
+        command=sys.executable,
+        args=[str(repo / "manage.py"), "mcp_stdio", "--user", owner.email],
+        cwd=str(repo),
+        env={**os.environ, "DATABASE_URL": _database_url(), "KYBERNESIS_LOG_LEVEL": "WARNING"},
+    )
 
     async def main():
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -322,9 +366,15 @@ def test_the_stdio_bridge_refuses_an_unknown_user():
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
-    result = subprocess.run([sys.executable, str(repo / "manage.py"), "mcp_stdio", "--user", "nobody@example.com"],
-                            check=False, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                            env={**__import__("os").environ, "DATABASE_URL": _database_url()})
+    result = subprocess.run(
+        [sys.executable, str(repo / "manage.py"), "mcp_stdio", "--user", "nobody@example.com"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**__import__("os").environ, "DATABASE_URL": _database_url()},
+    )
     assert result.returncode != 0
     assert "no active user 'nobody@example.com'" in result.stderr
     assert result.stdout == ""
@@ -334,34 +384,58 @@ def test_the_stdio_bridge_refuses_an_unknown_user():
 def test_a_plain_http_client_of_each_protocol_revision_is_served(live_server, owner, version):
     """What a held-out client does on the wire: initialize, the initialized notification, then calls."""
     url = live_server.url + "/mcp"
-    headers = {"Authorization": f"Bearer {api_token_create(user=owner)[1]}",
-               "Accept": "application/json, text/event-stream"}
-    init = requests.post(url, headers=headers, timeout=30, json={
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "held-out", "version": "0"}}})
+    headers = {
+        "Authorization": f"Bearer {api_token_create(user=owner)[1]}",
+        "Accept": "application/json, text/event-stream",
+    }
+    init = requests.post(
+        url,
+        headers=headers,
+        timeout=30,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "held-out", "version": "0"},
+            },
+        },
+    )
     assert init.status_code == 200, init.text
     assert init.json()["result"]["protocolVersion"] == version
     assert "tools" in init.json()["result"]["capabilities"]
     headers["MCP-Protocol-Version"] = version
-    note = requests.post(url, headers=headers, timeout=30,
-                         json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    note = requests.post(
+        url, headers=headers, timeout=30, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+    )
     assert note.status_code == 202
-    call = requests.post(url, headers=headers, timeout=30, json={
-        "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_list", "arguments": {}}})
+    call = requests.post(
+        url,
+        headers=headers,
+        timeout=30,
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_list", "arguments": {}}},
+    )
     assert call.status_code == 200 and call.headers["Content-Type"].startswith("application/json")
     assert call.json()["result"]["isError"] is False
-    bad = requests.post(url, headers=headers, timeout=30, json={
-        "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_get", "arguments": {}}})
+    bad = requests.post(
+        url,
+        headers=headers,
+        timeout=30,
+        json={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "memory_get", "arguments": {}}},
+    )
     assert bad.status_code == 200 and bad.json()["result"]["isError"] is True
     assert "memory_id" in bad.json()["result"]["content"][0]["text"]
 
 
 def test_get_and_a_body_that_is_not_json_are_answered_not_crashed(live_server, owner):
     url = live_server.url + "/mcp"
-    headers = {"Authorization": f"Bearer {api_token_create(user=owner)[1]}",
-               "Accept": "application/json, text/event-stream"}
+    headers = {
+        "Authorization": f"Bearer {api_token_create(user=owner)[1]}",
+        "Accept": "application/json, text/event-stream",
+    }
     assert requests.get(url, headers=headers, timeout=30).status_code == 405
-    broken = requests.post(url, headers={**headers, "Content-Type": "application/json"}, data=b"{not json",
-                           timeout=30)
+    broken = requests.post(url, headers={**headers, "Content-Type": "application/json"}, data=b"{not json", timeout=30)
     assert broken.status_code == 400
     assert broken.json()["error"]["code"] == -32700

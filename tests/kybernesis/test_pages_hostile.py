@@ -17,10 +17,32 @@ from tests.factories import make_memory
 pytestmark = pytest.mark.django_db
 
 HOSTILE = [
-    "\u0000", "bad\u0000text", "\ud800", "x\udfffy", "\u202egpj.exe", "\u001b[31mred\u001b[0m", "a" * 5000,
-    "99999999999999999999", "-1", "9999-12-31", "0001-01-01", "<script>alert(1)</script>", "'; DROP TABLE x; --",
-    "%00", "../../etc/passwd", "\r\nSet-Cookie: x=1", "1e309", "NaN", "[]", "{}", " ", "abc", "//evil.example",
-    "https://evil.example/", "/\\evil.example", "javascript:alert(1)",
+    "\u0000",
+    "bad\u0000text",
+    "\ud800",
+    "x\udfffy",
+    "\u202egpj.exe",
+    "\u001b[31mred\u001b[0m",
+    "a" * 5000,
+    "99999999999999999999",
+    "-1",
+    "9999-12-31",
+    "0001-01-01",
+    "<script>alert(1)</script>",
+    "'; DROP TABLE x; --",
+    "%00",
+    "../../etc/passwd",
+    "\r\nSet-Cookie: x=1",
+    "1e309",
+    "NaN",
+    "[]",
+    "{}",
+    " ",
+    "abc",
+    "//evil.example",
+    "https://evil.example/",
+    "/\\evil.example",
+    "javascript:alert(1)",
 ]
 IDS = [f"h{i}" for i in range(len(HOSTILE))]
 
@@ -60,8 +82,18 @@ def test_page_query_strings_never_500(browser, memory, bad):
     for path, params in [
         ("/memories/", {"tag": bad, "tier": bad, "source": bad, "page": bad}),
         ("/memories/tags/", {"q": bad}),
-        ("/search/", {"q": bad, "tag": bad, "created_before": bad, "created_after": bad, "min_priority": bad,
-                      "tier": bad, "source": bad}),
+        (
+            "/search/",
+            {
+                "q": bad,
+                "tag": bad,
+                "created_before": bad,
+                "created_after": bad,
+                "min_priority": bad,
+                "tier": bad,
+                "source": bad,
+            },
+        ),
         ("/search/", {"q": "release", "created_before": bad}),
         ("/chat/", {"session": bad}),
         ("/graph/", {"q": bad, "tag": bad, "type": bad, "view": bad, "min_weight": bad, "limit": bad}),
@@ -86,12 +118,25 @@ def test_page_forms_never_500(browser, memory, bad):
     assert not Memory.objects.exclude(pk=memory.pk).filter(title__contains="\x1b").exists()
 
 
-@pytest.mark.parametrize("next_value", ["abc", "memories:list", "//evil.example/x", "https://evil.example/",
-                                        "/\\evil.example", "javascript:alert(1)", "\u0000", ""])
+@pytest.mark.parametrize(
+    "next_value",
+    [
+        "abc",
+        "memories:list",
+        "//evil.example/x",
+        "https://evil.example/",
+        "/\\evil.example",
+        "javascript:alert(1)",
+        "\u0000",
+        "",
+    ],
+)
 def test_a_next_that_is_not_a_local_path_goes_to_the_memory_page(browser, memory, next_value):
-    for path, data in [(f"/memories/{memory.pk}/pin/", {"pinned": "1"}),
-                       (f"/memories/{memory.pk}/priority/", {"priority": "0.4"}),
-                       (f"/memories/{memory.pk}/tags/", {"tags": "x"})]:
+    for path, data in [
+        (f"/memories/{memory.pk}/pin/", {"pinned": "1"}),
+        (f"/memories/{memory.pk}/priority/", {"priority": "0.4"}),
+        (f"/memories/{memory.pk}/tags/", {"tags": "x"}),
+    ]:
         response = _post(browser, path, {**data, "next": next_value})
         assert response.status_code == 302, (path, response.status_code)
         assert response["Location"] == f"/memories/{memory.pk}/"

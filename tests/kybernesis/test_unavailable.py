@@ -25,7 +25,8 @@ def refusing_token_lookup(monkeypatch):
 def test_an_api_request_the_database_refuses_gets_a_json_503_with_retry_after(db, refusing_token_lookup, settings):
     settings.KYBERNESIS_RETRY_AFTER_SECONDS = 3
     response = ApiClient(token="kyb_whatever", raise_request_exception=False).post(
-        "/api/v1/search", {"query": "anything"})
+        "/api/v1/search", {"query": "anything"}
+    )
     assert response.status_code == 503
     assert response["Retry-After"] == "3"
     assert response["Content-Type"].startswith("application/json")
@@ -87,6 +88,7 @@ def test_an_exhausted_pool_raises_the_error_that_becomes_a_503():
     held = threading.Event()
     release = threading.Event()
     with ConnectionPool(kwargs=params, min_size=1, max_size=1, timeout=0.3, open=True) as pool:
+
         def hold():
             with pool.connection():
                 held.set()

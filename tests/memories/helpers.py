@@ -21,7 +21,8 @@ def age(memory: Memory, *, days: float, **fields) -> Memory:
 def link(a: Memory, b: Memory, *, days_ago: float = 30, reason=MemoryLink.Reason.SHARED_TAGS) -> MemoryLink:
     source, target = sorted((a, b), key=lambda m: m.pk)
     when = timezone.now() - timedelta(days=days_ago)
-    row = MemoryLink.objects.create(owner=a.owner, source=source, target=target, reason=reason, score=0.5,
-                                    confidence=0.5, last_reinforced_at=when)
+    row = MemoryLink.objects.create(
+        owner=a.owner, source=source, target=target, reason=reason, score=0.5, confidence=0.5, last_reinforced_at=when
+    )
     MemoryLink.objects.filter(pk=row.pk).update(created_at=when)
     return row

@@ -51,8 +51,7 @@ def test_search_results_are_not_accesses_but_following_one_is(logged_in_client, 
     assert counts(shown, also) == [1, 0]
 
 
-def test_the_click_through_ignores_a_bad_chunk_and_hides_other_peoples_memories(logged_in_client, user,
-                                                                               other_user):
+def test_the_click_through_ignores_a_bad_chunk_and_hides_other_peoples_memories(logged_in_client, user, other_user):
     memory = make_memory(user, content="A note.")
     for chunk in ("abc", "99999999999999999999999", "-1", ""):
         response = logged_in_client.get(f"/memories/{memory.pk}/open", {"chunk": chunk})

@@ -14,16 +14,25 @@ def post_change(admin_client, memory, **changes):
     url = f"/admin/memories/memory/{memory.pk}/change/"
     form = admin_client.get(url).context["adminform"].form
     data = {name: form.initial.get(name, "") for name in form.fields}
-    data.update({"manual_tags": "", "metadata": "{}", "pinned": "",
-                 "chunks-TOTAL_FORMS": "0", "chunks-INITIAL_FORMS": "0", **changes})
+    data.update(
+        {
+            "manual_tags": "",
+            "metadata": "{}",
+            "pinned": "",
+            "chunks-TOTAL_FORMS": "0",
+            "chunks-INITIAL_FORMS": "0",
+            **changes,
+        }
+    )
     return admin_client.post(url, {k: v for k, v in data.items() if v is not None})
 
 
 def test_a_memory_edited_in_admin_is_retiered_with_its_chunks(admin_client, user):
     memory = age(make_memory(user), days=90, priority=0.0)
     services.memories_retier(memory_ids=[memory.pk])
-    response = post_change(admin_client, memory, owner=user.pk, priority="0.9",
-                           last_accessed_at_0="", last_accessed_at_1="")
+    response = post_change(
+        admin_client, memory, owner=user.pk, priority="0.9", last_accessed_at_0="", last_accessed_at_1=""
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     memory.refresh_from_db()
     assert (memory.priority, memory.tier) == (0.9, "hot")
@@ -32,8 +41,9 @@ def test_a_memory_edited_in_admin_is_retiered_with_its_chunks(admin_client, user
 
 def test_a_content_edit_in_admin_is_rechunked_embedded_and_found_by_search(admin_client, user):
     memory = make_memory(user, title="Garden", content="Tomatoes need full sun and deep watering twice a week.")
-    response = post_change(admin_client, memory,
-                           content="Tomatoes need full sun. Plant marigolds beside them against aphids.")
+    response = post_change(
+        admin_client, memory, content="Tomatoes need full sun. Plant marigolds beside them against aphids."
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     chunk_texts = list(MemoryChunk.objects.filter(memory=memory).values_list("text", flat=True))
     assert any("marigolds" in text for text in chunk_texts)

@@ -21,22 +21,34 @@ def test_sentences_are_split_by_spacy_and_by_blank_lines():
     assert split_sentences(text) == ["Dr. Smith arrived at 9 a.m. on Monday.", "He left early.", "Budget: 18,000 euros"]
 
 
-@pytest.mark.parametrize(("sentence", "question"), [
-    ("Where is the offsite?", True), ("where is the offsite", True), ("How much does it cost", True),
-    ("The offsite is in Lisbon.", False), ("Whereas the budget is fixed.", False),
-])
+@pytest.mark.parametrize(
+    ("sentence", "question"),
+    [
+        ("Where is the offsite?", True),
+        ("where is the offsite", True),
+        ("How much does it cost", True),
+        ("The offsite is in Lisbon.", False),
+        ("Whereas the budget is fixed.", False),
+    ],
+)
 def test_questions_are_recognised(sentence, question):
     assert is_question(sentence) is question
 
 
 def test_content_words_skip_stop_words_and_meet_inflections():
-    assert content_words("Where will the offsite be planned?") & content_words("We planned the offsite") == \
-        {"offsi", "plann"}
+    assert content_words("Where will the offsite be planned?") & content_words("We planned the offsite") == {
+        "offsi",
+        "plann",
+    }
 
 
 def test_the_answer_quotes_the_sentence_that_answers_and_cites_memory_and_chunk(user):
-    offsite = make_memory(user, title="Offsite", content="The product team offsite will take place in Lisbon in March. "
-                          "Alice books the hotel. We will review the roadmap on day one.")
+    offsite = make_memory(
+        user,
+        title="Offsite",
+        content="The product team offsite will take place in Lisbon in March. "
+        "Alice books the hotel. We will review the roadmap on day one.",
+    )
     make_memory(user, title="Soup", content="Soak the red lentils for one hour before cooking.")
     answer = answer_question(user=user, question="Where will the product team offsite take place?")
     assert 1 <= len(answer.sentences) <= 3
@@ -48,7 +60,9 @@ def test_the_answer_quotes_the_sentence_that_answers_and_cites_memory_and_chunk(
 def test_a_stored_chat_question_is_never_cited(user):
     make_memory(user, title="Offsite", content="The product team offsite will take place in Lisbon in March.")
     session, first = chat_message_send(owner=user, content="Where will the product team offsite take place?")
-    _, second = chat_message_send(owner=user, session=session, content="Where will the product team offsite take place?")
+    _, second = chat_message_send(
+        owner=user, session=session, content="Where will the product team offsite take place?"
+    )
     answer = answer_question(user=user, question=second.content, exclude_memory_ids=[second.pk])
     assert answer.sentences
     assert all(s.memory_id not in (first.pk, second.pk) for s in answer.sentences)
@@ -70,7 +84,7 @@ def test_the_chat_page_leads_with_the_answer_then_related_memories(logged_in_cli
     response = logged_in_client.post("/chat/", {"content": "Where is the product team offsite?"}, follow=True)
     html = response.content.decode()
     assert html.index("From your memories") < html.index("Related memories")
-    assert f'/memories/{offsite.pk}/?chunk=0#chunk-0' in html
+    assert f"/memories/{offsite.pk}/?chunk=0#chunk-0" in html
     assert "Lisbon" in html
 
 

@@ -17,8 +17,9 @@ def test_bench_load_runs_end_to_end_through_http_and_ends_with_json(monkeypatch)
     monkeypatch.setenv("KYBERNESIS_WEB_WORKERS", "1")
     monkeypatch.setenv("KYBERNESIS_WEB_THREADS", "2")
     out = StringIO()
-    call_command("bench_load", seconds=1, clients=2, memories=6, users=2, data=str(SCIFACT_MINI),
-                 stdout=out, stderr=StringIO())
+    call_command(
+        "bench_load", seconds=1, clients=2, memories=6, users=2, data=str(SCIFACT_MINI), stdout=out, stderr=StringIO()
+    )
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     for phase in ("search", "search_new_connection", "mixed"):
         assert set(result[phase]) >= {"rps", "p50_ms", "p95_ms", "p99_ms"}

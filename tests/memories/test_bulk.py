@@ -68,17 +68,23 @@ def test_other_users_memories_in_a_selection_are_ignored(logged_in_client, user,
     assert Memory.objects.filter(pk=theirs.pk).exists() and not Memory.objects.filter(pk=mine.pk).exists()
 
 
-@pytest.mark.parametrize(("ids", "action", "tag", "message"), [
-    ([], "pin", "", "Select at least one memory first."),
-    (["x"], "pin", "", "not a memory id"),
-    ([1], "explode", "", "unknown action"),
-    ([1], "tag", "", "tag"),
-])
+@pytest.mark.parametrize(
+    ("ids", "action", "tag", "message"),
+    [
+        ([], "pin", "", "Select at least one memory first."),
+        (["x"], "pin", "", "not a memory id"),
+        ([1], "explode", "", "unknown action"),
+        ([1], "tag", "", "tag"),
+    ],
+)
 def test_bad_bulk_requests_get_a_visible_reason(logged_in_client, user, ids, action, tag, message):
     note = make_memory(user, content="A note.")
     ids = [note.pk if i == 1 else i for i in ids]
-    response = logged_in_client.post("/memories/bulk/", {"ids": ids, "action": action, "tag": tag, "confirmed": "1",
-                                                         "next": "/memories/"}, follow=True)
+    response = logged_in_client.post(
+        "/memories/bulk/",
+        {"ids": ids, "action": action, "tag": tag, "confirmed": "1", "next": "/memories/"},
+        follow=True,
+    )
     assert response.status_code == 200
     assert message.lower() in response.content.decode().lower()
 

@@ -12,8 +12,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_message_becomes_a_chat_memory_with_session_metadata(user):
-    session, memory = services.chat_message_send(owner=user, content="We decided to move the launch to March "
-                                                                      "because the vendor contract slipped.")
+    session, memory = services.chat_message_send(
+        owner=user, content="We decided to move the launch to March because the vendor contract slipped."
+    )
     assert memory.source == "chat" and memory.title == "We decided to move the launch to March…"
     assert memory.metadata["sessionId"] == session.pk and memory.metadata["messageIndex"] == 0
     assert memory.metadata["userId"] == user.pk and memory.metadata["timestamp"]
@@ -68,8 +69,16 @@ def test_another_users_session_is_404(api, other_api):
     assert api.get("/api/v1/chat/sessions").json()["items"] == []
 
 
-@pytest.mark.parametrize(("body", "status"), [({"content": ""}, 422), ({"content": "  "}, 422), ({}, 422),
-                                              ({"content": 5}, 422), ({"content": "x" * 20_001}, 413)])
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"content": ""}, 422),
+        ({"content": "  "}, 422),
+        ({}, 422),
+        ({"content": 5}, 422),
+        ({"content": "x" * 20_001}, 413),
+    ],
+)
 def test_bad_chat_messages_get_clear_errors(api, body, status):
     response = api.post("/api/v1/chat/messages", body)
     assert response.status_code == status and response.json()["detail"]

@@ -17,7 +17,7 @@ def assert_chunk_invariants(text: str, chunks) -> None:
     assert [c.position for c in chunks] == list(range(len(chunks)))
     for chunk in chunks:
         assert 0 < len(chunk.text) <= MAX
-        assert text[chunk.char_start:chunk.char_end] == chunk.text
+        assert text[chunk.char_start : chunk.char_end] == chunk.text
         assert chunk.text == chunk.text.strip()
     for left, right in zip(chunks, chunks[1:]):
         assert right.char_start > left.char_start, "every chunk moves forward"
@@ -128,4 +128,4 @@ def test_invariants_hold_for_any_size_and_overlap(max_chars, data):
     chunks = chunk_text(text, max_chars=max_chars, overlap=overlap)
     for chunk in chunks:
         assert 0 < len(chunk.text) <= max_chars
-        assert text[chunk.char_start:chunk.char_end] == chunk.text
+        assert text[chunk.char_start : chunk.char_end] == chunk.text

@@ -45,7 +45,16 @@ def test_bench_ingest_runs_end_to_end_and_ends_with_json():
     call_command("bench_ingest", "--docs", "3", "--doc-chars", "1500", stdout=out)
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["docs"] == 3 and result["chunks"] >= 3
-    assert {"backend", "docs", "chunks", "seconds", "chunks_per_s", "encode_only_chunks_per_s", "overhead_ratio",
-            "encode_batched_chunks_per_s", "batched_overhead_ratio"} == set(result)
+    assert {
+        "backend",
+        "docs",
+        "chunks",
+        "seconds",
+        "chunks_per_s",
+        "encode_only_chunks_per_s",
+        "overhead_ratio",
+        "encode_batched_chunks_per_s",
+        "batched_overhead_ratio",
+    } == set(result)
     assert result["overhead_ratio"] > 0 and result["batched_overhead_ratio"] > 0
     assert not Memory.objects.exists()

@@ -26,7 +26,7 @@ def _concurrently(call) -> list:
         try:
             barrier.wait(timeout=60)
             out[i] = call()
-        except Exception as exc:  # noqa: BLE001 - shown by the assertions
+        except Exception as exc:
             out[i] = exc
         finally:
             connection.close()
@@ -47,8 +47,9 @@ def test_ten_concurrent_uploads_of_identical_bytes_create_exactly_one(user):
 
     def send():
         client = ApiClient(token=key)
-        response = client.post("/api/v1/uploads", {"files": [SimpleUploadedFile("same.txt", data)]},
-                               content_type=MULTIPART_CONTENT)
+        response = client.post(
+            "/api/v1/uploads", {"files": [SimpleUploadedFile("same.txt", data)]}, content_type=MULTIPART_CONTENT
+        )
         return response.status_code, response.json()["results"][0]
 
     results = _concurrently(send)

@@ -15,12 +15,17 @@ def test_editing_title_content_and_metadata_goes_through_the_service_and_shows_e
     assert memory.edited_at is None
     page = logged_in_client.get(f"/memories/{memory.pk}/edit/").content.decode()
     assert "First draft about the garden." in page and 'name="metadata"' in page
-    response = logged_in_client.post(f"/memories/{memory.pk}/edit/", {
-        "title": "Garden plan", "content": "Tomatoes go in the south bed.", "metadata": '{"season": "summer"}'})
+    response = logged_in_client.post(
+        f"/memories/{memory.pk}/edit/",
+        {"title": "Garden plan", "content": "Tomatoes go in the south bed.", "metadata": '{"season": "summer"}'},
+    )
     assert response.status_code == 302 and response["Location"] == f"/memories/{memory.pk}/"
     memory.refresh_from_db()
-    assert (memory.title, memory.content, memory.metadata) == \
-        ("Garden plan", "Tomatoes go in the south bed.", {"season": "summer"})
+    assert (memory.title, memory.content, memory.metadata) == (
+        "Garden plan",
+        "Tomatoes go in the south bed.",
+        {"season": "summer"},
+    )
     assert memory.edited_at is not None
     assert [c.text for c in memory.chunks.order_by("position")] == ["Tomatoes go in the south bed."]
     assert "edited" in logged_in_client.get(f"/memories/{memory.pk}/").content.decode()
@@ -33,14 +38,18 @@ def test_saving_unchanged_fields_does_not_mark_the_memory_edited(logged_in_clien
     assert memory.edited_at is None
 
 
-@pytest.mark.parametrize(("metadata", "message"), [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
 def test_bad_metadata_is_refused_with_a_reason(logged_in_client, user, metadata, message):
     memory = make_memory(user, content="Keep me.")
-    response = logged_in_client.post(f"/memories/{memory.pk}/edit/", {"title": "", "content": "Changed.",
-                                                                      "metadata": metadata})
+    response = logged_in_client.post(
+        f"/memories/{memory.pk}/edit/", {"title": "", "content": "Changed.", "metadata": metadata}
+    )
     assert response.status_code == 422 and message in response.content.decode()
     memory.refresh_from_db()
     assert memory.content == "Keep me."
@@ -68,8 +77,9 @@ def test_the_api_patch_sets_edited_at_too(api, user):
 
 
 def _long_memory(user):
-    content = "\n\n".join(f"Section {i}. " + f"Paragraph {i} about the plan for project number {i}. " * 12
-                          for i in range(70))
+    content = "\n\n".join(
+        f"Section {i}. " + f"Paragraph {i} about the plan for project number {i}. " * 12 for i in range(70)
+    )
     return make_memory(user, content=content, title="Long")
 
 
@@ -98,4 +108,4 @@ def test_search_results_link_to_the_chunk_position(logged_in_client, user):
     top = response.context["response"].results[0]
     position = memory.chunks.get(pk=top.chunk_id).position
     assert position > 0  # a position, not the chunk's database id
-    assert f'/memories/{memory.pk}/open?chunk={position}' in response.content.decode()
+    assert f"/memories/{memory.pk}/open?chunk={position}" in response.content.decode()

@@ -15,8 +15,8 @@ from django.core.management import call_command
 
 from memories import embedding, onnx_embedding
 from memories.models import MemoryChunk
-from memories.services.reembed import chunks_reembed, chunks_stale_count
 from memories.search import hybrid_search
+from memories.services.reembed import chunks_reembed, chunks_stale_count
 from tests.factories import make_memory
 
 SENTENCE = "The hippocampus consolidates episodic memories during sleep."
@@ -63,8 +63,14 @@ def test_an_unknown_backend_is_refused_at_start_up(monkeypatch):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=settings.BASE_DIR, capture_output=True, check=False,
-                          text=True, env={**__import__("os").environ, "KYBERNESIS_EMBEDDING_BACKEND": "tensorflow"})
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        check=False,
+        text=True,
+        env={**__import__("os").environ, "KYBERNESIS_EMBEDDING_BACKEND": "tensorflow"},
+    )
     assert done.returncode != 0
     assert "KYBERNESIS_EMBEDDING_BACKEND must be torch, onnx or onnx-int8" in done.stderr
 
@@ -94,8 +100,9 @@ def test_a_corrupt_model_file_is_rebuilt(backend, tmp_path, caplog):
     assert float(embedding.embed_query(SENTENCE) @ _torch_vector(SENTENCE)) > 0.98
 
 
-def test_a_missing_model_that_cannot_be_built_falls_back_to_torch_with_a_warning(backend, tmp_path, caplog,
-                                                                                  monkeypatch):
+def test_a_missing_model_that_cannot_be_built_falls_back_to_torch_with_a_warning(
+    backend, tmp_path, caplog, monkeypatch
+):
     def broken_export(*_args, **_kwargs):
         raise RuntimeError("exporter exploded")
 
@@ -137,8 +144,9 @@ def test_search_never_compares_a_query_with_vectors_of_another_model(user):
 
 
 def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):
-    memories = [make_memory(user, title=f"Note {i}", content=f"Memory number {i} is about topic {i * 7}.")
-                for i in range(5)]
+    memories = [
+        make_memory(user, title=f"Note {i}", content=f"Memory number {i} is about topic {i * 7}.") for i in range(5)
+    ]
     assert chunks_stale_count() == (0, 5)
     backend("torch")  # the backend changed: every chunk's key is stale now
     assert chunks_stale_count() == (5, 5)
@@ -150,8 +158,14 @@ def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):
     out, err = StringIO(), StringIO()
     call_command("reembed", batch_size=2, stdout=out, stderr=err)
     result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert result == {"model": "all-MiniLM-L6-v2/torch", "chunks": 5, "stale": 3, "reembedded": 3, "skipped": 0,
-                      "seconds": result["seconds"]}
+    assert result == {
+        "model": "all-MiniLM-L6-v2/torch",
+        "chunks": 5,
+        "stale": 3,
+        "reembedded": 3,
+        "skipped": 0,
+        "seconds": result["seconds"],
+    }
     assert "3/3 re-embedded" in err.getvalue()
     assert chunks_stale_count() == (0, 5)
     for chunk in MemoryChunk.objects.filter(memory__in=memories).select_related("memory"):
@@ -184,11 +198,22 @@ def test_reembed_leaves_a_chunk_changed_meanwhile_to_the_change(user, backend, m
 
 def test_bench_embed_compares_backends_and_ends_with_json():
     out = StringIO()
-    call_command("bench_embed", texts=6, queries=3, no_fp32=True,
-                 data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"),
-                 stdout=out, stderr=StringIO())
+    call_command(
+        "bench_embed",
+        texts=6,
+        queries=3,
+        no_fp32=True,
+        data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"),
+        stdout=out,
+        stderr=StringIO(),
+    )
     result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert list(result)[:5] == ["torch_chunks_per_s", "onnx_int8_chunks_per_s", "speedup", "cosine_agreement",
-                                "query_p50_ms"]
+    assert list(result)[:5] == [
+        "torch_chunks_per_s",
+        "onnx_int8_chunks_per_s",
+        "speedup",
+        "cosine_agreement",
+        "query_p50_ms",
+    ]
     assert result["texts"] == 6
     assert 0.98 < result["cosine_agreement"] <= 1.0001

@@ -27,8 +27,10 @@ def test_every_page_needs_a_login():
 
 def test_sign_up_with_email_and_password_signs_the_person_in():
     client = Client()
-    response = client.post("/accounts/signup/", {"email": "new@example.com", "password1": "a-Long-passphrase-42",
-                                                 "password2": "a-Long-passphrase-42"})
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "new@example.com", "password1": "a-Long-passphrase-42", "password2": "a-Long-passphrase-42"},
+    )
     assert response.status_code == 302
     assert client.get("/memories/").status_code == 200
 
@@ -68,12 +70,17 @@ def test_another_users_memory_page_is_404(logged_in_client, other_user):
 
 
 def test_the_add_form_creates_a_memory_and_opens_it(logged_in_client, user):
-    response = logged_in_client.post("/memories/new/", {"title": "", "content": "Quarterly budget review notes.",
-                                                        "tags": "Finance, q4 review", "priority": "0.7"})
+    response = logged_in_client.post(
+        "/memories/new/",
+        {"title": "", "content": "Quarterly budget review notes.", "tags": "Finance, q4 review", "priority": "0.7"},
+    )
     memory = Memory.objects.get(owner=user)
     assert response.status_code == 302 and response["Location"] == f"/memories/{memory.pk}/"
-    assert (memory.title, memory.manual_tags, memory.priority) == \
-        ("Quarterly budget review notes.", ["finance", "q4-review"], 0.7)
+    assert (memory.title, memory.manual_tags, memory.priority) == (
+        "Quarterly budget review notes.",
+        ["finance", "q4-review"],
+        0.7,
+    )
 
 
 @pytest.mark.parametrize(

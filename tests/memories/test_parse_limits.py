@@ -87,8 +87,15 @@ def test_an_upload_of_many_files_stops_decompressing_at_the_request_limit(user, 
 def test_the_api_answers_413_for_an_upload_of_only_bombs(api):
     from django.test.client import MULTIPART_CONTENT
 
-    response = api.post("/api/v1/uploads", {"files": [SimpleUploadedFile("bomb.docx", bombs.docx_bomb(inflated_mb=20)),
-                                                      SimpleUploadedFile("bomb.pdf", bombs.pdf_bomb(inflated_mb=20))]},
-                        content_type=MULTIPART_CONTENT)
+    response = api.post(
+        "/api/v1/uploads",
+        {
+            "files": [
+                SimpleUploadedFile("bomb.docx", bombs.docx_bomb(inflated_mb=20)),
+                SimpleUploadedFile("bomb.pdf", bombs.pdf_bomb(inflated_mb=20)),
+            ]
+        },
+        content_type=MULTIPART_CONTENT,
+    )
     assert response.status_code == 413
     assert "zip bomb" in response.json()["detail"]

@@ -9,23 +9,27 @@ from tests.files import BAD_FILES, make_docx, make_pdf
 
 
 def test_plain_text_and_markdown_keep_their_text():
-    result = extract("notes.md", "# Title\n\nSome *markdown* text.\r\n".encode())
+    result = extract("notes.md", b"# Title\n\nSome *markdown* text.\r\n")
     assert result.text == "# Title\n\nSome *markdown* text.\n"
     assert result.metadata["extension"] == "md" and result.metadata["filename"] == "notes.md"
     assert result.metadata["size"] == 32 and len(result.metadata["sha256"]) == 64
 
 
 def test_text_in_another_encoding_is_detected():
-    text = ("Le café était crème et la façade de l'hôtel, très élégante, donnait sur la place.\n"
-            "Nous avons déjà vu cette pièce de théâtre à Noël ; elle était naïve mais pleine de poésie.\n")
+    text = (
+        "Le café était crème et la façade de l'hôtel, très élégante, donnait sur la place.\n"
+        "Nous avons déjà vu cette pièce de théâtre à Noël ; elle était naïve mais pleine de poésie.\n"
+    )
     assert extract("latin.txt", text.encode("cp1252")).text == text
     assert extract("utf16.txt", text.encode("utf-16")).text == text
     assert extract("sjis.txt", "東京は晴れです。今日は会議があります。".encode("shift_jis")).text.startswith("東京")
 
 
 def test_html_keeps_only_the_visible_text():
-    html = b"<html><head><title>x</title><style>p{}</style><script>alert(1)</script></head>" \
-           b"<body><h1>Heading</h1><p>Visible &amp; kept.</p><ul><li>one</li><li>two</li></ul></body></html>"
+    html = (
+        b"<html><head><title>x</title><style>p{}</style><script>alert(1)</script></head>"
+        b"<body><h1>Heading</h1><p>Visible &amp; kept.</p><ul><li>one</li><li>two</li></ul></body></html>"
+    )
     text = extract("page.html", html).text
     assert "Heading" in text and "Visible & kept." in text and "one\ntwo" in text
     assert "alert" not in text and "p{}" not in text
@@ -62,8 +66,9 @@ EXTRA_BAD_FILES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "data", "reason"), BAD_FILES + EXTRA_BAD_FILES,
-                         ids=[b[0][:20] for b in BAD_FILES + EXTRA_BAD_FILES])
+@pytest.mark.parametrize(
+    ("name", "data", "reason"), BAD_FILES + EXTRA_BAD_FILES, ids=[b[0][:20] for b in BAD_FILES + EXTRA_BAD_FILES]
+)
 def test_files_that_cannot_be_read_get_a_clear_reason(name, data, reason):
     with pytest.raises(ExtractionError) as excinfo:
         extract(name, data)

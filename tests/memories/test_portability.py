@@ -12,9 +12,9 @@ import pytest
 
 from graph.models import MemoryLink
 from memories import embedding, services
-from memories.services import portability
 from memories.import_sources import ImportSourceError, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
+from memories.services import portability
 from tests.factories import UserFactory, make_memory
 
 pytestmark = pytest.mark.django_db
@@ -27,10 +27,12 @@ def export_bytes(owner, **kwargs) -> bytes:
 def unpack(data: bytes) -> dict:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
-    return {"manifest": json.loads(files["manifest.json"]),
-            "memories": [json.loads(line) for line in files["memories.jsonl"].splitlines()],
-            "sessions": [json.loads(line) for line in files["chat_sessions.jsonl"].splitlines()],
-            "names": sorted(files)}
+    return {
+        "manifest": json.loads(files["manifest.json"]),
+        "memories": [json.loads(line) for line in files["memories.jsonl"].splitlines()],
+        "sessions": [json.loads(line) for line in files["chat_sessions.jsonl"].splitlines()],
+        "names": sorted(files),
+    }
 
 
 def comparable(unpacked: dict) -> dict:
@@ -42,8 +44,10 @@ def comparable(unpacked: dict) -> dict:
             record["metadata"] = {k: v for k, v in record["metadata"].items() if k not in ("sessionId", "userId")}
         memories.append(record)
     sessions = [{k: v for k, v in s.items() if k != "id"} for s in unpacked["sessions"]]
-    return {"memories": sorted(memories, key=lambda r: (r["createdAt"], r["contentHash"])),
-            "sessions": sorted(sessions, key=lambda s: s["createdAt"])}
+    return {
+        "memories": sorted(memories, key=lambda r: (r["createdAt"], r["contentHash"])),
+        "sessions": sorted(sessions, key=lambda s: s["createdAt"]),
+    }
 
 
 def import_bytes(owner, data: bytes, name: str, tmp_path) -> portability.ImportReport:
@@ -56,8 +60,14 @@ def import_bytes(owner, data: bytes, name: str, tmp_path) -> portability.ImportR
 def mixed_account(user):
     """Uploads with tags, priority and metadata; a pinned one; an archived one with a tier history; chat
     messages in a session; accesses and a summary."""
-    first = make_memory(user, "The harbour master logs every ship that enters after dusk.", title="Harbour",
-                        manual_tags=["sea", "logs"], priority=0.9, metadata={"shelf": 4, "nested": {"a": [1, 2]}})
+    first = make_memory(
+        user,
+        "The harbour master logs every ship that enters after dusk.",
+        title="Harbour",
+        manual_tags=["sea", "logs"],
+        priority=0.9,
+        metadata={"shelf": 4, "nested": {"a": [1, 2]}},
+    )
     pinned = make_memory(user, "Pinned: the spare key is under the blue flowerpot.")
     services.memory_pin(memory=pinned, pinned=True)
     gone = make_memory(user, "A design document that was removed from the shared drive. " * 40)
@@ -66,7 +76,9 @@ def mixed_account(user):
     services.chat_message_send(owner=user, content="We moved it to the second week of March.", session=session)
     services.memory_open(memory=first)
     services.memory_open(memory=first)
-    services.memory_summaries_save(summaries={first.pk: ("Ships after dusk are logged.", "Ships logged", first.content_hash)})
+    services.memory_summaries_save(
+        summaries={first.pk: ("Ships after dusk are logged.", "Ships logged", first.content_hash)}
+    )
     return user
 
 
@@ -78,9 +90,24 @@ def test_the_export_holds_a_manifest_memories_and_chat_sessions_with_every_field
     assert manifest["embeddingModel"] == embedding.backend_id()
     assert manifest["counts"]["memories"] == 5 and manifest["counts"]["chatSessions"] == 1
     harbour = next(r for r in unpacked["memories"] if r["title"] == "Harbour")
-    assert {"title", "content", "source", "metadata", "manualTags", "autoTags", "priority", "pinned", "tier",
-            "tierHistory", "createdAt", "updatedAt", "lastAccessedAt", "accessCount", "summary",
-            "chunks"} <= harbour.keys()
+    assert {
+        "title",
+        "content",
+        "source",
+        "metadata",
+        "manualTags",
+        "autoTags",
+        "priority",
+        "pinned",
+        "tier",
+        "tierHistory",
+        "createdAt",
+        "updatedAt",
+        "lastAccessedAt",
+        "accessCount",
+        "summary",
+        "chunks",
+    } <= harbour.keys()
     assert harbour["manualTags"] == ["sea", "logs"] and harbour["accessCount"] == 2
     assert all({"tag", "confidence"} == t.keys() for t in harbour["autoTags"])
     assert len(harbour["chunks"][0]["embedding"]) > 0
@@ -168,15 +195,18 @@ def vault_zip(notes: dict[str, bytes | str], when=(2021, 3, 4, 5, 6, 8)) -> byte
     return buffer.getvalue()
 
 
-def test_an_obsidian_vault_becomes_memories_with_tags_links_and_file_times(user, tmp_path,
-                                                                          django_capture_on_commit_callbacks):
-    data = vault_zip({
-        "Projects/Garden.md": "---\ntags: [outdoor, Spring Work]\nstatus: active\n---\nPlant the beans near "
-                              "the [[Fence]] and see [[Compost|the heap]].\n",
-        "Fence.md": "---\ntags: '#diy, repairs'\n---\nThe fence needs new posts.",
-        "Compost.md": "Turn the compost every week.",
-        ".obsidian/workspace.md": "ignored",
-    })
+def test_an_obsidian_vault_becomes_memories_with_tags_links_and_file_times(
+    user, tmp_path, django_capture_on_commit_callbacks
+):
+    data = vault_zip(
+        {
+            "Projects/Garden.md": "---\ntags: [outdoor, Spring Work]\nstatus: active\n---\nPlant the beans near "
+            "the [[Fence]] and see [[Compost|the heap]].\n",
+            "Fence.md": "---\ntags: '#diy, repairs'\n---\nThe fence needs new posts.",
+            "Compost.md": "Turn the compost every week.",
+            ".obsidian/workspace.md": "ignored",
+        }
+    )
     with django_capture_on_commit_callbacks(execute=True):  # the graph task links the notes
         report = import_bytes(user, data, "vault.zip", tmp_path)
     assert (report.created, report.failed, report.error) == (3, 0, "")
@@ -187,8 +217,10 @@ def test_an_obsidian_vault_becomes_memories_with_tags_links_and_file_times(user,
     assert garden.content.startswith("Plant the beans")
     assert garden.created_at == datetime(2021, 3, 4, 5, 6, 8, tzinfo=UTC) == garden.updated_at
     assert Memory.objects.get(owner=user, title="Fence").manual_tags == ["diy", "repairs"]
-    linked = {(link.source.title, link.target.title) for link in
-              MemoryLink.objects.filter(owner=user, reason="linked_in_note").select_related("source", "target")}
+    linked = {
+        (link.source.title, link.target.title)
+        for link in MemoryLink.objects.filter(owner=user, reason="linked_in_note").select_related("source", "target")
+    }
     assert {frozenset(pair) for pair in linked} == {frozenset({"Garden", "Fence"}), frozenset({"Garden", "Compost"})}
 
 
@@ -241,7 +273,7 @@ def test_an_entry_that_inflates_past_its_declared_size_is_stopped(user, tmp_path
     data = bytearray(buffer.getvalue())
     # Lie in the central directory: declare 100 bytes for an entry that holds 5,000.
     central = data.rfind(b"PK\x01\x02")
-    data[central + 24:central + 28] = (100).to_bytes(4, "little")
+    data[central + 24 : central + 28] = (100).to_bytes(4, "little")
     report = import_bytes(user, bytes(data), "liar.zip", tmp_path)
     assert report.created == 0 and report.failed == 1
     assert Memory.objects.filter(owner=user).count() == 0
@@ -263,12 +295,14 @@ def test_an_unknown_manifest_version_is_refused_with_nothing_imported(mixed_acco
 
 
 def test_one_bad_jsonl_line_is_reported_and_the_other_lines_imported(user, tmp_path):
-    lines = [json.dumps({"title": "One", "content": "The first good line."}),
-             "{this is not json",
-             json.dumps({"title": "Two", "content": "   "}),
-             json.dumps({"title": "Three", "content": "A third, with a bad priority.", "priority": 3}),
-             json.dumps(["not", "an", "object"]),
-             json.dumps({"title": "Four", "content": "The last good line.", "manualTags": ["Kept Tag"]})]
+    lines = [
+        json.dumps({"title": "One", "content": "The first good line."}),
+        "{this is not json",
+        json.dumps({"title": "Two", "content": "   "}),
+        json.dumps({"title": "Three", "content": "A third, with a bad priority.", "priority": 3}),
+        json.dumps(["not", "an", "object"]),
+        json.dumps({"title": "Four", "content": "The last good line.", "manualTags": ["Kept Tag"]}),
+    ]
     path = tmp_path / "memories.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = portability.import_path(owner=user, path=path)
@@ -293,8 +327,17 @@ def test_a_file_that_is_not_a_zip_is_refused_clearly(user, tmp_path):
 def test_a_chat_message_without_its_session_does_not_claim_one_of_the_accounts_sessions(user, tmp_path):
     mine, _ = services.chat_message_send(owner=user, content="A message in my own session.")
     path = tmp_path / "memories.jsonl"
-    path.write_text(json.dumps({"title": "Stray", "content": "A chat line from elsewhere.", "source": "chat",
-                                "metadata": {"sessionId": mine.pk, "userId": 999, "messageIndex": 0}}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "title": "Stray",
+                "content": "A chat line from elsewhere.",
+                "source": "chat",
+                "metadata": {"sessionId": mine.pk, "userId": 999, "messageIndex": 0},
+            }
+        )
+        + "\n"
+    )
     assert portability.import_path(owner=user, path=path).created == 1
     stray = Memory.objects.get(owner=user, title="Stray")
     assert stray.metadata == {"messageIndex": 0}

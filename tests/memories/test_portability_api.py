@@ -81,8 +81,16 @@ def test_another_users_import_job_is_404(api, other_user):
 
 
 def test_the_page_shows_export_buttons_an_import_form_and_the_jobs(logged_in_client, user):
-    ImportJob.objects.create(owner=user, filename="vault.zip", status="done", total=3, processed=3, created=2,
-                             failed=1, errors=[{"item": "latin1.md", "error": "not UTF-8 text (byte 3)"}])
+    ImportJob.objects.create(
+        owner=user,
+        filename="vault.zip",
+        status="done",
+        total=3,
+        processed=3,
+        created=2,
+        failed=1,
+        errors=[{"item": "latin1.md", "error": "not UTF-8 text (byte 3)"}],
+    )
     page = logged_in_client.get("/memories/data/").content.decode()
     assert 'href="/api/v1/export"' in page and 'name="file"' in page
     assert "vault.zip" in page and "latin1.md" in page and "not UTF-8 text" in page
@@ -90,8 +98,9 @@ def test_the_page_shows_export_buttons_an_import_form_and_the_jobs(logged_in_cli
 
 def test_the_page_imports_an_upload_and_reports_a_bad_one(logged_in_client, user, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = logged_in_client.post("/memories/data/", {
-            "file": SimpleUploadedFile("note.md", b"# A single note\nWith a body.")}, follow=True)
+        response = logged_in_client.post(
+            "/memories/data/", {"file": SimpleUploadedFile("note.md", b"# A single note\nWith a body.")}, follow=True
+        )
     assert "Importing note.md" in response.content.decode()
     assert Memory.objects.filter(owner=user, title="note").exists()
     response = logged_in_client.post("/memories/data/", {"file": SimpleUploadedFile("x.exe", b"MZ")}, follow=True)

@@ -58,8 +58,9 @@ def test_scores_are_in_0_1_and_hybrid_is_the_weighted_sum(user, corpus):
         for score in (r.hybrid_score, r.vector_score, r.metadata_score):
             assert 0.0 <= score <= 1.0
         assert r.hybrid_score == pytest.approx(0.7 * r.vector_score + 0.3 * r.metadata_score, abs=1e-9)
-    assert [r.hybrid_score for r in response.results] == sorted((r.hybrid_score for r in response.results),
-                                                                reverse=True)
+    assert [r.hybrid_score for r in response.results] == sorted(
+        (r.hybrid_score for r in response.results), reverse=True
+    )
 
 
 def test_weights_come_from_settings(user, corpus, settings):
@@ -103,8 +104,10 @@ def test_another_users_chunks_never_appear(user, other_user, corpus):
     [
         (SearchFilters(tags=("cars",)), {"Car trouble", "Vehicle repair costs"}),
         (SearchFilters(tags=("cars", "money"), tags_mode="all"), {"Vehicle repair costs"}),
-        (SearchFilters(tags=("cars", "money"), tags_mode="any"), {"Car trouble", "Vehicle repair costs",
-                                                                  "Zorblax invoice"}),
+        (
+            SearchFilters(tags=("cars", "money"), tags_mode="any"),
+            {"Car trouble", "Vehicle repair costs", "Zorblax invoice"},
+        ),
         (SearchFilters(sources=("chat",)), {"Sourdough"}),
         (SearchFilters(tiers=("archive",)), {"Team offsite"}),
         (SearchFilters(tiers=("hot", "warm")), set(CORPUS) - {"Team offsite"}),
@@ -117,11 +120,17 @@ def test_another_users_chunks_never_appear(user, other_user, corpus):
 )
 def test_every_filter_excludes_what_it_should(user, filters, expected):
     for title, text in CORPUS.items():
-        tags = {"Car trouble": ["cars"], "Vehicle repair costs": ["cars", "money"],
-                "Zorblax invoice": ["money"]}.get(title, [])
-        make_memory(user, title=title, content=text, manual_tags=tags,
-                    priority={"Zorblax invoice": 0.9, "Sourdough": 0.1}.get(title, 0.5),
-                    source="chat" if title == "Sourdough" else "upload")
+        tags = {"Car trouble": ["cars"], "Vehicle repair costs": ["cars", "money"], "Zorblax invoice": ["money"]}.get(
+            title, []
+        )
+        make_memory(
+            user,
+            title=title,
+            content=text,
+            manual_tags=tags,
+            priority={"Zorblax invoice": 0.9, "Sourdough": 0.1}.get(title, 0.5),
+            source="chat" if title == "Sourdough" else "upload",
+        )
     Memory.objects.filter(title="Team offsite").update(tier="archive")
     Memory.objects.filter(title="Team offsite").first().chunks.update(tier="archive")
     Memory.objects.filter(title="Car trouble").update(pinned=True)
@@ -132,18 +141,23 @@ def test_every_filter_excludes_what_it_should(user, filters, expected):
 
 def test_date_filters(user, corpus):
     old = corpus["Sourdough"]
-    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=30),
-                                            updated_at=timezone.now() - timedelta(days=30))
+    Memory.objects.filter(pk=old.pk).update(
+        created_at=timezone.now() - timedelta(days=30), updated_at=timezone.now() - timedelta(days=30)
+    )
     week_ago = timezone.now() - timedelta(days=7)
     everything = "garage invoice bread roadmap vehicle"
-    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(created_before=week_ago), min_score=0)) == \
-        ["Sourdough"]
-    assert "Sourdough" not in titles(hybrid_search(user, everything, limit=100,
-                                                   filters=SearchFilters(created_after=week_ago)))
-    assert titles(hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_before=week_ago), min_score=0)) == \
-        ["Sourdough"]
-    assert "Sourdough" not in titles(hybrid_search(user, everything, limit=100,
-                                                   filters=SearchFilters(updated_after=week_ago)))
+    assert titles(
+        hybrid_search(user, everything, limit=100, filters=SearchFilters(created_before=week_ago), min_score=0)
+    ) == ["Sourdough"]
+    assert "Sourdough" not in titles(
+        hybrid_search(user, everything, limit=100, filters=SearchFilters(created_after=week_ago))
+    )
+    assert titles(
+        hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_before=week_ago), min_score=0)
+    ) == ["Sourdough"]
+    assert "Sourdough" not in titles(
+        hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_after=week_ago))
+    )
 
 
 def test_appearing_in_search_results_is_not_an_access(user, corpus):
@@ -153,31 +167,47 @@ def test_appearing_in_search_results_is_not_an_access(user, corpus):
         assert memory.access_count == 0 and memory.last_accessed_at is None
 
 
-@pytest.mark.parametrize("query", ["& | ! : * ( ) ' \" \\ -- ;", "Zorblax & (ZX-99 | !x) :* 'a' \"b\" \\ -- ; DROP",
-                                   "<script>alert(1)</script>", "🎉 東京 Ünïcödé"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "& | ! : * ( ) ' \" \\ -- ;",
+        "Zorblax & (ZX-99 | !x) :* 'a' \"b\" \\ -- ; DROP",
+        "<script>alert(1)</script>",
+        "🎉 東京 Ünïcödé",
+    ],
+)
 def test_query_syntax_characters_are_just_searched(user, corpus, query):
     response = hybrid_search(user, query, limit=5)
     assert isinstance(response.results, list)
 
 
-@pytest.mark.parametrize(("query", "limit"), [("", 10), ("   ", 10), ("x" * 2001, 10), ("ok", 0), ("ok", -1),
-                                              ("ok", 101), ("ok", True)])
+@pytest.mark.parametrize(
+    ("query", "limit"), [("", 10), ("   ", 10), ("x" * 2001, 10), ("ok", 0), ("ok", -1), ("ok", 101), ("ok", True)]
+)
 def test_bad_queries_are_refused(user, query, limit):
     with pytest.raises(SearchError):
         hybrid_search(user, query, limit=limit)
 
 
 def test_bad_filters_are_refused():
-    for kwargs in ({"tags_mode": "some"}, {"sources": ("fax",)}, {"tiers": ("cold",)}, {"min_priority": 2},
-                   {"min_priority": 0.8, "max_priority": 0.2}):
+    for kwargs in (
+        {"tags_mode": "some"},
+        {"sources": ("fax",)},
+        {"tiers": ("cold",)},
+        {"min_priority": 2},
+        {"min_priority": 0.8, "max_priority": 0.2},
+    ):
         with pytest.raises(SearchError):
             SearchFilters(**kwargs)
 
 
 def test_the_lexical_index_follows_every_write(user):
     memory = make_memory(user, title="t", content="Alpha beta gamma.")
-    assert set(TermStat.objects.filter(owner=user, df__gt=0).values_list("lexeme", flat=True)) == \
-        {"alpha", "beta", "gamma"}
+    assert set(TermStat.objects.filter(owner=user, df__gt=0).values_list("lexeme", flat=True)) == {
+        "alpha",
+        "beta",
+        "gamma",
+    }
     memory = memory_update(memory=memory, content="Alpha delta.")
     assert dict(TermStat.objects.filter(owner=user, df__gt=0).values_list("lexeme", "df")) == {"alpha": 1, "delta": 1}
     assert CorpusStat.objects.get(owner=user).chunk_count == 1

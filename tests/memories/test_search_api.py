@@ -13,14 +13,27 @@ from tests.factories import make_memory
 
 pytestmark = pytest.mark.django_db
 
-RESULT_KEYS = {"memoryId", "chunkId", "title", "snippet", "hybridScore", "vectorScore", "metadataScore", "tier",
-               "source", "tags", "createdAt", "chunkIndex", "url", "kind"}
+RESULT_KEYS = {
+    "memoryId",
+    "chunkId",
+    "title",
+    "snippet",
+    "hybridScore",
+    "vectorScore",
+    "metadataScore",
+    "tier",
+    "source",
+    "tags",
+    "createdAt",
+    "chunkIndex",
+    "url",
+    "kind",
+}
 
 
 @pytest.fixture
 def notes(user):
-    make_memory(user, title="Garage", content="The vehicle repair at the garage cost 400 euros.",
-                manual_tags=["cars"])
+    make_memory(user, title="Garage", content="The vehicle repair at the garage cost 400 euros.", manual_tags=["cars"])
     make_memory(user, title="Bread", content="Bake the sourdough loaf at 230 degrees.")
 
 
@@ -35,10 +48,23 @@ def test_post_search_returns_the_score_breakdown(api, notes):
 
 
 def test_post_search_with_filters_and_grouping(api, notes):
-    body = api.post("/api/v1/search", {"query": "baking", "groupBy": "memory", "minScore": 0,
-                                       "filters": {"tags": ["Cars"], "tiers": ["hot"], "source": "upload",
-                                                   "createdAfter": "2020-01-01T00:00:00Z", "minPriority": 0,
-                                                   "titleContains": "gar", "pinned": False}}).json()
+    body = api.post(
+        "/api/v1/search",
+        {
+            "query": "baking",
+            "groupBy": "memory",
+            "minScore": 0,
+            "filters": {
+                "tags": ["Cars"],
+                "tiers": ["hot"],
+                "source": "upload",
+                "createdAfter": "2020-01-01T00:00:00Z",
+                "minPriority": 0,
+                "titleContains": "gar",
+                "pinned": False,
+            },
+        },
+    ).json()
     assert [r["title"] for r in body["results"]] == ["Garage"]
 
 
@@ -51,18 +77,28 @@ def test_get_search_for_simple_clients(api, notes):
 
 def test_search_never_shows_another_users_memories(api, other_user, notes):
     make_memory(other_user, title="Their garage", content="Vehicle repair secrets.")
-    titles = [r["title"] for r in api.post("/api/v1/search", {"query": "vehicle repair garage",
-                                                             "limit": 100}).json()["results"]]
+    titles = [
+        r["title"]
+        for r in api.post("/api/v1/search", {"query": "vehicle repair garage", "limit": 100}).json()["results"]
+    ]
     assert "Their garage" not in titles
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        {"query": ""}, {"query": "   "}, {"query": "x" * 2001}, {"query": "ok", "limit": 0},
-        {"query": "ok", "limit": -3}, {"query": "ok", "limit": 101}, {"query": "ok", "filters": {"colour": "red"}},
-        {"query": "ok", "filters": {"createdAfter": "last tuesday"}}, {"query": "ok", "filters": {"tiers": ["cold"]}},
-        {"query": "ok", "groupBy": "tag"}, {"query": "ok", "filters": {"minPriority": 3}}, {"limit": 5},
+        {"query": ""},
+        {"query": "   "},
+        {"query": "x" * 2001},
+        {"query": "ok", "limit": 0},
+        {"query": "ok", "limit": -3},
+        {"query": "ok", "limit": 101},
+        {"query": "ok", "filters": {"colour": "red"}},
+        {"query": "ok", "filters": {"createdAfter": "last tuesday"}},
+        {"query": "ok", "filters": {"tiers": ["cold"]}},
+        {"query": "ok", "groupBy": "tag"},
+        {"query": "ok", "filters": {"minPriority": 3}},
+        {"limit": 5},
         {"query": "ok", "unknown": 1},
     ],
 )
@@ -72,8 +108,9 @@ def test_bad_search_requests_are_422(api, body):
     assert response.json()["detail"]
 
 
-@pytest.mark.parametrize("params", [{"q": ""}, {"q": "ok", "limit": 0}, {"q": "ok", "createdAfter": "soon"},
-                                    {"q": "ok", "tier": "cold"}, {}])
+@pytest.mark.parametrize(
+    "params", [{"q": ""}, {"q": "ok", "limit": 0}, {"q": "ok", "createdAfter": "soon"}, {"q": "ok", "tier": "cold"}, {}]
+)
 def test_bad_get_searches_are_422(api, params):
     assert api.get("/api/v1/search", params).status_code == 422
 
@@ -99,8 +136,9 @@ def test_the_search_page_reports_no_results_and_bad_input(logged_in_client, note
     assert "No memories match" in none
     bad = logged_in_client.get("/search/", {"q": "ok", "min_priority": "7"})
     assert bad.status_code == 422 and "less than or equal to 1" in bad.content.decode()
-    backwards = logged_in_client.get("/search/", {"q": "ok", "created_after": "2025-02-01",
-                                                  "created_before": "2025-01-01"})
+    backwards = logged_in_client.get(
+        "/search/", {"q": "ok", "created_after": "2025-02-01", "created_before": "2025-01-01"}
+    )
     assert backwards.status_code == 422
 
 
@@ -114,8 +152,19 @@ def test_opening_a_memory_records_an_access(logged_in_client, user):
 def test_bench_retrieval_runs_end_to_end_on_a_small_slice(tmp_path):
     data = Path(__file__).resolve().parents[1] / "data" / "scifact-mini"
     out = StringIO()
-    call_command("bench_retrieval", "--data", str(data), "--docs", "20", "--queries", "5", "--user", "bench-mini",
-                 stdout=out, stderr=StringIO())
+    call_command(
+        "bench_retrieval",
+        "--data",
+        str(data),
+        "--docs",
+        "20",
+        "--queries",
+        "5",
+        "--user",
+        "bench-mini",
+        stdout=out,
+        stderr=StringIO(),
+    )
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["docs"] == 20 and 0 < result["queries"] <= 5
     for key in ("ndcg@10", "recall@100", "vector_only_ndcg@10", "metadata_only_ndcg@10"):

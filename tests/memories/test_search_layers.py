@@ -10,12 +10,14 @@ from memories.models import Memory
 from tests.factories import make_memory
 from tests.memories.helpers import age
 
+
 def _vector_plan(user, tiers) -> str:
     """EXPLAIN the statement hybrid_search itself runs (memories.search.search_statement)."""
     from memories.search import SearchFilters, search_statement
 
-    sql, params = search_statement(user.pk, "budget review", [0.1] * 384, limit=10,
-                                   filters=SearchFilters(tiers=tuple(tiers)))
+    sql, params = search_statement(
+        user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters(tiers=tuple(tiers))
+    )
     with transaction.atomic(), connection.cursor() as cursor:
         # A tiny test table is cheaper to scan and sort than to walk an HNSW graph; price those plans out so
         # the plan shows which vector index a large collection would use.
@@ -44,6 +46,5 @@ def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(use
     assert Memory.objects.get(pk=archived.pk).tier == "archive"
     found = hybrid_search(user, "Zanzibar spice market")
     assert [r.memory_id for r in found.results][:1] == [archived.pk] and found.results[0].tier == "archive"
-    active_only = hybrid_search(user, "Zanzibar spice market",
-                                filters=SearchFilters(tiers=("hot", "warm")))
+    active_only = hybrid_search(user, "Zanzibar spice market", filters=SearchFilters(tiers=("hot", "warm")))
     assert archived.pk not in {r.memory_id for r in active_only.results}

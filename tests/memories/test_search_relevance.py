@@ -70,15 +70,17 @@ def test_min_score_outside_0_1_is_refused(user, min_score):
         hybrid_search(user, "anything", min_score=min_score)
 
 
-@pytest.mark.parametrize(("query", "reason"), [("the what is it", ONLY_COMMON_WORDS), ("??? !!! -- ;", NO_WORDS),
-                                               ("🎉🎉", NO_WORDS)])
+@pytest.mark.parametrize(
+    ("query", "reason"), [("the what is it", ONLY_COMMON_WORDS), ("??? !!! -- ;", NO_WORDS), ("🎉🎉", NO_WORDS)]
+)
 def test_a_query_of_only_common_words_or_punctuation_is_empty_with_a_reason(user, notes, query, reason):
     response = hybrid_search(user, query, min_score=0)
     assert response.results == [] and response.reason == reason
 
 
-@pytest.mark.parametrize("query", ["¿Dónde está la receta de carbonara?", "東京 ラーメン", "carbonara 🍝",
-                                   "carbonara " * 199])
+@pytest.mark.parametrize(
+    "query", ["¿Dónde está la receta de carbonara?", "東京 ラーメン", "carbonara 🍝", "carbonara " * 199]
+)
 def test_other_languages_emoji_and_long_queries_still_answer(user, notes, query):
     assert isinstance(hybrid_search(user, query[:2000]).results, list)
 
@@ -88,7 +90,7 @@ def test_other_languages_emoji_and_long_queries_still_answer(user, notes, query)
 
 def test_lexical_score_is_scaled_by_the_share_of_the_query_idf_matched():
     # The only candidate that matches one of five equally rare words no longer scores 1.0.
-    assert lexical_score(2.0, 2.0, matched_idf=2.0, total_idf=10.0) == pytest.approx(0.2 ** 0.5)
+    assert lexical_score(2.0, 2.0, matched_idf=2.0, total_idf=10.0) == pytest.approx(0.2**0.5)
     assert lexical_score(2.0, 2.0, matched_idf=2.0, total_idf=10.0, form="coverage") == pytest.approx(0.2)
     assert lexical_score(9.0, 9.0, matched_idf=10.0, total_idf=10.0) == pytest.approx(1.0)
     assert lexical_score(0.0, 9.0, matched_idf=0.0, total_idf=10.0) == 0.0
@@ -96,8 +98,11 @@ def test_lexical_score_is_scaled_by_the_share_of_the_query_idf_matched():
 
 
 def test_one_stray_word_does_not_make_a_strong_keyword_match(user, notes):
-    mortgage = next(r for r in hybrid_search(user, "how do I fix a pod that keeps crashing", min_score=0).results
-                    if r.title == "Mortgage comparison")  # "fixed" shares a stem with "fix"
+    mortgage = next(
+        r
+        for r in hybrid_search(user, "how do I fix a pod that keeps crashing", min_score=0).results
+        if r.title == "Mortgage comparison"
+    )  # "fixed" shares a stem with "fix"
     assert mortgage.parts["lexical"] < 0.5 and mortgage.hybrid_score < hybrid_search(user, "xyzzy").min_score
 
 
@@ -110,12 +115,15 @@ def test_a_title_word_alone_finds_its_memory_first(user, notes):
     assert first.title == "Postgres vacuum tuning" and first.parts["lexical"] == 1.0
 
 
-@pytest.mark.parametrize(("title", "text", "embedded"), [
-    ("Postgres vacuum tuning", "Autovacuum falls behind.", "Postgres vacuum tuning — Autovacuum falls behind."),
-    ("Remind me what I need…", "Remind me what I need for carbonara", "Remind me what I need for carbonara"),
-    ("", "Just text.", "Just text."),
-    ("Notes", "notes from the meeting", "notes from the meeting"),
-])
+@pytest.mark.parametrize(
+    ("title", "text", "embedded"),
+    [
+        ("Postgres vacuum tuning", "Autovacuum falls behind.", "Postgres vacuum tuning — Autovacuum falls behind."),
+        ("Remind me what I need…", "Remind me what I need for carbonara", "Remind me what I need for carbonara"),
+        ("", "Just text.", "Just text."),
+        ("Notes", "notes from the meeting", "notes from the meeting"),
+    ],
+)
 def test_a_chunk_is_embedded_with_its_title_as_context_once(title, text, embedded):
     assert embedding.chunk_embedding_text(title, text) == embedded
 
@@ -158,17 +166,20 @@ class _Lines:
 # --- Questions below answers -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    ("Remind me what I need for carbonara", "question"),
-    ("When is my dentist appointment", "question"),
-    ("Did I pay the rent?", "question"),
-    ("I booked the dentist. Can you remind me? 🙏", "question"),
-    ("Is there a spare key at mum's", "question"),
-    ("Dentist on Tuesday at 3pm with Dr Patel.", ""),
-    ("Do laundry on Sunday", ""),
-    ("The party is at 8? No, at 9.", ""),
-    ("What a lovely day!", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Remind me what I need for carbonara", "question"),
+        ("When is my dentist appointment", "question"),
+        ("Did I pay the rent?", "question"),
+        ("I booked the dentist. Can you remind me? 🙏", "question"),
+        ("Is there a spare key at mum's", "question"),
+        ("Dentist on Tuesday at 3pm with Dr Patel.", ""),
+        ("Do laundry on Sunday", ""),
+        ("The party is at 8? No, at 9.", ""),
+        ("What a lovely day!", ""),
+    ],
+)
 def test_a_message_that_asks_something_is_a_question(text, kind):
     assert message_kind(text) == kind
 
@@ -180,7 +191,7 @@ def test_chat_questions_are_marked_and_rank_below_the_note_they_ask_about(user, 
     ranked = hybrid_search(user, "carbonara", group_by="memory").results
     order = [r.memory_id for r in ranked]
     assert order.index(notes["Spaghetti carbonara"].pk) < order.index(question.pk)
-    assert all(not r.is_question for r in ranked[:order.index(question.pk)])
+    assert all(not r.is_question for r in ranked[: order.index(question.pk)])
 
 
 def test_chat_related_memories_never_show_the_message_and_list_questions_last(user, notes):

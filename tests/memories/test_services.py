@@ -7,8 +7,8 @@ import pytest
 
 from memories import embedding, services
 from memories.models import Memory, MemoryChunk, content_hash
-from memories.services.memory import chunks_for
 from memories.services import MemoryInput, MemoryInputError, MemoryTooLargeError, memory_create
+from memories.services.memory import chunks_for
 from tests.factories import make_memory
 
 pytestmark = pytest.mark.django_db
@@ -111,8 +111,11 @@ def test_a_batch_embeds_once_and_keeps_input_order(user, monkeypatch):
 
 
 def test_one_bad_item_refuses_the_whole_batch_and_is_named(user):
-    items = [MemoryInput(title="a", content="fine"), MemoryInput(title="b", content="   "),
-             MemoryInput(title="c", content="also fine")]
+    items = [
+        MemoryInput(title="a", content="fine"),
+        MemoryInput(title="b", content="   "),
+        MemoryInput(title="c", content="also fine"),
+    ]
     with pytest.raises(MemoryInputError) as excinfo:
         services.memory_create_many(owner=user, items=items)
     assert excinfo.value.index == 1 and "item 1" in str(excinfo.value)

@@ -17,9 +17,12 @@ from tests.factories import make_memory
 def test_a_new_memory_is_hot_with_a_reason_and_a_computed_priority(user):
     memory = make_memory(user, content="Notes from the kickoff about the onboarding flow redesign.")
     assert memory.tier == "hot" and memory.tier_reason.startswith("decay 0.00")
-    assert memory.priority == pytest.approx(0.22 + 0.06 * (0.0 if len(memory.content) <= 100 else
-                                                         min(1, __import__("math").log10(len(memory.content) / 100) / 3)),
-                                            abs=1e-3)
+    assert memory.priority == pytest.approx(
+        0.22
+        + 0.06
+        * (0.0 if len(memory.content) <= 100 else min(1, __import__("math").log10(len(memory.content) / 100) / 3)),
+        abs=1e-3,
+    )
     assert memory.auto_tags[0]["tag"] == "upload"
     assert len(memory.auto_tags) <= 6 and memory.auto_tagged_hash == memory.content_hash
 
@@ -52,8 +55,9 @@ def test_manual_tags_survive_auto_retagging(user):
 def test_retagging_skips_memories_tagged_within_seven_days(user):
     fresh = make_memory(user, content="Fresh note about gardening tomatoes.")
     stale = make_memory(user, content="Stale note about sailing boats.")
-    Memory.objects.filter(pk=stale.pk).update(auto_tagged_at=timezone.now() - timedelta(days=7, minutes=1),
-                                              auto_tags=[])
+    Memory.objects.filter(pk=stale.pk).update(
+        auto_tagged_at=timezone.now() - timedelta(days=7, minutes=1), auto_tags=[]
+    )
     before = Memory.objects.get(pk=fresh.pk).auto_tagged_at
     result = services.memories_autotag(memory_ids=[fresh.pk, stale.pk])
     assert (result.processed, result.changed) == (2, 1)
@@ -91,14 +95,17 @@ def test_a_content_change_retags_at_once(user):
     assert memory.auto_tagged_hash == memory.content_hash
 
 
-@pytest.mark.parametrize("write", [
-    lambda m: services.memory_update(memory=m, manual_tags=["a", "b"]),
-    lambda m: services.memory_update(memory=m, content="Entirely new text about rockets."),
-    lambda m: services.memory_update(memory=m, metadata={"filename": "x.pdf"}),
-    lambda m: services.memory_tags_add(memory=m, tags=["c"]),
-    lambda m: services.memory_pin(memory=m, pinned=True),
-    lambda m: services.memories_autotag(memory_ids=[m.pk], force=True),
-])
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda m: services.memory_update(memory=m, manual_tags=["a", "b"]),
+        lambda m: services.memory_update(memory=m, content="Entirely new text about rockets."),
+        lambda m: services.memory_update(memory=m, metadata={"filename": "x.pdf"}),
+        lambda m: services.memory_tags_add(memory=m, tags=["c"]),
+        lambda m: services.memory_pin(memory=m, pinned=True),
+        lambda m: services.memories_autotag(memory_ids=[m.pk], force=True),
+    ],
+)
 def test_combined_tags_stay_consistent_after_every_kind_of_write(user, write):
     memory = make_memory(user, manual_tags=["first"])
     write(memory)
@@ -107,11 +114,14 @@ def test_combined_tags_stay_consistent_after_every_kind_of_write(user, write):
     assert memory.tags == expected
 
 
-@pytest.mark.parametrize(("tags", "message"), [
-    ([""], "cannot be empty"),
-    (["x" * 65], "65 characters"),
-    ([], "at least one tag"),
-])
+@pytest.mark.parametrize(
+    ("tags", "message"),
+    [
+        ([""], "cannot be empty"),
+        (["x" * 65], "65 characters"),
+        ([], "at least one tag"),
+    ],
+)
 def test_bad_manual_tags_are_refused(user, tags, message):
     memory = make_memory(user)
     with pytest.raises(services.MemoryInputError, match=message):
@@ -133,10 +143,15 @@ def test_the_retag_filter_selects_exactly_what_needs_retag_says(user, tagged_day
     now = timezone.now()
     memory = make_memory(user, content="Notes on the garden shed roof.")
     tagged_at = None if tagged_days_ago is None else now - timedelta(days=tagged_days_ago)
-    Memory.objects.filter(pk=memory.pk).update(auto_tagged_at=tagged_at,
-                                               auto_tagged_hash=memory.content_hash if same_hash else "other")
+    Memory.objects.filter(pk=memory.pk).update(
+        auto_tagged_at=tagged_at, auto_tagged_hash=memory.content_hash if same_hash else "other"
+    )
     memory.refresh_from_db()
-    due = needs_retag(auto_tagged_at=memory.auto_tagged_at, auto_tagged_hash=memory.auto_tagged_hash,
-                      content_hash=memory.content_hash, now=now)
+    due = needs_retag(
+        auto_tagged_at=memory.auto_tagged_at,
+        auto_tagged_hash=memory.auto_tagged_hash,
+        content_hash=memory.content_hash,
+        now=now,
+    )
     assert due is (tagged_days_ago is None or tagged_days_ago > 7 or not same_hash)
     assert Memory.objects.filter(retag_due_filter(now), pk=memory.pk).exists() is due

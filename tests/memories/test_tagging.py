@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memories.tagging import (
     MAX_AUTO_TAGS,
+    TagError,
     auto_tags_for,
     content_keywords,
     keyword_tag,
     needs_retag,
     normalize_tag,
-    TagError,
 )
 
-BUDGET = ("Q4 budget analysis. The quarterly financial budget shows revenue growth and rising costs. "
-          "The budget analysis covers financial planning for the sales team and the marketing budget.")
+BUDGET = (
+    "Q4 budget analysis. The quarterly financial budget shows revenue growth and rising costs. "
+    "The budget analysis covers financial planning for the sales team and the marketing budget."
+)
 
 
 def test_auto_tags_come_from_source_extension_provider_then_keywords():
-    tags = auto_tags_for(source="connector", metadata={"filename": "Q4_Budget_Analysis.pdf", "provider": "google_drive"},
-                         content=BUDGET)
+    tags = auto_tags_for(
+        source="connector", metadata={"filename": "Q4_Budget_Analysis.pdf", "provider": "google_drive"}, content=BUDGET
+    )
     names = [t["tag"] for t in tags]
     assert names[:3] == ["connector", "pdf", "google-drive"]
     assert "budget" in names[3:] or "budget-analysis" in names[3:]
@@ -36,25 +39,29 @@ def test_never_more_than_six_auto_tags():
 
 
 def test_keywords_come_from_the_summary_when_there_is_one():
-    tags = auto_tags_for(source="chat", metadata={}, content=BUDGET,
-                         summary="Kubernetes cluster upgrade plan for the platform team.")
+    tags = auto_tags_for(
+        source="chat", metadata={}, content=BUDGET, summary="Kubernetes cluster upgrade plan for the platform team."
+    )
     names = [t["tag"] for t in tags]
     assert "budget" not in names
     assert any("kubernetes" in n or "cluster" in n for n in names)
 
 
-@pytest.mark.parametrize(("phrase", "expected"), [
-    ("Product Team", "product-team"),
-    ("the budget", "budget"),
-    ("budget of", "budget"),
-    ("2025", None),
-    ("Q4 2025", None),
-    ("and", None),
-    ("x", None),
-    ("Café Crème", "café-crème"),
-    ("node.js", "node.js"),
-    ("a" * 70, None),
-])
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("Product Team", "product-team"),
+        ("the budget", "budget"),
+        ("budget of", "budget"),
+        ("2025", None),
+        ("Q4 2025", None),
+        ("and", None),
+        ("x", None),
+        ("Café Crème", "café-crème"),
+        ("node.js", "node.js"),
+        ("a" * 70, None),
+    ],
+)
 def test_keyword_normalisation_drops_stop_words_and_numbers(phrase, expected):
     assert keyword_tag(phrase) == expected
 
@@ -86,24 +93,33 @@ def test_sixty_four_characters_is_the_longest_tag():
     assert normalize_tag("x" * 64) == "x" * 64
 
 
-NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
 
-@pytest.mark.parametrize(("tagged_days_ago", "same_hash", "due"), [
-    (None, True, True),
-    (6.9, True, False),
-    (7, True, False),
-    (7.01, True, True),
-    (1, False, True),
-])
+@pytest.mark.parametrize(
+    ("tagged_days_ago", "same_hash", "due"),
+    [
+        (None, True, True),
+        (6.9, True, False),
+        (7, True, False),
+        (7.01, True, True),
+        (1, False, True),
+    ],
+)
 def test_retag_is_due_after_seven_days_or_a_content_change(tagged_days_ago, same_hash, due):
     tagged_at = None if tagged_days_ago is None else NOW - timedelta(days=tagged_days_ago)
-    assert needs_retag(auto_tagged_at=tagged_at, auto_tagged_hash="h", content_hash="h" if same_hash else "other",
-                       now=NOW) is due
+    assert (
+        needs_retag(auto_tagged_at=tagged_at, auto_tagged_hash="h", content_hash="h" if same_hash else "other", now=NOW)
+        is due
+    )
 
 
 def test_non_english_text_gets_keywords_in_its_own_script():
-    keywords = [k["tag"] for k in content_keywords("La réunion budgétaire de l'équipe produit à Montréal. "
-                                                   "Le budget de l'équipe produit augmente.", limit=3)]
+    keywords = [
+        k["tag"]
+        for k in content_keywords(
+            "La réunion budgétaire de l'équipe produit à Montréal. Le budget de l'équipe produit augmente.", limit=3
+        )
+    ]
     assert keywords and all(k == k.lower() and " " not in k for k in keywords)
     assert [k["tag"] for k in content_keywords("日本語 テキスト", limit=2)]

@@ -22,5 +22,9 @@ def test_a_tokenizer_error_keeps_the_memory_and_leaves_it_due(user, monkeypatch)
     stored = Memory.objects.get(pk=memory.pk)
     assert [t["tag"] for t in stored.auto_tags] == ["upload", "md"]
     assert stored.chunks.exists()
-    assert needs_retag(auto_tagged_at=stored.auto_tagged_at, auto_tagged_hash=stored.auto_tagged_hash,
-                       content_hash=stored.content_hash, now=stored.created_at)
+    assert needs_retag(
+        auto_tagged_at=stored.auto_tagged_at,
+        auto_tagged_hash=stored.auto_tagged_hash,
+        content_hash=stored.content_hash,
+        now=stored.created_at,
+    )

@@ -21,14 +21,17 @@ def test_api_adds_and_removes_manual_tags(api, user):
     assert response.status_code == 404 and "no manual tag 'nope'" in response.json()["detail"]
 
 
-@pytest.mark.parametrize(("payload", "reason"), [
-    ({"tags": [""]}, "cannot be empty"),
-    ({"tags": ["x" * 65]}, "65 characters"),
-    ({"tags": "single-string"}, None),
-    ({"tags": [1]}, None),
-    ({}, None),
-    ({"tags": ["ok"], "extra": 1}, None),
-])
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ({"tags": [""]}, "cannot be empty"),
+        ({"tags": ["x" * 65]}, "65 characters"),
+        ({"tags": "single-string"}, None),
+        ({"tags": [1]}, None),
+        ({}, None),
+        ({"tags": ["ok"], "extra": 1}, None),
+    ],
+)
 def test_api_refuses_bad_tags_with_422(api, user, payload, reason):
     memory = make_memory(user)
     response = api.post(f"/api/v1/memories/{memory.pk}/tags", payload)
@@ -55,10 +58,12 @@ def test_api_pins_and_unpins(api, user):
 
 def test_another_users_memory_is_a_404_for_tags_and_pins(api, other_user):
     theirs = make_memory(other_user, manual_tags=["private"])
-    for response in (api.post(f"/api/v1/memories/{theirs.pk}/pin"),
-                     api.delete(f"/api/v1/memories/{theirs.pk}/pin"),
-                     api.post(f"/api/v1/memories/{theirs.pk}/tags", {"tags": ["x"]}),
-                     api.delete(f"/api/v1/memories/{theirs.pk}/tags/private")):
+    for response in (
+        api.post(f"/api/v1/memories/{theirs.pk}/pin"),
+        api.delete(f"/api/v1/memories/{theirs.pk}/pin"),
+        api.post(f"/api/v1/memories/{theirs.pk}/tags", {"tags": ["x"]}),
+        api.delete(f"/api/v1/memories/{theirs.pk}/tags/private"),
+    ):
         assert response.status_code == 404
     theirs.refresh_from_db()
     assert (theirs.pinned, theirs.manual_tags) == (False, ["private"])

@@ -15,8 +15,18 @@ def test_memory_page_shows_tier_reason_decay_priority_tags_and_history(logged_in
     services.memories_retier(memory_ids=[memory.pk])
     services.memory_pin(memory=memory, pinned=True)
     html = logged_in_client.get(f"/memories/{memory.pk}/").content.decode()
-    for text in ("pinned", "Decay", "Priority", "Last accessed", "Tier history", "moved to hot on",
-                 'class="badge tag-manual"', 'class="badge tag-auto" href', "Auto tag · confidence", 'type="range"'):
+    for text in (
+        "pinned",
+        "Decay",
+        "Priority",
+        "Last accessed",
+        "Tier history",
+        "moved to hot on",
+        'class="badge tag-manual"',
+        'class="badge tag-auto" href',
+        "Auto tag · confidence",
+        'type="range"',
+    ):
         assert text in html
 
 
@@ -48,8 +58,9 @@ def test_priority_slider_saves_and_refuses_bad_values(logged_in_client, user):
 
 def test_pin_toggle_on_the_list_swaps_the_row(logged_in_client, user):
     memory = make_memory(user)
-    response = logged_in_client.post(f"/memories/{memory.pk}/pin/", {"pinned": "1", "from": "list"},
-                                     HTTP_HX_REQUEST="true")
+    response = logged_in_client.post(
+        f"/memories/{memory.pk}/pin/", {"pinned": "1", "from": "list"}, HTTP_HX_REQUEST="true"
+    )
     html = response.content.decode()
     assert response.status_code == 200 and f'id="memory-{memory.pk}"' in html and 'aria-pressed="true"' in html
     assert Memory.objects.get(pk=memory.pk).pinned
@@ -58,8 +69,12 @@ def test_pin_toggle_on_the_list_swaps_the_row(logged_in_client, user):
 def test_pages_of_another_users_memory_are_404(logged_in_client, other_user):
     theirs = make_memory(other_user)
     for path in ("pin", "priority", "tags"):
-        assert logged_in_client.post(f"/memories/{theirs.pk}/{path}/", {"pinned": "1", "priority": "1",
-                                                                        "tags": "x"}).status_code == 404
+        assert (
+            logged_in_client.post(
+                f"/memories/{theirs.pk}/{path}/", {"pinned": "1", "priority": "1", "tags": "x"}
+            ).status_code
+            == 404
+        )
     assert logged_in_client.get(f"/memories/{theirs.pk}/tier/").status_code == 404
 
 

@@ -30,8 +30,9 @@ def test_bulk_retier_moves_memories_records_each_move_and_moves_their_chunks(use
 
 
 def test_bulk_retier_uses_the_same_few_queries_for_any_number_of_memories(user):
-    memories = [age(make_memory(user, content=f"Note number {i} about things."), days=60, priority=0.1)
-                for i in range(12)]
+    memories = [
+        age(make_memory(user, content=f"Note number {i} about things."), days=60, priority=0.1) for i in range(12)
+    ]
     counts = []
     for ids in ([memories[0].pk], [m.pk for m in memories[1:]]):
         Memory.objects.filter(pk__in=ids).update(tier="hot")

@@ -25,12 +25,16 @@ def post_files(api, files, **data):
 
 
 def test_each_supported_file_becomes_a_memory_titled_after_the_file(user):
-    results = services.upload_files(owner=user, files=[
-        upload("Team notes.md", b"# Notes\n\nAlice met the Product Team."),
-        upload("report.pdf", make_pdf(["Page one about revenue.", "Page two about costs."])),
-        upload("plan.docx", make_docx()),
-        upload("script.py", b"print('hello')\n"),
-    ], manual_tags=["Project X"])
+    results = services.upload_files(
+        owner=user,
+        files=[
+            upload("Team notes.md", b"# Notes\n\nAlice met the Product Team."),
+            upload("report.pdf", make_pdf(["Page one about revenue.", "Page two about costs."])),
+            upload("plan.docx", make_docx()),
+            upload("script.py", b"print('hello')\n"),
+        ],
+        manual_tags=["Project X"],
+    )
     assert [r.status for r in results] == ["created"] * 4
     notes, pdf, docx, code = (r.memory for r in results)
     assert notes.title == "Team notes" and notes.source == "upload"
@@ -43,8 +47,9 @@ def test_each_supported_file_becomes_a_memory_titled_after_the_file(user):
 
 def test_the_same_content_twice_points_at_the_existing_memory(user):
     [first] = services.upload_files(owner=user, files=[upload("a.txt", b"Same words.")])
-    again, copy = services.upload_files(owner=user, files=[upload("b.txt", b"Same words."),
-                                                           upload("c.md", b"Same words.")])
+    again, copy = services.upload_files(
+        owner=user, files=[upload("b.txt", b"Same words."), upload("c.md", b"Same words.")]
+    )
     assert (again.status, again.memory.pk) == ("duplicate", first.memory.pk)
     assert (copy.status, copy.memory.pk) == ("duplicate", first.memory.pk)
     assert Memory.objects.count() == 1
@@ -75,9 +80,14 @@ def test_a_large_file_is_queued_and_ingested_by_the_worker(user, settings, djang
 
 @pytest.mark.parametrize(("name", "data", "reason"), BAD_FILES, ids=[b[0][:20] for b in BAD_FILES])
 def test_a_bad_file_is_rejected_with_its_reason_and_the_good_ones_are_still_stored(user, name, data, reason):
-    results = services.upload_files(owner=user, files=[upload("good-1.txt", b"First good file."),
-                                                       upload(name, data),
-                                                       upload("good-2.md", b"Second good file.")])
+    results = services.upload_files(
+        owner=user,
+        files=[
+            upload("good-1.txt", b"First good file."),
+            upload(name, data),
+            upload("good-2.md", b"Second good file."),
+        ],
+    )
     assert [r.status for r in results] == ["created", "rejected", "created"]
     assert reason in results[1].error
     assert sorted(Memory.objects.values_list("title", flat=True)) == ["good-1", "good-2"]
@@ -109,12 +119,18 @@ def test_too_many_files_are_refused_as_a_whole(user, settings):
 
 
 def test_the_upload_api_answers_one_result_per_file_in_order(api):
-    response = post_files(api, [upload("a.md", b"Alpha notes."), upload("b.exe", b"MZ"),
-                                upload("c.txt", b"Gamma notes.")], tags="research, Q1")
+    response = post_files(
+        api,
+        [upload("a.md", b"Alpha notes."), upload("b.exe", b"MZ"), upload("c.txt", b"Gamma notes.")],
+        tags="research, Q1",
+    )
     assert response.status_code == 200, response.content
     results = response.json()["results"]
-    assert [(r["filename"], r["status"]) for r in results] == \
-        [("a.md", "created"), ("b.exe", "rejected"), ("c.txt", "created")]
+    assert [(r["filename"], r["status"]) for r in results] == [
+        ("a.md", "created"),
+        ("b.exe", "rejected"),
+        ("c.txt", "created"),
+    ]
     assert results[0]["memory"]["manualTags"] == ["research", "q1"]
     assert "not a supported file type" in results[1]["error"]
 
@@ -157,11 +173,17 @@ def test_unsafe_names_sent_over_http_are_rejected_not_renamed(api, name):
     boundary = "kybernesis-test-boundary"
     parts = []
     for filename, content in (("ok.txt", "Fine."), (name, "Hidden payload.")):
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{filename}"\r\n'
-                     f"Content-Type: text/plain\r\n\r\n{content}\r\n")
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{filename}"\r\n'
+            f"Content-Type: text/plain\r\n\r\n{content}\r\n"
+        )
     body = ("".join(parts) + f"--{boundary}--\r\n").encode()
-    response = Client().post("/api/v1/uploads", body, content_type=f"multipart/form-data; boundary={boundary}",
-                             HTTP_AUTHORIZATION=f"Bearer {api.token}")
+    response = Client().post(
+        "/api/v1/uploads",
+        body,
+        content_type=f"multipart/form-data; boundary={boundary}",
+        HTTP_AUTHORIZATION=f"Bearer {api.token}",
+    )
     results = response.json()["results"]
     assert [r["status"] for r in results] == ["created", "rejected"], results
     assert not Memory.objects.filter(content="Hidden payload.").exists()
@@ -178,8 +200,9 @@ def test_uploading_needs_authentication():
 def test_the_upload_page_works_without_javascript(logged_in_client, user):
     page = logged_in_client.get("/upload/")
     assert page.status_code == 200 and b'id="dropzone"' in page.content
-    response = logged_in_client.post("/upload/", {"files": [upload("a.md", b"Alpha."), upload("b.pdf", b"nope")],
-                                                  "tags": "inbox"})
+    response = logged_in_client.post(
+        "/upload/", {"files": [upload("a.md", b"Alpha."), upload("b.pdf", b"nope")], "tags": "inbox"}
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert "created" in html and "rejected" in html and "not a PDF" in html

@@ -12,9 +12,11 @@ from tests.factories import make_memory
 @pytest.fixture
 def run_now(django_capture_on_commit_callbacks):
     """Execute the queued cycle the way the worker would, right after the request commits."""
+
     def call(fn, *args, **kwargs):
         with django_capture_on_commit_callbacks(execute=True):
             return fn(*args, **kwargs)
+
     return call
 
 
@@ -74,9 +76,19 @@ def test_run_now_button_starts_a_cycle_and_shows_its_detail(logged_in_client, us
     run = SleepRun.objects.get()
     assert response["Location"] == f"/sleep/{run.pk}/"
     html = logged_in_client.get(response["Location"]).content.decode()
-    for text in ("Sleep run #", "Tag", "Link", "Tier", "Summarize", "Memory-steps done", "processed", "ms",
-                 "Summarize: 1 memory checked, 1 summary rewritten.", "Tier: 1 memory evaluated",
-                 "Link: 1 memory checked"):
+    for text in (
+        "Sleep run #",
+        "Tag",
+        "Link",
+        "Tier",
+        "Summarize",
+        "Memory-steps done",
+        "processed",
+        "ms",
+        "Summarize: 1 memory checked, 1 summary rewritten.",
+        "Tier: 1 memory evaluated",
+        "Link: 1 memory checked",
+    ):
         assert text in html
     listing = logged_in_client.get("/sleep/").content.decode()
     assert f"#{run.pk}" in listing and "Manual" in listing and "your memories" in listing

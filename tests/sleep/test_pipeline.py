@@ -68,12 +68,15 @@ def test_the_link_step_links_memories_that_share_entities(user, memories, no_que
     a, b, bread = memories
     pair = MemoryLink.objects.filter(source_id=min(a.pk, b.pk), target_id=max(a.pk, b.pk))
     assert pair.exists()
-    assert not MemoryLink.objects.filter(source_id=min(a.pk, bread.pk), target_id=max(a.pk, bread.pk),
-                                         reason="shared_entities").exists()
+    assert not MemoryLink.objects.filter(
+        source_id=min(a.pk, bread.pk), target_id=max(a.pk, bread.pk), reason="shared_entities"
+    ).exists()
 
 
 def test_summaries_and_previews_stay_within_their_limits(user, no_queue):
-    long_text = " ".join(f"Sentence number {i} talks about topic {i % 7} in some detail for the reader." for i in range(300))
+    long_text = " ".join(
+        f"Sentence number {i} talks about topic {i % 7} in some detail for the reader." for i in range(300)
+    )
     memory = make_memory(user, content=long_text)
     short = make_memory(user, content="Buy milk.")
     cycle(user)
@@ -89,8 +92,10 @@ def test_the_tag_step_retags_only_after_seven_days_or_a_content_change(user, mem
     fresh, stale, changed = memories
     Memory.objects.filter(pk=stale.pk).update(auto_tagged_at=timezone.now() - timedelta(days=8))
     Memory.objects.filter(pk=changed.pk).update(auto_tagged_hash="outdated")
-    assert set(TagStep().due(pipeline.Scope(owner_id=user.pk, now=timezone.now())).values_list("pk", flat=True)) \
-        == {stale.pk, changed.pk}
+    assert set(TagStep().due(pipeline.Scope(owner_id=user.pk, now=timezone.now())).values_list("pk", flat=True)) == {
+        stale.pk,
+        changed.pk,
+    }
     before = Memory.objects.get(pk=fresh.pk).auto_tagged_at
     run = cycle(user)
     tag = run.steps.get(step="tag")
@@ -266,8 +271,9 @@ def test_the_scheduled_task_runs_a_global_cycle(user, memories, django_capture_o
     assert run.steps.get(step="summarize").metrics["processed"] == 3
 
 
-def test_the_link_step_does_not_extract_again_what_the_ingest_task_did(user, no_queue,
-                                                                          django_capture_on_commit_callbacks):
+def test_the_link_step_does_not_extract_again_what_the_ingest_task_did(
+    user, no_queue, django_capture_on_commit_callbacks
+):
     from graph.models import EntityMention
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -310,8 +316,14 @@ def test_bench_sleep_measures_the_scheduled_path_and_ends_with_json():
     from django.core.management import call_command
 
     out = StringIO()
-    call_command("bench_sleep", memories=4, via_worker=True, stdout=out, stderr=StringIO(),
-                 data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"))
+    call_command(
+        "bench_sleep",
+        memories=4,
+        via_worker=True,
+        stdout=out,
+        stderr=StringIO(),
+        data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"),
+    )
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["memories"] == 4 and result["path"] == "child process (scheduled)"
     assert result["failed"] == 0

@@ -43,8 +43,21 @@ def test_opened_memories_stay_hot_and_new_ones_arrive(user):
 def test_the_command_prints_weekly_json_and_draws_a_chart(tmp_path):
     out = StringIO()
     chart = tmp_path / "tiers.svg"
-    call_command("simulate_usage", "--days", "7", "--initial", "4", "--new-per-day", "0", "--opens-per-day", "1",
-                 "--chart", str(chart), stdout=out, stderr=StringIO())
+    call_command(
+        "simulate_usage",
+        "--days",
+        "7",
+        "--initial",
+        "4",
+        "--new-per-day",
+        "0",
+        "--opens-per-day",
+        "1",
+        "--chart",
+        str(chart),
+        stdout=out,
+        stderr=StringIO(),
+    )
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["days"] == 7 and len(result["weeks"]) == 1
     assert set(result["weeks"][0]) >= {"week", "hot", "warm", "archive", "memories"}

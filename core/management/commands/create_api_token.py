@@ -12,8 +12,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("username", help="The user's username or email address.")
-        parser.add_argument("--create-user", action="store_true",
-                            help="Create the user (with no usable password) if it does not exist.")
+        parser.add_argument(
+            "--create-user", action="store_true", help="Create the user (with no usable password) if it does not exist."
+        )
         parser.add_argument("--name", default="", help="A label to recognise the token by.")
 
     def handle(self, *args, username: str, create_user: bool, name: str, **options):

@@ -17,10 +17,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
+from core import workers
 from graph import entities
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
 from graph.services import graph_extract_memories
-from core import workers
 from memories.bench.datasets import read_jsonl
 from memories.models import Memory, MemoryChunk
 from memories.services import MemoryInput, memory_create_many
@@ -44,8 +44,9 @@ class Command(BaseCommand):
         corpus_path = Path(data) / "corpus.jsonl"
         if not corpus_path.exists():
             raise CommandError(f"no corpus.jsonl in {data}")
-        owner, _ = get_user_model().objects.get_or_create(username=BENCH_USER,
-                                                          defaults={"email": f"{BENCH_USER}@localhost"})
+        owner, _ = get_user_model().objects.get_or_create(
+            username=BENCH_USER, defaults={"email": f"{BENCH_USER}@localhost"}
+        )
         memory_ids = self._load(owner, read_jsonl(corpus_path), chunks)
         Entity.objects.filter(owner=owner).delete()
         MemoryLink.objects.filter(owner=owner).delete()
@@ -54,7 +55,7 @@ class Command(BaseCommand):
         texts = list(MemoryChunk.objects.filter(memory_id__in=memory_ids).values_list("text", flat=True))
         started = time.perf_counter()
         for start in range(0, len(memory_ids), batch):
-            graph_extract_memories(memory_ids=memory_ids[start:start + batch])
+            graph_extract_memories(memory_ids=memory_ids[start : start + batch])
         seconds = time.perf_counter() - started
         result = {
             "chunks": len(texts),
@@ -68,8 +69,9 @@ class Command(BaseCommand):
         }
         if compare:
             started = time.perf_counter()
-            entities.extract_texts(texts, processes=workers.processes(),
-                                     max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS)
+            entities.extract_texts(
+                texts, processes=workers.processes(), max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS
+            )
             alone = time.perf_counter() - started
             result["extract_only_chunks_per_s"] = round(len(texts) / alone, 2)
             result["write_overhead_ratio"] = round(seconds / alone, 3)
@@ -77,9 +79,13 @@ class Command(BaseCommand):
 
     def _load(self, owner, corpus: list[dict], chunks: int) -> list[int]:
         """The first memories of the corpus holding at least `chunks` chunks, ingesting what is missing."""
+
         def loaded() -> dict[str, tuple[int, int]]:
-            rows = (Memory.objects.filter(owner=owner).annotate(n=Count("chunks"))
-                    .values_list("metadata__beirId", "pk", "n"))
+            rows = (
+                Memory.objects.filter(owner=owner)
+                .annotate(n=Count("chunks"))
+                .values_list("metadata__beirId", "pk", "n")
+            )
             return {beir_id: (pk, n) for beir_id, pk, n in rows}
 
         known = loaded()
@@ -106,9 +112,16 @@ class Command(BaseCommand):
         return chosen
 
     def _ingest(self, owner, docs: list[dict]) -> list:
-        memories = memory_create_many(owner=owner, items=[
-            MemoryInput(title=(doc.get("title") or doc["_id"])[:500],
-                        content=f"{doc.get('title', '')}\n\n{doc['text']}".strip(), metadata={"beirId": doc["_id"]})
-            for doc in docs])
+        memories = memory_create_many(
+            owner=owner,
+            items=[
+                MemoryInput(
+                    title=(doc.get("title") or doc["_id"])[:500],
+                    content=f"{doc.get('title', '')}\n\n{doc['text']}".strip(),
+                    metadata={"beirId": doc["_id"]},
+                )
+                for doc in docs
+            ],
+        )
         self.stderr.write(f"\ringested {len(memories)} more memories", ending="")
         return memories

@@ -73,25 +73,36 @@ def score(*, owner, keys: dict[str, int], labels: dict) -> dict:
     """The figures of the module docstring for an owner whose notes are stored (keys: note -> memory id)."""
     index = _entity_index(owner)
     typed = {name: _find(index, name) for name in labels.get("entities", {})}
-    right = [name for name, accepted in labels.get("entities", {}).items()
-             if typed[name] is not None and typed[name].type in accepted]
-    wrong = {name: (typed[name].type if typed[name] else None) for name in labels.get("entities", {})
-             if name not in right}
+    right = [
+        name
+        for name, accepted in labels.get("entities", {}).items()
+        if typed[name] is not None and typed[name].type in accepted
+    ]
+    wrong = {
+        name: (typed[name].type if typed[name] else None) for name in labels.get("entities", {}) if name not in right
+    }
     not_people = labels.get("not_people", [])
     as_person = [name for name in not_people if (e := _find(index, name)) is not None and e.type == "person"]
     aliases = labels.get("aliases", [])
-    merged = [pair for pair in aliases
-              if (a := _find(index, pair[0])) is not None and a == _find(index, pair[1])]
+    merged = [pair for pair in aliases if (a := _find(index, pair[0])) is not None and a == _find(index, pair[1])]
 
     group_of = {keys[key]: group for group, members in labels.get("groups", {}).items() for key in members}
-    within = {tuple(sorted((keys[a], keys[b]))) for members in labels.get("groups", {}).values()
-              for a, b in itertools.combinations(members, 2)}
-    linked = {(a, b) for a, b in MemoryLink.objects.filter(owner=owner).values_list("source_id", "target_id")
-              if a in group_of and b in group_of}
+    within = {
+        tuple(sorted((keys[a], keys[b])))
+        for members in labels.get("groups", {}).values()
+        for a, b in itertools.combinations(members, 2)
+    }
+    linked = {
+        (a, b)
+        for a, b in MemoryLink.objects.filter(owner=owner).values_list("source_id", "target_id")
+        if a in group_of and b in group_of
+    }
     name_of = {memory_id: key for key, memory_id in keys.items()}
-    stray = sorted(f"{name_of[link.source_id]} ~ {name_of[link.target_id]}: {link.explanation}"
-                   for link in MemoryLink.objects.filter(owner=owner)
-                   if (link.source_id, link.target_id) in linked - within)
+    stray = sorted(
+        f"{name_of[link.source_id]} ~ {name_of[link.target_id]}: {link.explanation}"
+        for link in MemoryLink.objects.filter(owner=owner)
+        if (link.source_id, link.target_id) in linked - within
+    )
     unlinked = sum(1 for memory_id in group_of if not any(memory_id in pair for pair in linked))
 
     good = bad = unjudged = 0
@@ -136,12 +147,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, set: str, keep: bool, **options):
         notes, labels = read_set(Path(set))
-        owner = get_user_model().objects.create(username=f"bench-organise-{uuid.uuid4().hex[:8]}",
-                                                email="bench-organise@localhost")
+        owner = get_user_model().objects.create(
+            username=f"bench-organise-{uuid.uuid4().hex[:8]}", email="bench-organise@localhost"
+        )
         try:
             started = time.perf_counter()
-            memories = memory_create_many(owner=owner, items=[MemoryInput(title=title, content=content)
-                                                              for title, content in notes.values()])
+            memories = memory_create_many(
+                owner=owner, items=[MemoryInput(title=title, content=content) for title, content in notes.values()]
+            )
             keys = {key: memory.pk for key, memory in zip(notes, memories, strict=True)}
             for memory in memories:  # as the upload's graph task does, one memory after another
                 tasks.extract_memories([memory.pk])

@@ -32,6 +32,8 @@ class Command(BaseCommand):
         for owner in users:
             result = graph_rebuild(owner=owner, batch_size=batch_size)
             results[owner.get_username()] = result
-            self.stdout.write(f"{owner.get_username()}: {result['memories']} memories, "
-                              f"{result.get('mentions', 0)} mentions, {result.get('relationships', 0)} relationships")
+            self.stdout.write(
+                f"{owner.get_username()}: {result['memories']} memories, "
+                f"{result.get('mentions', 0)} mentions, {result.get('relationships', 0)} relationships"
+            )
         self.stdout.write(json.dumps(results))

@@ -30,16 +30,19 @@ from core.auth import api_token_create
 from graph import tasks
 from memories.services import memory_create
 
-TOPICS = ["Alice Smith met Bob Jones in Paris to plan the Apollo launch with NASA.",
-          "Carol Diaz of Acme Corp visited Berlin and signed the Orion contract with Siemens.",
-          "Dave Brown wrote to Eve Stone about the Gemini budget review at Google in London.",
-          "Frank Moore and Grace Lee of Initech discussed the Zephyr migration in Tokyo."]
+TOPICS = [
+    "Alice Smith met Bob Jones in Paris to plan the Apollo launch with NASA.",
+    "Carol Diaz of Acme Corp visited Berlin and signed the Orion contract with Siemens.",
+    "Dave Brown wrote to Eve Stone about the Gemini budget review at Google in London.",
+    "Frank Moore and Grace Lee of Initech discussed the Zephyr migration in Tokyo.",
+]
 
 
 def run_rounds(*, rounds: int, seed: int = 0) -> dict:
     rng = random.Random(seed)
-    user = get_user_model().objects.create_user(username=f"stress-{time.time_ns()}",
-                                                email=f"stress-{time.time_ns()}@example.org", password="x" * 12)
+    user = get_user_model().objects.create_user(
+        username=f"stress-{time.time_ns()}", email=f"stress-{time.time_ns()}@example.org", password="x" * 12
+    )
     _, key = api_token_create(user=user)
     host = next((h for h in settings.ALLOWED_HOSTS if h != "*" and not h.startswith(".")), "localhost")
     auth = {"HTTP_AUTHORIZATION": f"Bearer {key}", "HTTP_HOST": host}
@@ -49,6 +52,7 @@ def run_rounds(*, rounds: int, seed: int = 0) -> dict:
     def count(key: str) -> None:
         with lock:
             statuses[key] += 1
+
     errors: list[str] = []
     retried_before, gave_up_before = retry.stats["retried"], retry.stats["gave_up"]
     sync_before = Conf.SYNC
@@ -58,18 +62,22 @@ def run_rounds(*, rounds: int, seed: int = 0) -> dict:
         for number in range(rounds):
             memory = memory_create(owner=user, title=f"round {number}", content=" ".join(rng.sample(TOPICS, 3)))
             texts = [" ".join(rng.sample(TOPICS, 2)) + f" Edit {number}.{i}." for i in range(4)]
-            if not _round(memory.pk, texts=texts, delay=rng.uniform(0.0, 0.4), auth=auth, count=count,
-                          errors=errors):
+            if not _round(memory.pk, texts=texts, delay=rng.uniform(0.0, 0.4), auth=auth, count=count, errors=errors):
                 errors.append(f"round {number}: a thread did not finish within 300 s")
                 break
     finally:
         Conf.SYNC = sync_before
     server_errors = sum(n for status, n in statuses.items() if status.split()[-1].startswith("5"))
-    return {"rounds": rounds, "statuses": dict(sorted(statuses.items())), "server_errors": server_errors,
-            "errors": errors, "deadlocks_unresolved": sum("deadlock" in e.lower() for e in errors),
-            "conflicts_retried": retry.stats["retried"] - retried_before,
-            "conflicts_given_up": retry.stats["gave_up"] - gave_up_before,
-            "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "rounds": rounds,
+        "statuses": dict(sorted(statuses.items())),
+        "server_errors": server_errors,
+        "errors": errors,
+        "deadlocks_unresolved": sum("deadlock" in e.lower() for e in errors),
+        "conflicts_retried": retry.stats["retried"] - retried_before,
+        "conflicts_given_up": retry.stats["gave_up"] - gave_up_before,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def _round(memory_id: int, *, texts: list[str], delay: float, auth: dict, count, errors: list[str]) -> bool:
@@ -88,11 +96,12 @@ def _round(memory_id: int, *, texts: list[str], delay: float, auth: dict, count,
                 errors.append(f"{type(exc).__name__}: {exc}")
             finally:
                 connection.close()
+
         return run
 
     def patcher(first: int):
         client = Client()
-        for text in texts[first:first + 2]:
+        for text in texts[first : first + 2]:
             response = client.patch(url, json.dumps({"content": text}), content_type="application/json", **auth)
             count(f"PATCH {response.status_code}")
 
@@ -108,8 +117,7 @@ def _round(memory_id: int, *, texts: list[str], delay: float, auth: dict, count,
             count("worker runs")
         tasks.extract_memories([memory_id])  # once more after the delete: it must skip the memory
 
-    threads = [threading.Thread(target=guarded(fn)) for fn in
-               (lambda: patcher(0), lambda: patcher(2), deleter, worker)]
+    threads = [threading.Thread(target=guarded(fn)) for fn in (lambda: patcher(0), lambda: patcher(2), deleter, worker)]
     for thread in threads:
         thread.start()
     for thread in threads:

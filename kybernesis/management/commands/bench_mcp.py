@@ -21,8 +21,8 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.management.base import BaseCommand
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
-from memories.bench.synthetic import document, sentence
 from core.auth import api_token_create
+from memories.bench.synthetic import document, sentence
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-mcp"
@@ -53,12 +53,17 @@ class Command(BaseCommand):
         owner = User.objects.create(username=BENCH_USER, email="bench-mcp@localhost")
         try:
             for start in range(0, memories, 200):
-                memory_create_many(owner=owner, items=[
-                    MemoryInput(title="", content=document(rng, target_chars=1200))
-                    for _ in range(min(200, memories - start))])
+                memory_create_many(
+                    owner=owner,
+                    items=[
+                        MemoryInput(title="", content=document(rng, target_chars=1200))
+                        for _ in range(min(200, memories - start))
+                    ],
+                )
             _, token = api_token_create(user=owner, name="bench_mcp")
-            result = self._measure(token, [" ".join(sentence(rng).split()[:rng.randint(2, 6)])
-                                           for _ in range(queries)])
+            result = self._measure(
+                token, [" ".join(sentence(rng).split()[: rng.randint(2, 6)]) for _ in range(queries)]
+            )
         finally:
             User.objects.filter(pk=owner.pk).delete()
         result = {"bench": "mcp", "memories": memories, "queries": queries, **result}
@@ -71,21 +76,23 @@ class Command(BaseCommand):
         thread.start()
         base = f"http://127.0.0.1:{httpd.server_address[1]}"
         auth = {"Authorization": f"Bearer {token}"}
-        mcp_headers = {**auth, "Accept": "application/json, text/event-stream",
-                       "MCP-Protocol-Version": "2025-11-25"}
+        mcp_headers = {**auth, "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
         http = requests.Session()
 
         def api(query: str) -> float:
             started = time.perf_counter()
-            response = http.post(f"{base}/api/v1/search", json={"query": query, "limit": 10}, headers=auth,
-                                 timeout=60)
+            response = http.post(f"{base}/api/v1/search", json={"query": query, "limit": 10}, headers=auth, timeout=60)
             elapsed = time.perf_counter() - started
             assert response.status_code == 200, response.text
             return elapsed * 1000
 
         def mcp(query: str) -> float:
-            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                    "params": {"name": "memory_search", "arguments": {"query": query, "limit": 10}}}
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "memory_search", "arguments": {"query": query, "limit": 10}},
+            }
             started = time.perf_counter()
             response = http.post(f"{base}/mcp", json=body, headers=mcp_headers, timeout=60)
             elapsed = time.perf_counter() - started
@@ -106,8 +113,10 @@ class Command(BaseCommand):
             httpd.server_close()
         diffs = [m - a for m, a in zip(mcp_ms, api_ms, strict=True)]
         return {
-            "api_p50_ms": round(statistics.median(api_ms), 2), "mcp_p50_ms": round(statistics.median(mcp_ms), 2),
-            "api_p95_ms": round(_percentile(api_ms, 0.95), 2), "mcp_p95_ms": round(_percentile(mcp_ms, 0.95), 2),
+            "api_p50_ms": round(statistics.median(api_ms), 2),
+            "mcp_p50_ms": round(statistics.median(mcp_ms), 2),
+            "api_p95_ms": round(_percentile(api_ms, 0.95), 2),
+            "mcp_p95_ms": round(_percentile(mcp_ms, 0.95), 2),
             "mcp_minus_api_p50_ms": round(statistics.median(diffs), 2),
             "mcp_over_api_p50_ratio": round(statistics.median(mcp_ms) / statistics.median(api_ms), 3),
         }

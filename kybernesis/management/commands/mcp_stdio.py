@@ -8,8 +8,10 @@ from django.db.models import Q
 
 
 class Command(BaseCommand):
-    help = ("Serve the MCP tools over stdio as one user (the same tools as /mcp). stdout carries the protocol, "
-            "so logs go to stderr (as the LOGGING setting already sends them).")
+    help = (
+        "Serve the MCP tools over stdio as one user (the same tools as /mcp). stdout carries the protocol, "
+        "so logs go to stderr (as the LOGGING setting already sends them)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--user", required=True, help="The username or email address the tools act as.")

@@ -42,11 +42,16 @@ class Command(BaseCommand):
             raise CommandError(f"{data} needs memories.jsonl and questions.jsonl")
         notes, questions = read_jsonl(data / "memories.jsonl"), read_jsonl(data / "questions.jsonl")
         user_model = get_user_model()
-        user, _ = user_model.objects.get_or_create(username=options["user"],
-                                                   defaults={"email": f"{options['user']}@example.invalid"})
+        user, _ = user_model.objects.get_or_create(
+            username=options["user"], defaults={"email": f"{options['user']}@example.invalid"}
+        )
         Memory.objects.filter(owner=user).delete()
-        stored = memory_create_many(owner=user, items=[
-            MemoryInput(title=n["title"], content=n["content"], source=n.get("source", "upload")) for n in notes])
+        stored = memory_create_many(
+            owner=user,
+            items=[
+                MemoryInput(title=n["title"], content=n["content"], source=n.get("source", "upload")) for n in notes
+            ],
+        )
         chat_ids = {m.pk for m, n in zip(stored, notes, strict=True) if n.get("source") == "chat"}
 
         first_hits = any_hits = answered = cited_chat = 0
@@ -60,7 +65,11 @@ class Command(BaseCommand):
             any_hits += any(want in t.lower() for t in texts)
             cited_chat += sum(s.memory_id in chat_ids for s in answer.sentences)
             if options["show"]:
-                mark = "✓" if texts and want in texts[0].lower() else ("~" if any(want in t.lower() for t in texts) else "✗")
+                mark = (
+                    "✓"
+                    if texts and want in texts[0].lower()
+                    else ("~" if any(want in t.lower() for t in texts) else "✗")
+                )
                 self.stdout.write(f"{mark} {item['q']}  [{item['answer']}]")
                 for s in answer.sentences:
                     self.stdout.write(f"    {s.score:.3f} {s.text}")
@@ -70,9 +79,14 @@ class Command(BaseCommand):
             hybrid_search(user, item["q"], limit=CANDIDATE_CHUNKS)
         search_elapsed = time.perf_counter() - started
         n = len(questions)
-        result = {"questions": n, "answered": answered, "first_sentence_contains_answer": round(first_hits / n, 3),
-                  "any_cited_sentence_contains_answer": round(any_hits / n, 3),
-                  "chat_questions_cited": cited_chat, "ms_per_question": round(1000 * elapsed / n, 1),
-                  "search_only_ms_per_question": round(1000 * search_elapsed / n, 1),
-                  "answer_to_search_time_ratio": round(elapsed / search_elapsed, 2) if search_elapsed else None}
+        result = {
+            "questions": n,
+            "answered": answered,
+            "first_sentence_contains_answer": round(first_hits / n, 3),
+            "any_cited_sentence_contains_answer": round(any_hits / n, 3),
+            "chat_questions_cited": cited_chat,
+            "ms_per_question": round(1000 * elapsed / n, 1),
+            "search_only_ms_per_question": round(1000 * search_elapsed / n, 1),
+            "answer_to_search_time_ratio": round(elapsed / search_elapsed, 2) if search_elapsed else None,
+        }
         self.stdout.write(json.dumps(result))

@@ -24,13 +24,15 @@ from memories.bench.synthetic import document
 def _texts(data: Path | None, count: int) -> tuple[list[str], list[str]]:
     if data is not None and (data / "corpus.jsonl").exists():
         with open(data / "corpus.jsonl") as corpus:
-            docs = [json.loads(line) for _, line in zip(range(count), corpus)]
+            docs = [json.loads(line) for _, line in zip(range(count), corpus, strict=False)]
         with open(data / "queries.jsonl") as lines:
             queries = [json.loads(line)["text"] for line in lines][:200]
-        return [f"{d['title']}\n{d['text']}"[:settings.KYBERNESIS_CHUNK_SIZE] for d in docs], queries
+        return [f"{d['title']}\n{d['text']}"[: settings.KYBERNESIS_CHUNK_SIZE] for d in docs], queries
     rng = random.Random(7)
-    texts = [document(rng, target_chars=settings.KYBERNESIS_CHUNK_SIZE)[:settings.KYBERNESIS_CHUNK_SIZE]
-             for _ in range(count)]
+    texts = [
+        document(rng, target_chars=settings.KYBERNESIS_CHUNK_SIZE)[: settings.KYBERNESIS_CHUNK_SIZE]
+        for _ in range(count)
+    ]
     return texts, [" ".join(text.split()[:8]) for text in texts[:200]]
 
 
@@ -51,8 +53,11 @@ class Command(BaseCommand):
         parser.add_argument("--texts", type=int, default=400)
         parser.add_argument("--queries", type=int, default=100)
         parser.add_argument("--repeats", type=int, default=1, help="best of N passes per backend")
-        parser.add_argument("--data", default=str(Path(settings.BASE_DIR).parent / "shared/bench/scifact"),
-                            help="SciFact folder (synthetic text when absent)")
+        parser.add_argument(
+            "--data",
+            default=str(Path(settings.BASE_DIR).parent / "shared/bench/scifact"),
+            help="SciFact folder (synthetic text when absent)",
+        )
         parser.add_argument("--no-fp32", action="store_true", help="skip the ONNX float32 variant")
 
     def handle(self, *args, texts, queries, repeats, data, no_fp32, **options):
@@ -69,8 +74,9 @@ class Command(BaseCommand):
         model = embedding.get_model()
 
         def torch_encode(items):
-            return model.encode(items, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False)
+            return model.encode(
+                items, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
 
         reference = torch_encode
         torch_vectors, torch_rate = _timed(torch_encode, corpus, repeats)
@@ -103,6 +109,18 @@ class Command(BaseCommand):
         result["torch_query_p50_ms"] = round(statistics.median(torch_times), 2)
         result["speedup"] = result["onnx_int8_speedup"]
         result["cosine_agreement"] = result["onnx_int8_cosine_mean"]
-        self.stdout.write(json.dumps({key: result[key] for key in (
-            "torch_chunks_per_s", "onnx_int8_chunks_per_s", "speedup", "cosine_agreement", "query_p50_ms")}
-            | result))
+        self.stdout.write(
+            json.dumps(
+                {
+                    key: result[key]
+                    for key in (
+                        "torch_chunks_per_s",
+                        "onnx_int8_chunks_per_s",
+                        "speedup",
+                        "cosine_agreement",
+                        "query_p50_ms",
+                    )
+                }
+                | result
+            )
+        )

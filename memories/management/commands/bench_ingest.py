@@ -34,8 +34,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, docs: int, doc_chars: int, seed: int, keep: bool, **options):
         rng = random.Random(seed)
-        user, _ = get_user_model().objects.get_or_create(username=BENCH_USER,
-                                                         defaults={"email": "bench-ingest@localhost"})
+        user, _ = get_user_model().objects.get_or_create(
+            username=BENCH_USER, defaults={"email": "bench-ingest@localhost"}
+        )
         Memory.objects.filter(owner=user).delete()
         texts = [document(rng, target_chars=doc_chars) for _ in range(docs)]
 
@@ -48,11 +49,12 @@ class Command(BaseCommand):
         pipeline_s = time.perf_counter() - started
 
         per_memory: dict[int, list[str]] = {}
-        for memory_id, text in (MemoryChunk.objects.filter(owner=user).order_by("memory_id", "position")
-                                .values_list("memory_id", "text")):
+        for memory_id, text in (
+            MemoryChunk.objects.filter(owner=user).order_by("memory_id", "position").values_list("memory_id", "text")
+        ):
             per_memory.setdefault(memory_id, []).append(text)
         # The configured backend (embedding.backend_id()), exactly as the pipeline calls it.
-        encode = dict(batch_size=settings.KYBERNESIS_EMBED_BATCH_SIZE)
+        encode = {"batch_size": settings.KYBERNESIS_EMBED_BATCH_SIZE}
 
         # The model alone, called exactly as the pipeline calls it: once per document.
         started = time.perf_counter()

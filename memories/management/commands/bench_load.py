@@ -27,15 +27,25 @@ class Command(BaseCommand):
         parser.add_argument("--clients", type=int, default=16)
         parser.add_argument("--memories", type=int, default=300)
         parser.add_argument("--users", type=int, default=4)
-        parser.add_argument("--data", default=str(Path(settings.BASE_DIR).parent / "shared/bench/scifact"),
-                            help="SciFact folder for realistic texts and queries (synthetic text when absent)")
+        parser.add_argument(
+            "--data",
+            default=str(Path(settings.BASE_DIR).parent / "shared/bench/scifact"),
+            help="SciFact folder for realistic texts and queries (synthetic text when absent)",
+        )
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--keep", action="store_true", help="keep the data directory (and server.log)")
 
     def handle(self, *args, seconds, clients, memories, users, data, seed, keep, **options):
         if seconds <= 0 or clients < 1 or users < 1 or memories < users:
             raise CommandError("--seconds, --clients and --users must be positive, --memories at least --users")
-        result = bench_load(seconds=seconds, clients=clients, memories=memories, users=users,
-                            data=Path(data) if data else None, keep=keep, seed=seed,
-                            log=lambda line: self.stderr.write(line))
+        result = bench_load(
+            seconds=seconds,
+            clients=clients,
+            memories=memories,
+            users=users,
+            data=Path(data) if data else None,
+            keep=keep,
+            seed=seed,
+            log=lambda line: self.stderr.write(line),
+        )
         self.stdout.write(json.dumps(result))

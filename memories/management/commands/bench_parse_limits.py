@@ -47,8 +47,12 @@ def _measure(run) -> dict:
     done.set()
     sampler.join()
     peak[0] = max(peak[0], process.memory_info().rss)
-    return {"status": status, "outcome": outcome, "seconds": round(seconds, 3),
-            "rss_growth_mb": round((peak[0] - before) / 1e6, 1)}
+    return {
+        "status": status,
+        "outcome": outcome,
+        "seconds": round(seconds, 3),
+        "rss_growth_mb": round((peak[0] - before) / 1e6, 1),
+    }
 
 
 class Command(BaseCommand):
@@ -64,9 +68,11 @@ class Command(BaseCommand):
         import pypdf  # noqa: F401
 
         per_file = settings.KYBERNESIS_MAX_INFLATED_BYTES
-        files = {"docx_honest_sizes.docx": bombs.docx_bomb(inflated_mb=mb),
-                 "docx_lying_sizes.docx": bombs.docx_lying_sizes(inflated_mb=mb),
-                 "pdf_stream_bomb.pdf": bombs.pdf_bomb(inflated_mb=mb)}
+        files = {
+            "docx_honest_sizes.docx": bombs.docx_bomb(inflated_mb=mb),
+            "docx_lying_sizes.docx": bombs.docx_lying_sizes(inflated_mb=mb),
+            "pdf_stream_bomb.pdf": bombs.pdf_bomb(inflated_mb=mb),
+        }
         result: dict = {"inflated_mb": mb, "max_inflated_bytes": per_file}
         for name, data in files.items():
             result[name] = {"bytes": len(data), **_measure(lambda n=name, d=data: extract(n, d, max_inflated=per_file))}
@@ -84,6 +90,10 @@ class Command(BaseCommand):
                     key = str(getattr(exc, "status", 422))
                 statuses[key] = statuses.get(key, 0) + 1
 
-        result["batch_of_small_bombs"] = {"files": options["batch"], "bytes_each": len(small),
-                                          **_measure(batch), "per_file_status": statuses}
+        result["batch_of_small_bombs"] = {
+            "files": options["batch"],
+            "bytes_each": len(small),
+            **_measure(batch),
+            "per_file_status": statuses,
+        }
         self.stdout.write(json.dumps(result))

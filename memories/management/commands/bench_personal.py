@@ -53,12 +53,18 @@ def load_collection(owner, items: list[dict]) -> dict[int, str]:
     Memory.objects.filter(owner=owner).delete()
     ids: dict[int, str] = {}
     notes = [item for item in items if item["type"] == "note"]
-    for item, memory in zip(notes, memory_create_many(owner=owner, items=[
-            MemoryInput(title=item["title"], content=item["content"]) for item in notes]), strict=True):
+    for item, memory in zip(
+        notes,
+        memory_create_many(
+            owner=owner, items=[MemoryInput(title=item["title"], content=item["content"]) for item in notes]
+        ),
+        strict=True,
+    ):
         ids[memory.pk] = item["id"]
     files = [item for item in items if item["type"] == "file"]
-    results = upload_files(owner=owner, files=[SimpleUploadedFile(item["title"], item["content"].encode())
-                                               for item in files])
+    results = upload_files(
+        owner=owner, files=[SimpleUploadedFile(item["title"], item["content"].encode()) for item in files]
+    )
     for item, result in zip(files, results, strict=True):
         if result.memory is None:
             raise CommandError(f"{item['id']}: the upload was {result.status} ({result.error})")
@@ -78,16 +84,17 @@ def calibrate(answer_scores: list[float], no_answer_top: list[float]) -> dict:
     """The floor that best separates answers from no-answer queries: on a 0.01 grid, the floors with
     the highest balanced accuracy (mean of the share of answers kept and the share of no-answer
     queries left empty); the middle of that range, so neither side is favoured by a hair."""
+
     def accuracy(at: float) -> float:
         kept = sum(s >= at for s in answer_scores) / max(len(answer_scores), 1)
         empty = sum(s < at for s in no_answer_top) / max(len(no_answer_top), 1)
         return (kept + empty) / 2
+
     grid = [round(0.10 + i / 100, 2) for i in range(51)]
     scores = {at: accuracy(at) for at in grid}
     best = max(scores.values())
     top = [at for at in grid if scores[at] == best]
-    return {"balanced_accuracy": round(best, 4), "range": [top[0], top[-1]],
-            "floor": round((top[0] + top[-1]) / 2, 2)}
+    return {"balanced_accuracy": round(best, 4), "range": [top[0], top[-1]], "floor": round((top[0] + top[-1]) / 2, 2)}
 
 
 class Command(BaseCommand):
@@ -99,16 +106,16 @@ class Command(BaseCommand):
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
         parser.add_argument("--verbose", action="store_true", help="print each query's ranking")
 
-    def handle(self, *args, data: str, min_score: float | None, lexical_form: str | None, verbose: bool,
-               **options):
+    def handle(self, *args, data: str, min_score: float | None, lexical_form: str | None, verbose: bool, **options):  # noqa: C901 - a benchmark's report, metric by metric
         folder = Path(data)
         items = read_jsonl(folder / "memories.jsonl")
         queries = read_jsonl(folder / "queries.jsonl")
         if lexical_form:
             search.LEXICAL_FORM = lexical_form
         floor = search.default_min_score() if min_score is None else min_score
-        owner, _ = get_user_model().objects.get_or_create(username=BENCH_USER,
-                                                          defaults={"email": f"{BENCH_USER}@localhost"})
+        owner, _ = get_user_model().objects.get_or_create(
+            username=BENCH_USER, defaults={"email": f"{BENCH_USER}@localhost"}
+        )
         ids = load_collection(owner, items)
         asked = {}  # answer id -> the chat questions that ask about it
         for item in items:
@@ -126,8 +133,12 @@ class Command(BaseCommand):
                     ranked.append(r)
             rankings[q["id"]] = ranked
             if verbose:
-                self.stderr.write(f"{q['id']} {q['text']!r} -> " + ", ".join(
-                    f"{ids[r.memory_id]}{'?' if r.is_question else ''}:{r.hybrid_score:.3f}" for r in ranked[:5]))
+                self.stderr.write(
+                    f"{q['id']} {q['text']!r} -> "
+                    + ", ".join(
+                        f"{ids[r.memory_id]}{'?' if r.is_question else ''}:{r.hybrid_score:.3f}" for r in ranked[:5]
+                    )
+                )
 
         def evaluate(at: float) -> dict:
             answerable = [q for q in queries if q.get("relevant")]
@@ -155,11 +166,15 @@ class Command(BaseCommand):
                             above += 1
             empty = sum(1 for q in no_answer if not any(r.hybrid_score >= at for r in rankings[q["id"]]))
             n = max(len(answerable), 1)
-            return {"top1": round(top1 / n, 4), "mrr@10": round(mrr / n, 4), "ndcg@5": round(ndcg / n, 4),
-                    "no_answer_empty": round(empty / max(len(no_answer), 1), 4),
-                    "question_above_answer": round(above / pairs, 4) if pairs else 0.0,
-                    "question_pairs": pairs,
-                    "by_type": {t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())}}
+            return {
+                "top1": round(top1 / n, 4),
+                "mrr@10": round(mrr / n, 4),
+                "ndcg@5": round(ndcg / n, 4),
+                "no_answer_empty": round(empty / max(len(no_answer), 1), 4),
+                "question_above_answer": round(above / pairs, 4) if pairs else 0.0,
+                "question_pairs": pairs,
+                "by_type": {t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())},
+            }
 
         result = evaluate(floor)
         result["paraphrase_top1"] = result["by_type"].get("paraphrase", 0.0)
@@ -168,15 +183,21 @@ class Command(BaseCommand):
         result["queries"] = len([q for q in queries if q.get("relevant")])
         result["no_answer_queries"] = len([q for q in queries if not q.get("relevant")])
         result["memories"] = len(items)
-        result["floor_sweep"] = {f"{at:.2f}": {k: v for k, v in evaluate(at).items() if k in ("top1", "no_answer_empty")}
-                                 for at in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)}
+        result["floor_sweep"] = {
+            f"{at:.2f}": {k: v for k, v in evaluate(at).items() if k in ("top1", "no_answer_empty")}
+            for at in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+        }
         answer_scores = sorted(
             next((r.hybrid_score for r in rankings[q["id"]] if q["relevant"].get(ids[r.memory_id]) == 2), 0.0)
-            for q in queries if q.get("relevant"))
-        no_answer_top = sorted(max((r.hybrid_score for r in rankings[q["id"]]), default=0.0)
-                               for q in queries if not q.get("relevant"))
+            for q in queries
+            if q.get("relevant")
+        )
+        no_answer_top = sorted(
+            max((r.hybrid_score for r in rankings[q["id"]]), default=0.0) for q in queries if not q.get("relevant")
+        )
         result["calibration"] = calibrate(answer_scores, no_answer_top)
-        result["answer_score_quantiles"] = [round(answer_scores[int(p * (len(answer_scores) - 1))], 3)
-                                            for p in (0.05, 0.1, 0.25, 0.5)]
+        result["answer_score_quantiles"] = [
+            round(answer_scores[int(p * (len(answer_scores) - 1))], 3) for p in (0.05, 0.1, 0.25, 0.5)
+        ]
         result["no_answer_top_scores"] = [round(s, 3) for s in no_answer_top]
         self.stdout.write(json.dumps(result))

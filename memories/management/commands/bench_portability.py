@@ -57,7 +57,10 @@ def comparable_records(data: bytes) -> tuple[list[dict], list[dict]]:
         out.append(record)
     for session in sessions:
         session.pop("id")
-    key = lambda r: (r["createdAt"], r["contentHash"], json.dumps(r, sort_keys=True))
+
+    def key(r):
+        return (r["createdAt"], r["contentHash"], json.dumps(r, sort_keys=True))
+
     return sorted(out, key=key), sorted(sessions, key=lambda s: (s["createdAt"], s["title"]))
 
 
@@ -106,9 +109,14 @@ class Command(BaseCommand):
             started = time.perf_counter()
             size = portability.export_to_file(owner=owner, path=path)
             seconds = time.perf_counter() - started
-        return {"export_seconds": round(seconds, 2), "export_chunks": chunks, "export_mb": round(size / 2**20, 1),
-                "export_memories_per_s": round(n / seconds, 1), "peak_rss_mb_before_export": peak_before,
-                "peak_rss_mb_after_export": _peak_mb()}
+        return {
+            "export_seconds": round(seconds, 2),
+            "export_chunks": chunks,
+            "export_mb": round(size / 2**20, 1),
+            "export_memories_per_s": round(n / seconds, 1),
+            "peak_rss_mb_before_export": peak_before,
+            "peak_rss_mb_after_export": _peak_mb(),
+        }
 
     def _build(self, owner, n: int, rng: random.Random) -> None:
         np_rng = np.random.default_rng(rng.randrange(2**32))
@@ -117,25 +125,49 @@ class Command(BaseCommand):
             count = min(1000, n - start)
             texts = [document(rng, target_chars=1500) for _ in range(count)]
             with transaction.atomic():
-                rows = Memory.objects.bulk_create([
-                    Memory(owner=owner, title=sentence(rng)[:80], content=text,
-                           content_hash=hashlib.sha256(text.encode()).hexdigest(), manual_tags=["bench"],
-                           auto_tags=[{"tag": "upload", "confidence": 1.0}], tags=["bench", "upload"],
-                           metadata={"n": start + i}, created_at=now, updated_at=now)
-                    for i, text in enumerate(texts)])
+                rows = Memory.objects.bulk_create(
+                    [
+                        Memory(
+                            owner=owner,
+                            title=sentence(rng)[:80],
+                            content=text,
+                            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+                            manual_tags=["bench"],
+                            auto_tags=[{"tag": "upload", "confidence": 1.0}],
+                            tags=["bench", "upload"],
+                            metadata={"n": start + i},
+                            created_at=now,
+                            updated_at=now,
+                        )
+                        for i, text in enumerate(texts)
+                    ]
+                )
                 vectors = np_rng.normal(size=(2 * count, 384)).astype(np.float32)
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-                with connection.cursor() as cursor, cursor.copy(
+                with (
+                    connection.cursor() as cursor,
+                    cursor.copy(
                         "COPY memories_memorychunk (owner_id, memory_id, position, text, char_start, char_end, "
-                        "text_hash, embedding, tier) FROM STDIN") as copy:
+                        "text_hash, embedding, tier) FROM STDIN"
+                    ) as copy,
+                ):
                     for i, (memory, text) in enumerate(zip(rows, texts, strict=True)):
                         half = len(text) // 2
                         for position, (a, b) in enumerate(((0, half), (half, len(text)))):
                             part = text[a:b]
-                            copy.write_row((owner.pk, memory.pk, position, part, a, b,
-                                            hashlib.sha256(part.encode()).hexdigest(),
-                                            "[" + ",".join(f"{x:.6f}" for x in vectors[2 * i + position]) + "]",
-                                            "hot"))
+                            copy.write_row(
+                                (
+                                    owner.pk,
+                                    memory.pk,
+                                    position,
+                                    part,
+                                    a,
+                                    b,
+                                    hashlib.sha256(part.encode()).hexdigest(),
+                                    "[" + ",".join(f"{x:.6f}" for x in vectors[2 * i + position]) + "]",
+                                    "hot",
+                                )
+                            )
                 lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in rows])
             self.stderr.write(f"\rbuilt {start + count}/{n} memories", ending="")
         self.stderr.write("")
@@ -145,8 +177,9 @@ class Command(BaseCommand):
     def _roundtrip(self, n: int, rng: random.Random) -> dict:
         User = get_user_model()
         User.objects.filter(username__in=ROUNDTRIP_USERS).delete()
-        source, target, plain = (User.objects.create(username=name, email=f"{name}@localhost")
-                                 for name in ROUNDTRIP_USERS)
+        source, target, plain = (
+            User.objects.create(username=name, email=f"{name}@localhost") for name in ROUNDTRIP_USERS
+        )
         try:
             embedding.embed_texts(["warm-up sentence"] * 4)
             self._mixed_account(source, n, rng)
@@ -171,13 +204,16 @@ class Command(BaseCommand):
             memory_diffs, examples = count_differences(before_memories, after_memories)
             session_diffs, session_examples = count_differences(before_sessions, after_sessions)
             return {
-                "roundtrip_created": report.created, "roundtrip_failed": report.failed,
+                "roundtrip_created": report.created,
+                "roundtrip_failed": report.failed,
                 "roundtrip_differences": memory_diffs + session_diffs,
                 "roundtrip_difference_examples": examples + session_examples,
                 "roundtrip_fields_compared": len(before_memories[0]) if before_memories else 0,
-                "reimport_created": again.created, "reimport_duplicates": again.duplicates,
+                "reimport_created": again.created,
+                "reimport_duplicates": again.duplicates,
                 "import_reusing_vectors_s": round(import_s, 2),
-                "import_embedding_s": round(plain_s, 2), "import_embedding_created": plain_report.created,
+                "import_embedding_s": round(plain_s, 2),
+                "import_embedding_created": plain_report.created,
                 "encode_only_s": round(encode_s, 2),
                 "import_overhead_ratio": round(plain_s / encode_s, 3) if encode_s else None,
             }
@@ -187,16 +223,22 @@ class Command(BaseCommand):
     def _encode_like_import(self, owner) -> float:
         """The model alone on the imported chunks, in the import's batches of memories."""
         per_memory: dict[int, list[str]] = {}
-        for memory_id, text in (MemoryChunk.objects.filter(owner=owner).order_by("memory_id", "position")
-                                .values_list("memory_id", "text")):
+        for memory_id, text in (
+            MemoryChunk.objects.filter(owner=owner).order_by("memory_id", "position").values_list("memory_id", "text")
+        ):
             per_memory.setdefault(memory_id, []).append(text)
         groups = list(per_memory.values())
         model = embedding.get_model()
         started = time.perf_counter()
         for i in range(0, len(groups), portability.IMPORT_BATCH):
-            texts = [t for group in groups[i:i + portability.IMPORT_BATCH] for t in group]
-            model.encode(texts, batch_size=settings.KYBERNESIS_EMBED_BATCH_SIZE, normalize_embeddings=True,
-                         convert_to_numpy=True, show_progress_bar=False)
+            texts = [t for group in groups[i : i + portability.IMPORT_BATCH] for t in group]
+            model.encode(
+                texts,
+                batch_size=settings.KYBERNESIS_EMBED_BATCH_SIZE,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return time.perf_counter() - started
 
     def _mixed_account(self, owner, n: int, rng: random.Random) -> None:
@@ -208,14 +250,20 @@ class Command(BaseCommand):
             text = document(rng, target_chars=rng.choice([200, 600, 1500, 3000]))
             if i % 97 == 5 and items:  # some contents repeat, as notes do
                 text = items[-1].content
-            items.append(services.MemoryInput(
-                title=sentence(rng)[:60] if i % 3 else "", content=text,
-                priority=round(rng.random(), 3) if i % 4 == 0 else None,
-                metadata={"n": i, "origin": rng.choice(["desk", "phone"]), "nested": {"k": [i, "x"]}} if i % 2 else {},
-                manual_tags=rng.sample(tags, rng.randint(0, 3))))
+            items.append(
+                services.MemoryInput(
+                    title=sentence(rng)[:60] if i % 3 else "",
+                    content=text,
+                    priority=round(rng.random(), 3) if i % 4 == 0 else None,
+                    metadata={"n": i, "origin": rng.choice(["desk", "phone"]), "nested": {"k": [i, "x"]}}
+                    if i % 2
+                    else {},
+                    manual_tags=rng.sample(tags, rng.randint(0, 3)),
+                )
+            )
         created = []
         for start in range(0, len(items), 200):
-            created += services.memory_create_many(owner=owner, items=items[start:start + 200])
+            created += services.memory_create_many(owner=owner, items=items[start : start + 200])
         session = None
         for i in range(chats):
             if i % 5 == 0:
@@ -227,7 +275,10 @@ class Command(BaseCommand):
             services.memory_archive(memory=memory, reason="deleted at the source")
         for m in [*created[::3], *created[::9]]:
             services.memory_open(memory=m)
-        services.memory_summaries_save(summaries={m.pk: (f"Summary of {m.title}", m.title[:60], m.content_hash)
-                                                  for m in created[::11]})
-        self.stderr.write(f"mixed account: {Memory.objects.filter(owner=owner).count()} memories, "
-                          f"{ChatSession.objects.filter(owner=owner).count()} chat sessions")
+        services.memory_summaries_save(
+            summaries={m.pk: (f"Summary of {m.title}", m.title[:60], m.content_hash) for m in created[::11]}
+        )
+        self.stderr.write(
+            f"mixed account: {Memory.objects.filter(owner=owner).count()} memories, "
+            f"{ChatSession.objects.filter(owner=owner).count()} chat sessions"
+        )

@@ -43,12 +43,26 @@ class Command(BaseCommand):
         parser.add_argument("--queries", type=int, default=0, help="only the first N judged queries (0: all)")
         parser.add_argument("--user", default=BENCH_USER)
         parser.add_argument("--reload", action="store_true", help="drop the loaded corpus and ingest it again")
-        parser.add_argument("--min-score", type=float, default=None,
-                            help="relevance floor for the floored figures (default: the setting)")
+        parser.add_argument(
+            "--min-score",
+            type=float,
+            default=None,
+            help="relevance floor for the floored figures (default: the setting)",
+        )
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
 
-    def handle(self, *args, data: str, docs: int, queries: int, user: str, reload: bool, min_score: float | None,
-               lexical_form: str | None, **options):
+    def handle(
+        self,
+        *args,
+        data: str,
+        docs: int,
+        queries: int,
+        user: str,
+        reload: bool,
+        min_score: float | None,
+        lexical_form: str | None,
+        **options,
+    ):
         if lexical_form:
             search.LEXICAL_FORM = lexical_form
         floor = search.default_min_score() if min_score is None else min_score
@@ -60,8 +74,9 @@ class Command(BaseCommand):
             corpus = corpus[:docs]
         qrels = read_qrels(folder / "qrels.tsv")
         doc_ids = {doc["_id"] for doc in corpus}
-        all_queries = [q for q in read_jsonl(folder / "queries.jsonl")
-                       if q["_id"] in qrels and set(qrels[q["_id"]]) & doc_ids]
+        all_queries = [
+            q for q in read_jsonl(folder / "queries.jsonl") if q["_id"] in qrels and set(qrels[q["_id"]]) & doc_ids
+        ]
         if queries:
             all_queries = all_queries[:queries]
 
@@ -80,16 +95,25 @@ class Command(BaseCommand):
         for q in all_queries:
             vector = embedding.embed_query(q["text"])
             for name, weights in variants.items():
-                response = hybrid_search(owner, q["text"][:2000], limit=100, group_by="memory",
-                                         query_vector=vector, weights=weights, min_score=0.0)
+                response = hybrid_search(
+                    owner,
+                    q["text"][:2000],
+                    limit=100,
+                    group_by="memory",
+                    query_vector=vector,
+                    weights=weights,
+                    min_score=0.0,
+                )
                 ranked = [memory_doc[r.memory_id] for r in response.results]
                 totals[name]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
                 totals[name]["recall"] += recall_at(ranked, qrels[q["_id"]], 100)
                 if name == "hybrid":
-                    relevant_scores += [r.hybrid_score for r in response.results[:10]
-                                        if memory_doc[r.memory_id] in qrels[q["_id"]]]
-            response = hybrid_search(owner, q["text"][:2000], limit=10, group_by="memory",
-                                     query_vector=vector, min_score=floor)
+                    relevant_scores += [
+                        r.hybrid_score for r in response.results[:10] if memory_doc[r.memory_id] in qrels[q["_id"]]
+                    ]
+            response = hybrid_search(
+                owner, q["text"][:2000], limit=10, group_by="memory", query_vector=vector, min_score=floor
+            )
             ranked = [memory_doc[r.memory_id] for r in response.results]
             totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
             empty += not ranked
@@ -108,8 +132,11 @@ class Command(BaseCommand):
             # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.
             "relevant_in_top10_below_floor": floored_relevant,
             "relevant_in_top10": len(relevant_scores),
-            "relevant_score_quantiles": [round(sorted(relevant_scores)[int(p * (len(relevant_scores) - 1))], 3)
-                                         for p in (0.01, 0.05, 0.1, 0.5)] if relevant_scores else [],
+            "relevant_score_quantiles": [
+                round(sorted(relevant_scores)[int(p * (len(relevant_scores) - 1))], 3) for p in (0.01, 0.05, 0.1, 0.5)
+            ]
+            if relevant_scores
+            else [],
             "queries": len(all_queries),
             "docs": len(corpus),
             "ingest_s": round(ingest_s, 1),
@@ -124,13 +151,18 @@ class Command(BaseCommand):
         missing = [doc for doc in corpus if doc["_id"] not in loaded]
         started = time.perf_counter()
         for start in range(0, len(missing), 64):
-            batch = missing[start:start + 64]
-            memory_create_many(owner=owner, items=[
-                MemoryInput(title=(doc.get("title") or doc["_id"])[:500],
-                            content=f"{doc.get('title', '')}\n\n{doc['text']}".strip(),
-                            metadata={"beirId": doc["_id"]})
-                for doc in batch
-            ])
+            batch = missing[start : start + 64]
+            memory_create_many(
+                owner=owner,
+                items=[
+                    MemoryInput(
+                        title=(doc.get("title") or doc["_id"])[:500],
+                        content=f"{doc.get('title', '')}\n\n{doc['text']}".strip(),
+                        metadata={"beirId": doc["_id"]},
+                    )
+                    for doc in batch
+                ],
+            )
             self.stderr.write(f"\ringested {start + len(batch)}/{len(missing)}", ending="")
         if missing:
             self.stderr.write("")

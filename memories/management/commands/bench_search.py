@@ -40,8 +40,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, chunks: int, queries: int, seed: int, rebuild: bool, **options):
         rng = random.Random(seed)
-        owner, _ = get_user_model().objects.get_or_create(username=BENCH_USER,
-                                                          defaults={"email": "bench-search@localhost"})
+        owner, _ = get_user_model().objects.get_or_create(
+            username=BENCH_USER, defaults={"email": "bench-search@localhost"}
+        )
         if rebuild:
             Memory.objects.filter(owner=owner).delete()
         have = MemoryChunk.objects.filter(owner=owner).count()
@@ -51,7 +52,7 @@ class Command(BaseCommand):
 
         np_rng = np.random.default_rng(seed)
         sample = list(MemoryChunk.objects.filter(owner=owner).order_by("?").values_list("embedding", flat=True)[:64])
-        texts = [" ".join(sentence(rng).split()[:rng.randint(2, 6)]) for _ in range(queries)]
+        texts = [" ".join(sentence(rng).split()[: rng.randint(2, 6)]) for _ in range(queries)]
         vectors = []
         for _ in range(queries):
             # A query near a real chunk (as real queries are), not a uniformly random point.
@@ -75,12 +76,18 @@ class Command(BaseCommand):
 
         timings.sort()
         pct = lambda p: round(timings[min(len(timings) - 1, int(p / 100 * len(timings)))], 2)  # noqa: E731
-        self.stdout.write(json.dumps({
-            "chunks": MemoryChunk.objects.filter(owner=owner).count(),
-            "p50_ms": pct(50), "p95_ms": pct(95), "p99_ms": pct(99),
-            "embed_query_ms": round(statistics.median(embed_times), 2),
-            "queries": len(timings),
-        }))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "chunks": MemoryChunk.objects.filter(owner=owner).count(),
+                    "p50_ms": pct(50),
+                    "p95_ms": pct(95),
+                    "p99_ms": pct(99),
+                    "embed_query_ms": round(statistics.median(embed_times), 2),
+                    "queries": len(timings),
+                }
+            )
+        )
 
     def _build(self, owner, chunks: int, rng: random.Random) -> None:
         np_rng = np.random.default_rng(rng.randrange(2**32))
@@ -90,25 +97,46 @@ class Command(BaseCommand):
             n = min(BATCH, chunks - built)
             n_memories = -(-n // CHUNKS_PER_MEMORY)
             with transaction.atomic():
-                memories = Memory.objects.bulk_create([
-                    Memory(owner=owner, title=sentence(rng)[:80], content="(synthetic benchmark memory)",
-                           content_hash=hashlib.sha256(f"{built}-{i}".encode()).hexdigest(),
-                           auto_tags=[{"tag": "upload", "confidence": 1.0}], tags=["upload"],
-                           created_at=now, updated_at=now)
-                    for i in range(n_memories)
-                ])
+                memories = Memory.objects.bulk_create(
+                    [
+                        Memory(
+                            owner=owner,
+                            title=sentence(rng)[:80],
+                            content="(synthetic benchmark memory)",
+                            content_hash=hashlib.sha256(f"{built}-{i}".encode()).hexdigest(),
+                            auto_tags=[{"tag": "upload", "confidence": 1.0}],
+                            tags=["upload"],
+                            created_at=now,
+                            updated_at=now,
+                        )
+                        for i in range(n_memories)
+                    ]
+                )
                 vectors = np_rng.normal(size=(n, 384)).astype(np.float32)
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-                with connection.cursor() as cursor, cursor.copy(
-                    "COPY memories_memorychunk (owner_id, memory_id, position, text, char_start, char_end, "
-                    "text_hash, embedding, embedding_model, tier) FROM STDIN"
-                ) as copy:
+                with (
+                    connection.cursor() as cursor,
+                    cursor.copy(
+                        "COPY memories_memorychunk (owner_id, memory_id, position, text, char_start, char_end, "
+                        "text_hash, embedding, embedding_model, tier) FROM STDIN"
+                    ) as copy,
+                ):
                     for i in range(n):
                         text = " ".join(sentence(rng) for _ in range(rng.randint(4, 8)))
-                        copy.write_row((owner.pk, memories[i // CHUNKS_PER_MEMORY].pk, i % CHUNKS_PER_MEMORY,
-                                        text, 0, len(text), hashlib.sha256(text.encode()).hexdigest(),
-                                        "[" + ",".join(f"{x:.6f}" for x in vectors[i]) + "]",
-                                        embedding.model_name(), "hot"))
+                        copy.write_row(
+                            (
+                                owner.pk,
+                                memories[i // CHUNKS_PER_MEMORY].pk,
+                                i % CHUNKS_PER_MEMORY,
+                                text,
+                                0,
+                                len(text),
+                                hashlib.sha256(text.encode()).hexdigest(),
+                                "[" + ",".join(f"{x:.6f}" for x in vectors[i]) + "]",
+                                embedding.model_name(),
+                                "hot",
+                            )
+                        )
                 lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
             built += n
             self.stderr.write(f"\rbuilt {built}/{chunks} chunks", ending="")

@@ -31,7 +31,7 @@ def embedding_keywords(text: str, *, limit: int, diversity: float = 0.5) -> list
     counts: Counter[str] = Counter()
     for n in (1, 2):
         for i in range(len(words) - n + 1):
-            tag = keyword_tag(" ".join(words[i:i + n]))
+            tag = keyword_tag(" ".join(words[i : i + n]))
             if tag:
                 counts[tag] += 1
     candidates = [tag for tag, _ in counts.most_common(20)]
@@ -95,5 +95,6 @@ class Command(BaseCommand):
         content_keywords("warm up the extractor", limit=1)
         yake_result = measure(sample, lambda t: [i["tag"] for i in content_keywords(t, limit=TAGS_PER_DOC)])
         embed_result = measure(sample, lambda t: embedding_keywords(t, limit=TAGS_PER_DOC))
-        self.stdout.write(json.dumps({"docs": len(sample), "yake": yake_result, "embedding": embed_result,
-                                      "chosen": "yake"}))
+        self.stdout.write(
+            json.dumps({"docs": len(sample), "yake": yake_result, "embedding": embed_result, "chosen": "yake"})
+        )

@@ -10,15 +10,19 @@ from memories import embedding
 
 
 class Command(BaseCommand):
-    help = ("Build the ONNX embedding model into KYBERNESIS_EMBEDDING_CACHE_DIR if it is missing or damaged, "
-            "check it, and print the backend that serves (torch when the build failed).")
+    help = (
+        "Build the ONNX embedding model into KYBERNESIS_EMBEDDING_CACHE_DIR if it is missing or damaged, "
+        "check it, and print the backend that serves (torch when the build failed)."
+    )
 
     def handle(self, *args, **options):
         started = time.monotonic()
         embedding.embed_query("warm up")
         active = embedding.backend()
         if active != embedding.configured_backend():
-            self.stderr.write(f"the {embedding.configured_backend()} backend is unavailable; torch serves instead "
-                              "(see the warning above)")
+            self.stderr.write(
+                f"the {embedding.configured_backend()} backend is unavailable; torch serves instead "
+                "(see the warning above)"
+            )
         self.stderr.write(f"embedding model ready in {time.monotonic() - started:.1f} s")
         self.stdout.write(embedding.backend_id())

@@ -25,8 +25,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--user", required=True, help="Username or email address.")
         parser.add_argument("--output", "-o", help="The zip to write (default: kybernesis-export-<id>-<time>.zip).")
-        parser.add_argument("--no-vectors", action="store_true",
-                            help="Leave the chunk embeddings out (smaller; an import then embeds again).")
+        parser.add_argument(
+            "--no-vectors",
+            action="store_true",
+            help="Leave the chunk embeddings out (smaller; an import then embeds again).",
+        )
 
     def handle(self, *args, user: str, output: str | None, no_vectors: bool, **options):
         owner = find_user(user)

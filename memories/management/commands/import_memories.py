@@ -7,13 +7,15 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.services import portability
 from memories.management.commands.export_memories import find_user
+from memories.services import portability
 
 
 class Command(BaseCommand):
-    help = ("Import into a user's account: a Kybernesis export (.zip or its memories.jsonl) or Markdown notes "
-            "(an Obsidian vault folder or zip). Prints progress on stderr and the report as JSON on the last line.")
+    help = (
+        "Import into a user's account: a Kybernesis export (.zip or its memories.jsonl) or Markdown notes "
+        "(an Obsidian vault folder or zip). Prints progress on stderr and the report as JSON on the last line."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="The zip, .jsonl, .md file or folder of notes.")
@@ -27,8 +29,10 @@ class Command(BaseCommand):
 
         def progress(report):
             total = f"/{report.total}" if report.total is not None else ""
-            self.stderr.write(f"{report.processed}{total} read: {report.created} created, "
-                              f"{report.duplicates} duplicates, {report.failed} failed")
+            self.stderr.write(
+                f"{report.processed}{total} read: {report.created} created, "
+                f"{report.duplicates} duplicates, {report.failed} failed"
+            )
 
         report = portability.import_path(owner=owner, path=source, progress=progress)
         for error in report.errors:

@@ -11,8 +11,10 @@ from memories.services.reembed import chunks_reembed, chunks_stale_count
 
 
 class Command(BaseCommand):
-    help = ("Re-embed every chunk whose embedding key is not current (another model, backend or embedded "
-            "text). Each batch commits on its own; an interrupted run resumes where it stopped when run again.")
+    help = (
+        "Re-embed every chunk whose embedding key is not current (another model, backend or embedded "
+        "text). Each batch commits on its own; an interrupted run resumes where it stopped when run again."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=256)
@@ -33,10 +35,20 @@ class Command(BaseCommand):
 
         def report(progress):
             rate = progress.reembedded / progress.seconds if progress.seconds else 0.0
-            self.stderr.write(f"  {progress.reembedded}/{goal} re-embedded ({rate:.1f} chunks/s), "
-                              f"up to chunk id {progress.last_id}")
+            self.stderr.write(
+                f"  {progress.reembedded}/{goal} re-embedded ({rate:.1f} chunks/s), up to chunk id {progress.last_id}"
+            )
 
         progress = chunks_reembed(batch_size=batch_size, limit=limit, owner_id=user, on_batch=report)
-        self.stdout.write(json.dumps({"model": model_id, "chunks": total, "stale": stale,
-                                      "reembedded": progress.reembedded, "skipped": progress.skipped,
-                                      "seconds": round(progress.seconds, 2)}))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "model": model_id,
+                    "chunks": total,
+                    "stale": stale,
+                    "reembedded": progress.reembedded,
+                    "skipped": progress.skipped,
+                    "seconds": round(progress.seconds, 2),
+                }
+            )
+        )

@@ -44,9 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--memories", type=int, default=10_000)
         parser.add_argument("--data", default="../shared/bench/scifact")
         parser.add_argument("--user", default=BENCH_USER)
-        parser.add_argument("--via-worker", action="store_true",
-                            help="run each cycle as the scheduled task does: in a child process of its own "
-                                 "(sleep.child), started and waited for here")
+        parser.add_argument(
+            "--via-worker",
+            action="store_true",
+            help="run each cycle as the scheduled task does: in a child process of its own "
+            "(sleep.child), started and waited for here",
+        )
 
     def handle(self, *args, memories, data, user, via_worker=False, **options):
         self.via_worker = via_worker
@@ -59,26 +62,39 @@ class Command(BaseCommand):
             started = time.perf_counter()
             texts = short_texts(Path(data), memories)
             for start in range(0, memories, 500):
-                memory_create_many(owner=owner, items=[MemoryInput(title=t, content=c, source="chat")
-                                                       for t, c in texts[start:start + 500]])
+                memory_create_many(
+                    owner=owner,
+                    items=[MemoryInput(title=t, content=c, source="chat") for t, c in texts[start : start + 500]],
+                )
             self.stderr.write(f"seeded {memories} memories in {time.perf_counter() - started:.1f} s")
         self._make_everything_due(owner)
         full = self._cycle(owner)
         idle = self._cycle(owner)
         steps = {s.step: round(s.metrics.get("duration_ms", 0) / 1000, 2) for s in full.steps.order_by("position")}
         idle_steps = {s.step: round(s.metrics.get("duration_ms", 0) / 1000, 3) for s in idle.steps.order_by("position")}
-        self.stderr.write(f"full: {full.status}, {full.tasks_completed} tasks, {full.tasks_failed} failed; "
-                          f"idle steps: {idle_steps}")
-        self.stdout.write(json.dumps({"memories": memories, "full_cycle_s": round(full.duration_seconds, 2),
-                                      "idle_cycle_s": round(idle.duration_seconds, 2), "steps": steps,
-                                      "idle_steps": idle_steps, "failed": full.tasks_failed,
-                                      "path": "child process (scheduled)" if via_worker else "in process"}))
+        self.stderr.write(
+            f"full: {full.status}, {full.tasks_completed} tasks, {full.tasks_failed} failed; idle steps: {idle_steps}"
+        )
+        self.stdout.write(
+            json.dumps(
+                {
+                    "memories": memories,
+                    "full_cycle_s": round(full.duration_seconds, 2),
+                    "idle_cycle_s": round(idle.duration_seconds, 2),
+                    "steps": steps,
+                    "idle_steps": idle_steps,
+                    "failed": full.tasks_failed,
+                    "path": "child process (scheduled)" if via_worker else "in process",
+                }
+            )
+        )
 
     def _make_everything_due(self, owner) -> None:
         from graph.models import Entity, MemoryExtraction, MemoryLink
 
-        Memory.objects.filter(owner=owner).update(auto_tagged_at=timezone.now() - timedelta(days=8), summary="",
-                                                  preview="", summarized_hash="")
+        Memory.objects.filter(owner=owner).update(
+            auto_tagged_at=timezone.now() - timedelta(days=8), summary="", preview="", summarized_hash=""
+        )
         MemoryExtraction.objects.filter(memory__owner=owner).delete()
         MemoryLink.objects.filter(owner=owner).delete()
         Entity.objects.filter(owner=owner).delete()

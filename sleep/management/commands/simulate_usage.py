@@ -30,18 +30,26 @@ class Command(BaseCommand):
         parser.add_argument("--keep", action="store_true", help="keep the simulated user")
 
     def handle(self, *args, days, initial, new_per_day, opens_per_day, seed, chart, keep, **options):
-        if not 1 <= days <= 3650 or not 1 <= initial <= 10_000 or not 0 <= new_per_day <= 100 \
-                or not 0 <= opens_per_day <= 1000:
+        if (
+            not 1 <= days <= 3650
+            or not 1 <= initial <= 10_000
+            or not 0 <= new_per_day <= 100
+            or not 0 <= opens_per_day <= 1000
+        ):
             raise CommandError("--days 1..3650, --initial 1..10000, --new-per-day 0..100, --opens-per-day 0..1000")
-        owner = get_user_model().objects.create(username=f"simulate-{uuid.uuid4().hex[:8]}",
-                                                email="simulate@localhost")
+        owner = get_user_model().objects.create(username=f"simulate-{uuid.uuid4().hex[:8]}", email="simulate@localhost")
         sim = Simulation(days=days, initial=initial, new_per_day=new_per_day, opens_per_day=opens_per_day, seed=seed)
         start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days + 1)
         try:
-            weeks = run(owner=owner, sim=sim, start=start,
-                        progress=lambda week: self.stderr.write(
-                            f"week {week['week']}: {week['hot']} hot, {week['warm']} warm, "
-                            f"{week['archive']} archive, {week['links']} links"))
+            weeks = run(
+                owner=owner,
+                sim=sim,
+                start=start,
+                progress=lambda week: self.stderr.write(
+                    f"week {week['week']}: {week['hot']} hot, {week['warm']} warm, "
+                    f"{week['archive']} archive, {week['links']} links"
+                ),
+            )
         finally:
             if not keep:
                 owner.delete()

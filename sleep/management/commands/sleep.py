@@ -31,6 +31,15 @@ class Command(BaseCommand):
                 raise CommandError("another worker is running a sleep cycle; try again when it ends")
             run.refresh_from_db()
         steps = {s.step: {"status": s.status, **s.metrics} for s in run.steps.order_by("position")}
-        self.stdout.write(json.dumps({"id": run.pk, "status": run.status, "tasksCompleted": run.tasks_completed,
-                                      "tasksFailed": run.tasks_failed, "durationSeconds": run.duration_seconds,
-                                      "steps": steps}))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "id": run.pk,
+                    "status": run.status,
+                    "tasksCompleted": run.tasks_completed,
+                    "tasksFailed": run.tasks_failed,
+                    "durationSeconds": run.duration_seconds,
+                    "steps": steps,
+                }
+            )
+        )

@@ -23,5 +23,14 @@ class Command(BaseCommand):
         if run is None:
             self.stdout.write(json.dumps({"id": run_id, "status": "busy"}))
             return
-        self.stdout.write(json.dumps({"id": run.pk, "status": run.status, "durationSeconds": run.duration_seconds,
-                                      "tasksCompleted": run.tasks_completed, "tasksFailed": run.tasks_failed}))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "id": run.pk,
+                    "status": run.status,
+                    "durationSeconds": run.duration_seconds,
+                    "tasksCompleted": run.tasks_completed,
+                    "tasksFailed": run.tasks_failed,
+                }
+            )
+        )
