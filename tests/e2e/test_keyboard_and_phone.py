@@ -60,7 +60,7 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     remove.focus()
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "![...document.querySelectorAll('#tag-editor .tag-manual')].some((a) => a.textContent === 'plants')"
+        "() => ![...document.querySelectorAll('#tag-editor .tag-manual')].some((a) => a.textContent === 'plants')"
     )
     assert page.locator("#live-status").inner_text() in ("", "Removed tag plants.")
     focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
@@ -71,7 +71,7 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     toggle = f"pin-toggle-{memory.pk}"
     page.focus(f"#{toggle}")
     page.keyboard.press("Enter")
-    page.wait_for_function(f"document.getElementById('{toggle}').getAttribute('aria-pressed') === 'false'")
+    page.wait_for_function(f"() => document.getElementById('{toggle}').getAttribute('aria-pressed') === 'false'")
     assert page.evaluate(FOCUSED_ID) == toggle
 
 
