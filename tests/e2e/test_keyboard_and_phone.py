@@ -14,6 +14,13 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 FOCUSED_ID = "document.activeElement && document.activeElement.id"
 
 
+def wait_for_focus(page, element_id: str) -> None:
+    """Focus is put back after htmx settles a swap, a moment after the new content shows: wait for it."""
+    page.wait_for_function(
+        "(id) => document.activeElement && document.activeElement.id === id", arg=element_id, timeout=5000
+    )
+
+
 def test_phone_nav_collapses_and_opens(browser, live_server, artifacts):
     user = UserFactory()
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 800})
@@ -48,13 +55,13 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     page.focus(f"#{pin}")
     page.keyboard.press("Enter")
     page.locator(".tier-card .badge.pinned").wait_for()
-    assert page.evaluate(FOCUSED_ID) == pin
+    wait_for_focus(page, pin)
 
     page.focus(f"#tag-input-{memory.pk}")
     page.keyboard.type("roses")
     page.keyboard.press("Enter")
     page.locator("#tag-editor .tag-manual", has_text="roses").wait_for()
-    assert page.evaluate(FOCUSED_ID) == f"tag-input-{memory.pk}"
+    wait_for_focus(page, f"tag-input-{memory.pk}")
 
     remove = page.locator("#tag-editor .chip-remove").nth(1)  # "plants"
     remove.focus()
@@ -75,7 +82,7 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     page.focus(f"#{toggle}")
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => document.getElementById('{toggle}').getAttribute('aria-pressed') === 'false'")
-    assert page.evaluate(FOCUSED_ID) == toggle
+    wait_for_focus(page, toggle)
 
 
 def test_enter_sends_and_shift_enter_adds_a_line_in_the_chat(page):
