@@ -29,11 +29,8 @@ class BulkResult:
     undo: dict = field(default_factory=dict)  # JSON-serialisable: what memories_bulk_undo needs
 
 
-def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResult:  # noqa: C901 - one branch per bulk action
-    """Apply one action to the owner's selected memories. Ids that are not the owner's are ignored,
-    as if they did not exist. Returns what changed and how to undo it."""
-    if action not in ACTIONS:
-        raise MemoryInputError(f"unknown action '{action}'; choose one of {', '.join(ACTIONS)}", field="action")
+def _selected_ids(memory_ids) -> list[int]:
+    """The ticked ids, checked the same way by the preview and the action."""
     try:
         ids = sorted({int(i) for i in memory_ids})
     except (TypeError, ValueError):
@@ -42,6 +39,15 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
         raise MemoryInputError("select at least one memory first", field="ids")
     if len(ids) > MAX_SELECTED:
         raise MemoryInputError(f"select at most {MAX_SELECTED} memories at once", field="ids")
+    return ids
+
+
+def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResult:
+    """Apply one action to the owner's selected memories. Ids that are not the owner's are ignored,
+    as if they did not exist. Returns what changed and how to undo it."""
+    if action not in ACTIONS:
+        raise MemoryInputError(f"unknown action '{action}'; choose one of {', '.join(ACTIONS)}", field="action")
+    ids = _selected_ids(memory_ids)
     memories = list(Memory.objects.for_user(owner).filter(pk__in=ids).order_by("pk"))
     if not memories:
         raise MemoryInputError("none of the selected memories exist any more", field="ids")
@@ -140,14 +146,7 @@ def memories_bulk_preview(*, owner, memory_ids, action: str, tag: str = "") -> l
     selected memories for the confirmation page."""
     if action not in ACTIONS:
         raise MemoryInputError(f"choose an action: {', '.join(ACTIONS)}", field="action")
-    try:
-        ids = sorted({int(i) for i in memory_ids})
-    except (TypeError, ValueError):
-        raise MemoryInputError("the selection holds something that is not a memory id", field="ids") from None
-    if not ids:
-        raise MemoryInputError("select at least one memory first", field="ids")
-    if len(ids) > MAX_SELECTED:
-        raise MemoryInputError(f"select at most {MAX_SELECTED} memories at once", field="ids")
+    ids = _selected_ids(memory_ids)
     if action == "tag":
         try:
             normalize_tag(tag)
