@@ -1,7 +1,7 @@
 """Project middleware."""
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequiredMiddleware
-from django.http import multipartparser
+from django.http import JsonResponse, multipartparser
 from django.http.multipartparser import MultiPartParser
 from django.utils.datastructures import ImmutableList
 from django.utils.encoding import force_str
@@ -56,3 +56,42 @@ class UploadClientNamesMiddleware:
 
         request.parse_file_upload = parse_file_upload
         return self.get_response(request)
+
+
+class ApiJsonErrorsMiddleware:
+    """Every answer under /api/ is JSON, errors included. Django answers an unknown API path with the
+    site's HTML 404 page and django-ninja a wrong method with a plain-text 405; an API client would
+    then have to parse HTML. Such answers become `{"detail": ...}` with the same status (and the same
+    Allow header); JSON answers pass untouched."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            request.path_info.startswith("/api/")
+            and response.status_code >= 400
+            and not response.get("Content-Type", "").startswith("application/json")
+            and not getattr(response, "streaming", False)
+        ):
+            return self._as_json(request, response)
+        return response
+
+    @staticmethod
+    def _as_json(request, response):
+        status = response.status_code
+        if status == 404:
+            detail = f"Not found: there is no API route {request.method} {request.path_info}. See /api/v1/docs."
+        elif status == 405:
+            allowed = response.get("Allow", "")
+            detail = f"Method {request.method} is not allowed on {request.path_info}" + (
+                f"; allowed: {allowed}." if allowed else "."
+            )
+        else:
+            detail = response.reason_phrase or "Error"
+        converted = JsonResponse({"detail": detail}, status=status)
+        for header in ("Allow", "Retry-After", "WWW-Authenticate"):
+            if header in response:
+                converted[header] = response[header]
+        return converted

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "kybernesis.unavailable.DatabaseUnavailableMiddleware",
+    "kybernesis.middleware.ApiJsonErrorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "kybernesis.csp.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -21,6 +21,11 @@ def test_sentences_are_split_by_spacy_and_by_blank_lines():
     assert split_sentences(text) == ["Dr. Smith arrived at 9 a.m. on Monday.", "He left early.", "Budget: 18,000 euros"]
 
 
+def test_markdown_headings_are_never_sentences():
+    text = "# Mortgage comparison\n\nBank A offers a fixed rate of 3.4%.\n## Decision\nWe took Bank A."
+    assert split_sentences(text) == ["Bank A offers a fixed rate of 3.4%.", "We took Bank A."]
+
+
 @pytest.mark.parametrize(
     ("sentence", "question"),
     [

@@ -1,0 +1,34 @@
+"""Every answer under /api/ is JSON, also for a route that does not exist or a wrong method."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def test_unknown_api_route_is_a_json_404(client):
+    response = client.get("/api/v1/no-such-thing")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert "no API route GET /api/v1/no-such-thing" in response.json()["detail"]
+
+
+def test_wrong_method_is_a_json_405_with_allow(client):
+    response = client.delete("/api/v1/search?q=x")
+    assert response.status_code == 405
+    assert response["Content-Type"].startswith("application/json")
+    assert "DELETE is not allowed" in response.json()["detail"]
+    assert "GET" in response["Allow"]
+
+
+def test_pages_keep_their_html_404(client, django_user_model):
+    user = django_user_model.objects.create_user("pat", "pat@example.com", "pw-long-enough-1")
+    client.force_login(user)
+    response = client.get("/memories/999999/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+
+
+def test_json_errors_pass_untouched(client):
+    response = client.get("/api/v1/memories")
+    assert response.status_code == 401
+    assert response["Content-Type"].startswith("application/json")
