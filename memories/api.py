@@ -9,7 +9,7 @@ from pydantic import Field
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import search, selectors, services
+from memories import answers, search, selectors, services
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -165,15 +165,18 @@ def upload_status(request: HttpRequest, job_id: Id):
 
 @router.post("/chat/messages", response={201: ChatMessageOut, **ERRORS}, summary="Send a chat message")
 def chat_send(request: HttpRequest, payload: ChatMessageIn):
-    """Stores the message as a memory and replies with the most related memories you already have."""
+    """Stores the message as a memory and replies as the chat page does: an extractive answer (the
+    sentences from your memories that best answer it, each with its memory and chunk; questions you
+    typed before are never cited), then the most related memories you already have."""
     session = (
         selectors.chat_session_get(user=request.auth, session_id=payload.sessionId)
         if payload.sessionId is not None
         else None
     )
     session, memory = services.chat_message_send(owner=request.auth, content=payload.content, session=session)
+    answer = answers.answer_question(user=request.auth, question=memory.content, exclude_memory_ids=[memory.pk])
     related = selectors.memory_related(user=request.auth, memory=memory)
-    return Status(201, {"session_id": session.pk, "memory": memory, "related": related})
+    return Status(201, {"session_id": session.pk, "memory": memory, "answer": answer.sentences, "related": related})
 
 
 @router.get("/chat/sessions", response={200: ChatSessionListOut, **ERRORS}, summary="List chat sessions")

@@ -191,9 +191,33 @@ class RelatedMemoryOut(OutSchema):
         return item["memory"].tier
 
 
+class AnswerSentenceOut(OutSchema):
+    """One sentence of the extractive answer (memories.answers.AnswerSentence)."""
+
+    text: str = Field(description="The sentence, quoted from one of your memories")
+    memory_id: int
+    memory_title: str
+    chunk_index: int = Field(description="Position of the chunk the sentence is in (0-based)")
+    url: str = Field(description="Opens the memory at that chunk; following it counts as an access")
+    score: float = Field(description="How well the sentence answers the message (meaning, shared words, chunk score)")
+
+    @staticmethod
+    def resolve_chunk_index(item) -> int:
+        return item.chunk_position
+
+    @staticmethod
+    def resolve_url(item) -> str:
+        from memories.search import result_url
+
+        return result_url(item.memory_id, item.chunk_position)
+
+
 class ChatMessageOut(OutSchema):
     session_id: int
     memory: MemoryDetailOut
+    answer: list[AnswerSentenceOut] = Field(
+        description="The 1-3 sentences from your memories that best answer the message (empty when none does)"
+    )
     related: list[RelatedMemoryOut]
 
 

@@ -50,6 +50,17 @@ def test_the_api_replies_with_related_memories(api, user, other_user):
     titles = [item["title"] for item in body["related"]]
     assert titles == ["Budget"], "unrelated bread and another user's memory are left out"
     assert all(0 <= item["score"] <= 1 for item in body["related"])
+    [lead, *_] = body["answer"]
+    assert lead["text"] == "The marketing budget for the product launch is 50,000 euros."
+    assert lead["memoryTitle"] == "Budget" and lead["chunkIndex"] == 0
+    assert lead["url"] == f"/memories/{lead['memoryId']}/open?chunk=0"
+    assert all("Secret" not in s["text"] for s in body["answer"]), "another user's memory is never cited"
+
+
+def test_the_api_answer_is_empty_when_nothing_answers(api, user):
+    make_memory(user, content="Recipe: bake the sourdough bread at 230 degrees for 40 minutes.", title="Bread")
+    body = api.post("/api/v1/chat/messages", {"content": "What is the capital of Peru?"}).json()
+    assert body["answer"] == []
 
 
 def test_sessions_are_listed_and_reopened(api):
