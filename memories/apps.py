@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from core.schedules import ensure_after_migrate
+
 
 class MemoriesConfig(AppConfig):
     name = "memories"
@@ -7,3 +9,5 @@ class MemoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from memories import signals  # noqa: F401 - connects the receivers
+
+        ensure_after_migrate(self, "memories.services.jobs.jobs_schedule_ensure")

@@ -234,6 +234,8 @@ class UploadJob(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     memory = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Times the job was queued again after its worker stopped (memories.services.jobs).
+    recoveries = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -326,6 +328,8 @@ class ImportJob(models.Model):
     duplicates = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)  # [{"item": label, "error": reason}], the first 1,000
+    # Times the job was queued again after its worker stopped (memories.services.jobs).
+    recoveries = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)

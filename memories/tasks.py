@@ -1,7 +1,7 @@
 """django-q2 entry points for memories: ids in, call a service."""
 
 from memories import services
-from memories.services import portability
+from memories.services import jobs, portability
 
 
 def ingest_upload(job_id: int) -> None:
@@ -10,3 +10,7 @@ def ingest_upload(job_id: int) -> None:
 
 def import_run(job_id: int) -> None:
     portability.import_job_run(job_id=job_id)
+
+
+def jobs_recover() -> None:
+    jobs.jobs_recover_stalled()

@@ -1,0 +1,116 @@
+"""Upload and import jobs whose worker stopped are queued again, so none stays "processing" forever.
+
+A queued upload or import runs in a django-q2 worker. If that worker is killed (out of memory, a
+restart, a deploy) or the task outlives its timeout, the job row stays "processing"/"running", and
+the task's retry finds a job that is no longer pending and leaves it alone. Every few minutes
+`jobs_recover_stalled` looks for jobs that made no progress for longer than any live run could:
+
+- a job still "pending" long after it was queued (its task was lost) is queued again;
+- a job "processing"/"running" with no progress is put back to "pending" and queued again.
+
+Re-running is safe because both paths are idempotent by content hash: a memory the first run already
+stored is found as a duplicate, never created twice (an upload job links to it; a resumed import
+counts it among the duplicates). Each job is recovered at most
+KYBERNESIS_JOB_MAX_RECOVERIES times; after that it fails with a reason instead of looping.
+
+The claim is one conditional UPDATE on (id, status, updated_at), so two workers sweeping at once
+recover a job once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from core.schedules import schedule_ensure
+from memories.models import ImportJob, UploadJob
+
+logger = logging.getLogger(__name__)
+
+SCHEDULE_NAME = "memories: queue again the uploads and imports whose worker stopped"
+
+# Seconds past a task's timeout before its job counts as abandoned: django-q2's claim on a task
+# outlives the timeout by 120 s (core.queue), and the sweep itself runs every few minutes.
+_GRACE_SECONDS = 180
+
+
+def _upload_stale_after() -> timedelta:
+    # An upload writes nothing while its one memory is embedded, so only its timeout bounds it.
+    return timedelta(seconds=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT + _GRACE_SECONDS)
+
+
+def _import_stale_after() -> timedelta:
+    # An import saves its progress after every item: a long silence means its worker is gone.
+    return timedelta(minutes=settings.KYBERNESIS_IMPORT_STALE_MINUTES)
+
+
+def _enqueue_upload(job_id: int) -> None:
+    async_task(
+        "memories.tasks.ingest_upload",
+        job_id,
+        task_name=f"ingest upload {job_id} (recovered)",
+        timeout=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT,
+    )
+
+
+def _enqueue_import(job_id: int) -> None:
+    async_task("memories.tasks.import_run", job_id, task_name=f"import {job_id} (recovered)")
+
+
+_KINDS = (
+    # model, statuses a stopped worker leaves behind, how long until stale, how to queue again
+    (UploadJob, (UploadJob.Status.PENDING, UploadJob.Status.PROCESSING), _upload_stale_after, _enqueue_upload),
+    (ImportJob, (ImportJob.Status.PENDING, ImportJob.Status.RUNNING), _import_stale_after, _enqueue_import),
+)
+
+
+def jobs_recover_stalled(*, now=None) -> dict[str, int]:
+    """Queue again every stalled upload and import job (see the module doc); returns counts."""
+    now = now or timezone.now()
+    counts = {"uploads_requeued": 0, "imports_requeued": 0, "failed": 0}
+    for model, statuses, stale_after, enqueue in _KINDS:
+        stalled = model.objects.filter(status__in=statuses, updated_at__lt=now - stale_after()).values_list(
+            "pk", "status", "updated_at", "recoveries"
+        )
+        for pk, status, updated_at, recoveries in stalled:
+            outcome = _recover(model, pk, status, updated_at, recoveries, now=now, enqueue=enqueue)
+            if outcome == "failed":
+                counts["failed"] += 1
+            elif outcome == "requeued":
+                counts["uploads_requeued" if model is UploadJob else "imports_requeued"] += 1
+    if any(counts.values()):
+        logger.warning("stalled jobs: %s", counts)
+    return counts
+
+
+def _recover(model, pk: int, status: str, updated_at, recoveries: int, *, now, enqueue) -> str | None:
+    claim = model.objects.filter(pk=pk, status=status, updated_at=updated_at)
+    with transaction.atomic():
+        if recoveries >= settings.KYBERNESIS_JOB_MAX_RECOVERIES:
+            finished = {"finished_at": now} if model is ImportJob else {}
+            claimed = claim.update(
+                status=model.Status.FAILED,
+                **finished,
+                error=(
+                    f"the worker stopped {recoveries + 1} times while processing this job, so it was given "
+                    "up; a file this large may need a longer task timeout"
+                ),
+                updated_at=now,
+            )
+            return "failed" if claimed else None
+        claimed = claim.update(status=model.Status.PENDING, recoveries=recoveries + 1, updated_at=now)
+        if claimed:
+            transaction.on_commit(lambda: enqueue(pk))
+    return "requeued" if claimed else None
+
+
+def jobs_schedule_ensure() -> None:
+    """Create or update the schedule of the sweep; safe to call any number of times."""
+    schedule_ensure(
+        name=SCHEDULE_NAME, func="memories.tasks.jobs_recover", minutes=settings.KYBERNESIS_JOB_SWEEP_MINUTES
+    )
