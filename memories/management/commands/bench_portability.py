@@ -29,9 +29,10 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, portability, services
+from memories import embedding, lexical, services
 from memories.bench.synthetic import document, sentence
 from memories.models import ChatSession, Memory, MemoryChunk
+from memories.services import portability
 
 EXPORT_USER = "bench-portability-export"
 ROUNDTRIP_USERS = ("bench-portability-source", "bench-portability-target", "bench-portability-plain")
