@@ -9,12 +9,12 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import File, Query, Router, Schema, Status, UploadedFile
 from pydantic import Field
 
-from core.schemas import ErrorOut
+from core.schemas import ErrorOut, OutSchema
 from memories import selectors
 from memories.models import ImportJob
 from memories.services import portability
 
-router = Router(tags=["portability"])
+router = Router(tags=["portability"], by_alias=True)
 ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
@@ -26,12 +26,12 @@ class ExportQuery(Schema):
     )
 
 
-class ImportErrorOut(Schema):
+class ImportErrorOut(OutSchema):
     item: str
     error: str
 
 
-class ImportJobOut(Schema):
+class ImportJobOut(OutSchema):
     id: int
     filename: str
     status: Literal["pending", "running", "done", "failed"]
@@ -42,29 +42,14 @@ class ImportJobOut(Schema):
     failed: int
     errors: list[ImportErrorOut]
     error: str
-    createdAt: datetime
-    updatedAt: datetime
-    finishedAt: datetime | None
-    statusUrl: str
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    status_url: str = Field(description="GET it to follow the job's progress and report")
 
-
-def import_job_out(job: ImportJob) -> dict:
-    return {
-        "id": job.pk,
-        "filename": job.filename,
-        "status": job.status,
-        "total": job.total,
-        "processed": job.processed,
-        "created": job.created,
-        "duplicates": job.duplicates,
-        "failed": job.failed,
-        "errors": job.errors,
-        "error": job.error,
-        "createdAt": job.created_at,
-        "updatedAt": job.updated_at,
-        "finishedAt": job.finished_at,
-        "statusUrl": f"/api/v1/import/{job.pk}",
-    }
+    @staticmethod
+    def resolve_status_url(job: ImportJob) -> str:
+        return f"/api/v1/import/{job.pk}"
 
 
 @router.get("/export", response={200: None, **ERRORS}, summary="Export every memory as a zip")
@@ -82,9 +67,9 @@ def export(request: HttpRequest, query: Query[ExportQuery]):
 def start_import(request: HttpRequest, file: File[UploadedFile]):
     """multipart `file`: an export zip, its memories.jsonl, or Markdown notes (a zip of an Obsidian vault, or
     one .md). 202 with the job; a worker imports it, and GET statusUrl follows its progress and report."""
-    return Status(202, import_job_out(portability.import_job_create(owner=request.auth, upload=file)))
+    return Status(202, portability.import_job_create(owner=request.auth, upload=file))
 
 
 @router.get("/import/{job_id}", response={200: ImportJobOut, **ERRORS}, summary="Progress and report of an import")
 def import_status(request: HttpRequest, job_id: int):
-    return import_job_out(selectors.import_job_get(user=request.auth, job_id=job_id))
+    return selectors.import_job_get(user=request.auth, job_id=job_id)
