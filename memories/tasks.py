@@ -10,3 +10,9 @@ def ingest_upload(job_id: int) -> None:
 
 def import_run(job_id: int) -> None:
     portability.import_job_run(job_id=job_id)
+
+
+def originals_collect() -> int:
+    from memories.services.originals import originals_collect as collect
+
+    return collect()
