@@ -30,7 +30,7 @@ def original_for(account, file) -> Original | None:
 def test_a_synced_drive_file_keeps_its_original_and_a_google_doc_keeps_none(drive_account, fake_google):
     pdf_bytes = make_pdf(["Quarterly revenue grew.", "Costs stayed flat."])
     pdf = fake_google.add_file("Report.pdf", "application/pdf", pdf_bytes)
-    doc = fake_google.add_file("Design notes", DOC)
+    doc = fake_google.add_file("Design notes", DOC, exports={"text/plain": b"The design is settled."})
 
     account = sync(drive_account)
 
