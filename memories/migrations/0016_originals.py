@@ -6,29 +6,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memories', '0015_reset_accesses_counted_by_search'),
+        ("memories", "0015_reset_accesses_counted_by_search"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Original',
+            name="Original",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=255)),
-                ('media_type', models.CharField(max_length=150)),
-                ('size', models.PositiveBigIntegerField()),
-                ('page_count', models.PositiveIntegerField(blank=True, null=True)),
-                ('sha256', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('memory', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='original', to='memories.memory')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=255)),
+                ("media_type", models.CharField(max_length=150)),
+                ("size", models.PositiveBigIntegerField()),
+                ("page_count", models.PositiveIntegerField(blank=True, null=True)),
+                ("sha256", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "memory",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="original", to="memories.memory"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['owner', 'sha256'], name='original_owner_sha256')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('sha256__regex', '^[0-9a-f]{64}$')), name='original_sha256_hex')],
+                "indexes": [models.Index(fields=["owner", "sha256"], name="original_owner_sha256")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("sha256__regex", "^[0-9a-f]{64}$")), name="original_sha256_hex"
+                    )
+                ],
             },
         ),
     ]

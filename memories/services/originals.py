@@ -14,7 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -198,10 +198,8 @@ def original_remove_if_unreferenced(*, owner_id: int, sha256: str) -> bool:
 def _original_deleted(sender, instance: Original, **kwargs) -> None:
     owner_id, sha256 = instance.owner_id, instance.sha256
     if _held.get():
-        try:
+        with suppress(OSError, OriginalError):
             os.utime(store.path_for(owner_id, sha256))
-        except (OSError, OriginalError):
-            pass
         return
     transaction.on_commit(lambda: original_remove_if_unreferenced(owner_id=owner_id, sha256=sha256))
 
@@ -226,6 +224,4 @@ def originals_collect(*, grace_seconds: int = ORPHAN_GRACE_SECONDS) -> int:
 
 
 def originals_schedule_ensure() -> None:
-    schedule_ensure(
-        name=COLLECT_SCHEDULE, func="memories.tasks.originals_collect", minutes=COLLECT_EVERY_MINUTES
-    )
+    schedule_ensure(name=COLLECT_SCHEDULE, func="memories.tasks.originals_collect", minutes=COLLECT_EVERY_MINUTES)

@@ -66,7 +66,9 @@ def test_the_memory_page_shows_the_original_at_both_widths(browser, live_server,
 
 
 def test_download_saves_the_exact_bytes_and_open_shows_text_and_pdfs(browser, live_server, kept, tmp_path):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 1280, "height": 900}, accept_downloads=True
+    )
     page = context.new_page()
     page.set_default_timeout(30_000)
     sign_in(page, kept["user"])

@@ -83,7 +83,9 @@ def test_the_export_holds_each_distinct_original_once_and_the_records_point_at_t
     with_original = [r for r in records(files) if "original" in r]
     assert sorted(r["original"]["name"] for r in with_original) == ["fib.py", "report copy.pdf", "report.pdf"]
     for record in with_original:
-        assert files[record["original"]["path"]] and record["original"]["size"] == len(files[record["original"]["path"]])
+        assert files[record["original"]["path"]] and record["original"]["size"] == len(
+            files[record["original"]["path"]]
+        )
     report = next(r for r in with_original if r["original"]["name"] == "report.pdf")
     assert report["original"]["pageCount"] == 2 and report["original"]["mediaType"] == "application/pdf"
     manifest = json.loads(files["manifest.json"])
