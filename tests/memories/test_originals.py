@@ -281,3 +281,29 @@ def test_safe_name_drops_paths_quotes_and_control_characters():
     assert originals.safe_name("") == "original"
     long = originals.safe_name("x" * 300 + ".pdf")
     assert len(long) == 255 and long.endswith(".pdf")
+
+
+def test_the_collect_command_removes_old_orphans_and_prints_json(user, store_dir):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        keep(user, "fib.py", PY)
+        raise RuntimeError("roll back")
+    out = StringIO()
+    call_command("originals_collect", "--grace-hours", "0", stdout=out)
+    assert json.loads(out.getvalue().strip().splitlines()[-1]) == {"removed": 1}
+    assert stored_files(store_dir) == []
+
+
+def test_the_worker_collects_orphans_every_hour():
+    from django_q.models import Schedule
+
+    from memories.services.originals import COLLECT_SCHEDULE, originals_schedule_ensure
+
+    originals_schedule_ensure()
+    originals_schedule_ensure()
+    (schedule,) = Schedule.objects.filter(name=COLLECT_SCHEDULE)
+    assert (schedule.func, schedule.minutes) == ("memories.tasks.originals_collect", 60)
