@@ -102,7 +102,14 @@ def delete_memory(request: HttpRequest, memory_id: Id):
     "/memories/{memory_id}/original",
     response={200: None, **ERRORS},
     summary="Download a memory's original file",
-    openapi_extra={"responses": {200: {"description": "The file's bytes, as an attachment."}}},
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "The file's bytes, as an attachment named after the file.",
+                "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+            }
+        }
+    },
 )
 def get_original(request: HttpRequest, memory_id: Id):
     """The file the memory was made from, byte for byte; 404 when none was kept (or the memory is not yours)."""
