@@ -31,6 +31,7 @@ from memories.services import (
     MemoryInputError,
     memory_archive,
     memory_create,
+    memory_original_set,
     memory_update,
 )
 
@@ -209,6 +210,7 @@ class ItemSink(Sink):
                         content=content.text,
                         source=Source.CONNECTOR,
                         metadata=metadata,
+                        original=content.original,
                     )
                 else:
                     merged = {
@@ -224,6 +226,9 @@ class ItemSink(Sink):
                     if changes:
                         # Same id and manual tags; only chunks whose text changed are embedded again.
                         memory = memory_update(memory=memory, **changes)
+                    if content.is_file:
+                        # The file changed: its original follows (or goes, if it can no longer be kept).
+                        memory_original_set(memory=memory, original=content.original)
                 self._save(
                     item,
                     doc.external_id,

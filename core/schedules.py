@@ -22,4 +22,6 @@ def ensure_after_migrate(app_config, ensure: str) -> None:
     def receiver(sender, **kwargs) -> None:
         import_string(ensure)()
 
-    post_migrate.connect(receiver, sender=app_config, weak=False, dispatch_uid=f"{app_config.name}.ensure_schedule")
+    post_migrate.connect(
+        receiver, sender=app_config, weak=False, dispatch_uid=f"{app_config.name}.ensure_schedule.{ensure}"
+    )

@@ -9,7 +9,7 @@ from pydantic import Field
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import answers, search, selectors, services
+from memories import answers, originals, search, selectors, services
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -96,6 +96,24 @@ def patch_memory(request: HttpRequest, memory_id: Id, payload: MemoryPatchIn):
 def delete_memory(request: HttpRequest, memory_id: Id):
     services.memory_delete(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
     return Status(204, None)
+
+
+@router.get(
+    "/memories/{memory_id}/original",
+    response={200: None, **ERRORS},
+    summary="Download a memory's original file",
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "The file's bytes, as an attachment named after the file.",
+                "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+            }
+        }
+    },
+)
+def get_original(request: HttpRequest, memory_id: Id):
+    """The file the memory was made from, byte for byte; 404 when none was kept (or the memory is not yours)."""
+    return originals.response(selectors.memory_original_get(user=request.auth, memory_id=memory_id), inline=False)
 
 
 @router.post("/memories/{memory_id}/tags", response={200: MemoryDetailOut, **ERRORS}, summary="Add manual tags")

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from memories.models import Memory
+from memories.models import Memory, Original
 from memories.services import (
     MemoryInput,
     MemoryInputError,
@@ -15,6 +15,7 @@ from memories.services import (
     memory_tag_remove,
     memory_tags_add,
 )
+from memories.services.originals import StoredOriginal, originals_held_for_undo
 from memories.tagging import TagError, normalize_tag
 
 ACTIONS = ("tag", "pin", "unpin", "delete")
@@ -76,7 +77,9 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
         verb = "Pinned" if pinned else "Unpinned"
         return BulkResult(action, n, f"{verb} {noun}.", {"action": "unpin" if pinned else "pin", "ids": changed})
 
-    # delete: keep what is needed to store them again, then delete
+    # delete: keep what is needed to store them again, then delete. The originals' files stay in the
+    # store for the undo (see originals_held_for_undo) until originals_collect's grace period ends.
+    kept = {o.memory_id: StoredOriginal.of(o).as_dict() for o in Original.objects.filter(memory__in=memories)}
     snapshot = [
         {
             "title": m.title,
@@ -86,10 +89,11 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
             "metadata": m.metadata,
             "manualTags": list(m.manual_tags),
             "pinned": m.pinned,
+            "original": kept.get(m.pk),
         }
         for m in memories
     ]
-    with transaction.atomic():
+    with transaction.atomic(), originals_held_for_undo():
         Memory.objects.filter(pk__in=[m.pk for m in memories]).delete()
     return BulkResult(action, n, f"Deleted {noun}.", {"action": "restore", "memories": snapshot})
 
@@ -97,7 +101,8 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
 def memories_bulk_undo(*, owner, undo: dict) -> str:
     """Reverse a bulk action from its undo record; returns a message saying what was undone.
     Deleted memories come back as new memories (new ids) with their title, content, metadata, tags,
-    priority and pin; their chunks are embedded again and their graph re-extracted."""
+    priority, pin and original file (while the store still holds it: ORPHAN_GRACE_SECONDS); their
+    chunks are embedded again and their graph re-extracted."""
     action = undo.get("action")
     if action == "untag":
         tag = undo["tag"]
@@ -129,6 +134,7 @@ def memories_bulk_undo(*, owner, undo: dict) -> str:
                     priority=item["priority"],
                     metadata=item["metadata"],
                     manual_tags=item["manualTags"],
+                    original=StoredOriginal.from_dict(item["original"]) if item.get("original") else None,
                 )
                 for item in items
             ],

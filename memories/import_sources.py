@@ -11,7 +11,7 @@ import json
 import re
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
@@ -56,6 +56,8 @@ class Source:
     errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
     items: Iterator[Item] = field(default_factory=lambda: iter(()))
     total: int | None = None  # how many items, when known up front
+    # An export zip's originals: open_original(entry, limit) is a bounded stream of one originals/ entry.
+    open_original: Callable[[str, int], _Capped] | None = None
 
 
 # --- Safe archive access -------------------------------------------------------------------------
@@ -219,6 +221,7 @@ def _open_export_zip(archive: _BoundedZip, by_name: dict) -> Source:
             reason := unsafe_name(info.filename)
         ):
             source.errors.append(Item(info.filename, error=f"refused: {reason}"))
+    source.open_original = _original_opener(archive, by_name)
     memories = by_name.get(MEMORIES_FILE)
     if memories is None:
         raise ImportSourceError(f"the export has no {MEMORIES_FILE}")
@@ -231,6 +234,23 @@ def _open_export_zip(archive: _BoundedZip, by_name: dict) -> Source:
 
     source.items = items()
     return source
+
+
+def _original_opener(archive: _BoundedZip, by_name: dict) -> Callable[[str, int], _Capped]:
+    def open_original(entry: str, limit: int) -> _Capped:
+        """One original's bytes, read with the archive's bounds; ImportSourceError says why not."""
+        if not isinstance(entry, str) or not entry.startswith(ORIGINALS_DIR) or "/" in entry[len(ORIGINALS_DIR) :]:
+            raise ImportSourceError(f"original: {entry!r} is not a file directly under {ORIGINALS_DIR}")
+        if reason := unsafe_name(entry):
+            raise ImportSourceError(f"original {entry}: refused: {reason}")
+        info = by_name.get(entry)
+        if info is None:
+            raise ImportSourceError(f"original {entry} is not in the zip")
+        if refusal := archive.refusal(info, limit):
+            raise ImportSourceError(f"original {entry}: {refusal}")
+        return archive.open_bounded(info, limit)
+
+    return open_original
 
 
 # --- Markdown notes (an Obsidian vault) ----------------------------------------------------------

@@ -341,3 +341,29 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"
+
+
+class Original(models.Model):
+    """The file a memory was made from, as it arrived; its bytes sit in the originals store
+    (memories/originals.py) under the owner and their sha256, shared by the owner's memories that
+    hold the same bytes and removed when the last of them goes."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    memory = models.OneToOneField(Memory, on_delete=models.CASCADE, related_name="original")
+    name = models.CharField(max_length=255)  # with its extension, as the client or the source named it
+    media_type = models.CharField(max_length=150)
+    size = models.PositiveBigIntegerField()
+    page_count = models.PositiveIntegerField(null=True, blank=True)  # PDFs (and nothing else, for now)
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["owner", "sha256"], name="original_owner_sha256")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(sha256__regex=r"^[0-9a-f]{64}$"), name="original_sha256_hex"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

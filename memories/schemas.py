@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
+from django.core.exceptions import ObjectDoesNotExist
 from ninja import Schema
 from pydantic import ConfigDict, Field
 
@@ -47,6 +48,21 @@ class AutoTagOut(OutSchema):
     confidence: float
 
 
+class OriginalOut(OutSchema):
+    """The file a memory was made from, kept as it arrived; `url` downloads it (GET, bearer auth)."""
+
+    name: str
+    media_type: str
+    size: int
+    page_count: int | None
+    sha256: str
+    url: str
+
+    @staticmethod
+    def resolve_url(original) -> str:
+        return f"/api/v1/memories/{original.memory_id}/original"
+
+
 class MemoryOut(OutSchema):
     id: int
     title: str
@@ -68,6 +84,14 @@ class MemoryOut(OutSchema):
     edited_at: datetime | None
     last_accessed_at: datetime | None
     chunk_count: int
+    original: OriginalOut | None = Field(None, description="The kept original file, if any.")
+
+    @staticmethod
+    def resolve_original(memory):
+        try:
+            return memory.original
+        except ObjectDoesNotExist:
+            return None
 
     @staticmethod
     def resolve_chunk_count(memory) -> int:

@@ -7,7 +7,7 @@ from django.db.models import Count, F, QuerySet
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
-from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, TierMove, UploadJob
+from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, Original, TierMove, UploadJob
 from memories.tagging import filter_tags
 
 MEMORY_SORTS = {
@@ -26,7 +26,11 @@ def memory_list(
     content is deferred."""
     order = MEMORY_SORTS.get(sort or "created", MEMORY_SORTS["created"])
     qs = (
-        Memory.objects.for_user(user).defer("content").annotate(chunk_count=Count("chunks")).order_by(*order)
+        Memory.objects.for_user(user)
+        .defer("content")
+        .select_related("original")
+        .annotate(chunk_count=Count("chunks"))
+        .order_by(*order)
     )  # Meta.ordering is not applied to GROUP BY queries
     if tier:
         qs = qs.filter(tier=tier)
@@ -39,7 +43,23 @@ def memory_list(
 
 def memory_get(*, user, memory_id: int) -> Memory:
     """One of the user's memories with its chunk count; another user's memory is a 404."""
-    return get_object_or_404(Memory.objects.for_user(user).annotate(chunk_count=Count("chunks")), pk=memory_id)
+    return get_object_or_404(
+        Memory.objects.for_user(user).select_related("original").annotate(chunk_count=Count("chunks")), pk=memory_id
+    )
+
+
+def memory_original(*, memory: Memory) -> Original | None:
+    """The memory's kept original, or None (select_related by memory_get, so usually no query)."""
+    try:
+        return memory.original
+    except Original.DoesNotExist:
+        return None
+
+
+def memory_original_get(*, user, memory_id: int) -> Original:
+    """The original file of one of the user's memories; another user's memory, or one without a kept
+    original, is a 404."""
+    return get_object_or_404(Original.objects.for_user(user), memory_id=memory_id)
 
 
 CHUNKS_PER_PAGE = 20

@@ -14,3 +14,9 @@ def import_run(job_id: int) -> None:
 
 def jobs_recover() -> None:
     jobs.jobs_recover_stalled()
+
+
+def originals_collect() -> int:
+    from memories.services.originals import originals_collect as collect
+
+    return collect()

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, bulk, search, selectors, services
+from memories import answers, bulk, originals, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -121,7 +121,15 @@ def memory_detail(request, memory_id: int):
     if request.session.pop(_OPENED_KEY, None) != memory.pk:
         memory = services.memory_open(memory=memory)
     chunks = selectors.memory_chunk_page(memory=memory, page=request.GET.get("cpage"), chunk=request.GET.get("chunk"))
-    return render(request, "memories/detail.html", {"memory": memory, "chunks": chunks, **_tier_context(memory)})
+    original = selectors.memory_original(memory=memory)
+    context = {
+        "memory": memory,
+        "chunks": chunks,
+        "original": original,
+        "original_opens": original is not None and originals.inline_type(original.media_type) is not None,
+        **_tier_context(memory),
+    }
+    return render(request, "memories/detail.html", context)
 
 
 def memory_open(request, memory_id: int):
@@ -135,6 +143,19 @@ def memory_open(request, memory_id: int):
     if chunk.isdigit() and len(chunk) < 10 and memory.chunks.filter(position=int(chunk)).exists():
         url += f"?chunk={chunk}#chunk-{chunk}"
     return redirect(url)
+
+
+def memory_original(request, memory_id: int):
+    """Open the memory's original in the browser: a PDF in its viewer, text as text/plain; a type that
+    cannot be shown safely (HTML, SVG, Word) downloads instead. Only the owner gets it (else 404)."""
+    original = selectors.memory_original_get(user=request.user, memory_id=memory_id)
+    return originals.response(original, inline=True)
+
+
+def memory_original_download(request, memory_id: int):
+    """The original, byte for byte, as an attachment with its own (sanitised) name."""
+    original = selectors.memory_original_get(user=request.user, memory_id=memory_id)
+    return originals.response(original, inline=False)
 
 
 def memory_edit(request, memory_id: int):

@@ -86,6 +86,17 @@ def _embedder(request, monkeypatch):
     monkeypatch.setattr(embedding, "_load_backend", lambda: "torch")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _originals_dir(tmp_path_factory):
+    """Originals the suite keeps go to a throwaway directory, not the data directory's store."""
+    from django.conf import settings
+
+    previous = settings.KYBERNESIS_ORIGINALS_DIR
+    settings.KYBERNESIS_ORIGINALS_DIR = tmp_path_factory.mktemp("originals")
+    yield
+    settings.KYBERNESIS_ORIGINALS_DIR = previous
+
+
 @pytest.fixture(autouse=True)
 def _no_workers_left():
     """Stop any worker pool a test forked: its children would hold, among the descriptors they

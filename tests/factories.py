@@ -28,6 +28,7 @@ from memories.models import (
     ImportJob,
     Memory,
     MemoryChunk,
+    Original,
     TermStat,
     Tier,
     TierMove,
@@ -133,6 +134,33 @@ class UploadJobFactory(factory.django.DjangoModelFactory):
     filename = factory.Sequence(lambda n: f"notes-{n}.txt")
     title = factory.LazyAttribute(lambda o: o.filename)
     text = "Text waiting to be stored as a memory."
+
+
+class OriginalFactory(factory.django.DjangoModelFactory):
+    """A kept original: the row and its bytes in the store (pass `data=` for other bytes)."""
+
+    class Meta:
+        model = Original
+
+    memory = factory.SubFactory(MemoryFactory)
+    owner = factory.LazyAttribute(lambda o: o.memory.owner)
+    name = factory.Sequence(lambda n: f"notes-{n}.txt")
+    media_type = "text/plain"
+    data = factory.LazyAttribute(lambda o: f"The original bytes of {o.name}.\n".encode())
+    size = factory.LazyAttribute(lambda o: len(o.data))
+    sha256 = factory.LazyAttribute(lambda o: hashlib.sha256(o.data).hexdigest())
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        from django.db import transaction
+
+        from memories import originals
+
+        data = kwargs.pop("data", None)
+        with transaction.atomic():
+            if data is not None:
+                originals.store(kwargs["owner"].pk, [data])
+            return super()._create(model_class, *args, **kwargs)
 
 
 class ImportJobFactory(factory.django.DjangoModelFactory):

@@ -15,6 +15,7 @@ from connectors.providers.errors import ItemFailed, ItemSkipped, MalformedRespon
 from connectors.providers.sync import Content, ProviderSync, RemoteDocument, Sink
 from core.formatting import megabytes
 from memories.parsers import SUPPORTED_EXTENSIONS, ExtractionError, extract, file_extension
+from memories.services.originals import original_from_upload
 
 FOLDER = "application/vnd.google-apps.folder"
 # Google's own formats have no bytes of their own; they are exported to text.
@@ -211,7 +212,8 @@ class GoogleDriveClient(ProviderClient):
                 if file.size is not None and file.size > max_bytes:
                     raise ItemSkipped(f"the file is {megabytes(file.size)}; the limit is {megabytes(max_bytes)}")
                 data = self.download(self.api(f"/files/{file.id}"), params={"alt": "media"}, max_bytes=max_bytes)
-                extracted = extract(download_name(file.name, file.mimeType), data)
+                name = download_name(file.name, file.mimeType)
+                extracted = extract(name, data)
             except ExtractionError as exc:
                 raise ItemFailed(str(exc)) from exc
             except RemoteError as exc:
@@ -223,7 +225,9 @@ class GoogleDriveClient(ProviderClient):
             for key in ("filename", "extension", "size", "sha256", "pageCount")
             if key in extracted.metadata
         }
-        return Content(text=extracted.text, metadata=metadata)
+        # A file uploaded to Drive has bytes of its own, kept as its original; a Google Doc has none.
+        original = original_from_upload(name=name, data=data, metadata={**extracted.metadata, "mime": file.mimeType})
+        return Content(text=extracted.text, metadata=metadata, is_file=True, original=original)
 
 
 class GoogleDriveSync(ProviderSync):

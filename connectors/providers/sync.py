@@ -10,6 +10,7 @@ from datetime import datetime
 
 from connectors.providers.client import ProviderClient
 from connectors.providers.errors import ItemGone, MalformedResponse, RemoteError
+from memories.originals import OriginalFile
 
 
 @dataclass
@@ -18,6 +19,10 @@ class Content:
     metadata: dict = field(default_factory=dict)
     # Something worth telling the person that did not stop the sync (e.g. blocks left out).
     note: str = ""
+    # Whether the item is a file whose bytes can be kept (a Drive upload: yes; a Google Doc's export or
+    # a Notion page: no), and the original to keep (None when keeping is off or it is over the limit).
+    is_file: bool = False
+    original: OriginalFile | None = None
 
 
 @dataclass

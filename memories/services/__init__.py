@@ -14,6 +14,7 @@ from memories.services.memory import (
     memory_summaries_save,
     memory_update,
 )
+from memories.services.originals import memory_original_set, originals_collect
 from memories.services.tags import BatchResult, memories_autotag, memory_tag_remove, memory_tags_add
 from memories.services.tiers import (
     ARCHIVED_REASON,
@@ -54,12 +55,14 @@ __all__ = [
     "memory_create_many",
     "memory_delete",
     "memory_open",
+    "memory_original_set",
     "memory_pin",
     "memory_retier",
     "memory_summaries_save",
     "memory_tag_remove",
     "memory_tags_add",
     "memory_update",
+    "originals_collect",
     "reloaded",
     "upload_files",
     "upload_job_run",

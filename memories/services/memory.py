@@ -14,7 +14,9 @@ from core.retry import run_with_retry
 from memories import embedding, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
+from memories.originals import OriginalFile
 from memories.services.locking import memory_lock
+from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
 from memories.services.validation import (
@@ -39,6 +41,8 @@ class MemoryInput:
     priority: float | None = None
     metadata: dict = field(default_factory=dict)
     manual_tags: Sequence[str] = ()
+    # The file the memory is made from, kept beside it (memories.services.originals); None: no file.
+    original: OriginalFile | StoredOriginal | None = None
 
 
 @dataclass
@@ -50,6 +54,7 @@ class _Prepared:
     metadata: dict
     manual_tags: list[str]
     chunks: list[Chunk]
+    original: OriginalFile | StoredOriginal | None = None
 
 
 def chunks_for(content: str) -> list[Chunk]:
@@ -73,6 +78,7 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
         metadata=clean_metadata(item.metadata, index=index),
         manual_tags=manual_tags,
         chunks=chunks_for(content),
+        original=item.original,
     )
 
 
@@ -109,10 +115,17 @@ def memory_create(
     priority: float | None = None,
     metadata: dict | None = None,
     manual_tags: Sequence[str] = (),
+    original: OriginalFile | None = None,
 ) -> Memory:
-    """Validate, chunk, embed and store one memory with all its chunks, or nothing."""
+    """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing."""
     item = MemoryInput(
-        title=title, content=content, source=source, priority=priority, metadata=metadata or {}, manual_tags=manual_tags
+        title=title,
+        content=content,
+        source=source,
+        priority=priority,
+        metadata=metadata or {},
+        manual_tags=manual_tags,
+        original=original,
     )
     return memory_create_many(owner=owner, items=[item], _single=True)[0]
 
@@ -228,6 +241,8 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
             offset += len(p.chunks)
         MemoryChunk.objects.bulk_create(rows, batch_size=500)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
+        if any(p.original is not None for p in prepared):
+            originals_attach(memories=memories, originals=[p.original for p in prepared])
         content_changed_on_commit(memory_ids=[m.pk for m in memories], chunk_counts=[len(p.chunks) for p in prepared])
     for memory, p in zip(memories, prepared, strict=True):
         memory.chunk_count = len(p.chunks)

@@ -3,8 +3,9 @@ Markdown notes) back in, one transaction per memory, idempotent by content hash.
 
 The zip holds manifest.json (format version, embedding model id, counts), memories.jsonl (one memory a
 line, every field a person would miss: content, tags with confidences, tier and its history, times and
-access counts, and optionally the chunk vectors), chat_sessions.jsonl, and originals/ when originals
-are kept (this installation keeps none yet, so none are written).
+access counts, and optionally the chunk vectors), chat_sessions.jsonl, and originals/<sha256>.<ext>: the
+kept original files, once per distinct content, each memory record's "original" pointing at its entry.
+An import checks each original's size and sha256 and keeps it in the same transaction as its memory.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import base64
 import io
 import json
 import logging
+import re
 import uuid
 import zipfile
 from collections import Counter
@@ -28,7 +30,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django_q.tasks import async_task
 
-from memories import embedding, lexical, tiering
+from memories import embedding, lexical, originals, tiering
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.import_sources import (
     CHAT_SESSIONS_FILE,
@@ -36,6 +38,7 @@ from memories.import_sources import (
     FORMAT_VERSION,
     MANIFEST,
     MEMORIES_FILE,
+    ORIGINALS_DIR,
     ImportSourceError,
     Item,
     Source,
@@ -46,12 +49,15 @@ from memories.models import (
     ImportJob,
     Memory,
     MemoryChunk,
+    Original,
     Tier,
     TierMove,
     content_hash,
 )
 from memories.models import Source as MemorySource
+from memories.originals import OriginalError
 from memories.services.memory import chunk_rows, chunks_for
+from memories.services.originals import original_keep_stream
 from memories.services.tags import autotag
 from memories.services.tiers import tier_facts
 from memories.services.validation import (
@@ -89,7 +95,26 @@ def _vector_b64(vector) -> str:
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
 
 
-def memory_record(memory: Memory, *, moves: list[TierMove], chunks: list[tuple] | None) -> dict:
+def original_entry(original: Original) -> str:
+    """The zip entry of an original: its sha256, with the extension of its name for a reader's sake."""
+    ext = original.name.rpartition(".")[2] if "." in original.name.strip(".") else ""
+    return f"{ORIGINALS_DIR}{original.sha256}" + (f".{ext.lower()}" if re.fullmatch(r"[A-Za-z0-9]{1,10}", ext) else "")
+
+
+def original_record(original: Original) -> dict:
+    return {
+        "path": original_entry(original),
+        "name": original.name,
+        "mediaType": original.media_type,
+        "size": original.size,
+        "pageCount": original.page_count,
+        "sha256": original.sha256,
+    }
+
+
+def memory_record(
+    memory: Memory, *, moves: list[TierMove], chunks: list[tuple] | None, original: Original | None = None
+) -> dict:
     """One memory as an export line. The keys are the API's camelCase names."""
     record = {
         "id": memory.pk,
@@ -126,6 +151,8 @@ def memory_record(memory: Memory, *, moves: list[TierMove], chunks: list[tuple] 
         "createdAt": _iso(memory.created_at),
         "updatedAt": _iso(memory.updated_at),
     }
+    if original is not None:
+        record["original"] = original_record(original)
     if chunks is not None:
         record["chunks"] = [
             {
@@ -204,10 +231,14 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
             for move in TierMove.objects.filter(memory_id__in=ids).order_by("memory_id", "moved_at", "id"):
                 moves.setdefault(move.memory_id, []).append(move)
             chunks = _chunk_vectors(ids) if vectors else None
+            kept = {o.memory_id: o for o in Original.objects.filter(memory_id__in=ids)}
             lines = [
                 json.dumps(
                     memory_record(
-                        m, moves=moves.get(m.pk, []), chunks=chunks.get(m.pk, []) if chunks is not None else None
+                        m,
+                        moves=moves.get(m.pk, []),
+                        chunks=chunks.get(m.pk, []) if chunks is not None else None,
+                        original=kept.get(m.pk),
                     ),
                     ensure_ascii=False,
                     separators=(",", ":"),
@@ -238,6 +269,10 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
                 ).encode("utf-8")
             )
             counts["chatSessions"] += 1
+    for data in _write_originals(archive, sink, owner):
+        counts["originals"] += 1 if data is None else 0
+        if data:
+            yield data
     manifest = {
         "format": FORMAT_NAME,
         "formatVersion": FORMAT_VERSION,
@@ -251,13 +286,35 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
             "memories": counts["memories"],
             "chunks": counts["chunks"],
             "chatSessions": counts["chatSessions"],
-            "originals": 0,
+            "originals": counts["originals"],
         },
-        "files": [MEMORIES_FILE, CHAT_SESSIONS_FILE],
+        "files": [MEMORIES_FILE, CHAT_SESSIONS_FILE, *([ORIGINALS_DIR] if counts["originals"] else [])],
     }
     archive.writestr(MANIFEST, json.dumps(manifest, indent=2))
     archive.close()
     yield sink.take()
+
+
+def _write_originals(archive: zipfile.ZipFile, sink: _Sink, owner) -> Iterator[bytes | None]:
+    """Each distinct original of the owner into the zip, a megabyte at a time; yields the zip's bytes as
+    they gather and None after each file written. A file missing from the store is left out (logged)."""
+    seen: set[str] = set()
+    for original in Original.objects.filter(owner=owner).order_by("sha256", "memory_id").iterator(chunk_size=500):
+        entry = original_entry(original)
+        if original.sha256 in seen:
+            continue
+        seen.add(original.sha256)
+        try:
+            handle = open(originals.path_for(owner.pk, original.sha256), "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            logger.warning("export of owner %s: original %s is missing from the store", owner.pk, entry)
+            continue
+        with handle, archive.open(entry, mode="w", force_zip64=True) as out:
+            while chunk := handle.read(originals.COPY_CHUNK):
+                out.write(chunk)
+                if data := sink.take():
+                    yield data
+        yield None
 
 
 def export_filename(owner) -> str:
@@ -378,6 +435,7 @@ class _Prepared:
     moves: list[TierMove]
     restore_tier: bool  # the record carries its tier; otherwise the rules decide, as for a new memory
     session_ref: int | None
+    original: dict | None = None  # the record's "original", checked: path, name, mediaType, sha256, pageCount
 
 
 def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:  # noqa: C901 - one check per field of an imported record
@@ -467,6 +525,7 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
                 known[str(item.get("textHash"))] = vector
     vectors = [known.get(content_hash(chunk.text)) for chunk in chunks]
     session_ref = metadata.get("sessionId") if source == MemorySource.CHAT else None
+    original = _original_spec(record.get("original"))
     return _Prepared(
         label=label,
         memory=memory,
@@ -475,11 +534,37 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
         moves=moves,
         restore_tier=restore_tier,
         session_ref=session_ref if isinstance(session_ref, int) else None,
+        original=original,
     )
 
 
-def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
-    """One memory with its chunks, lexical postings and tier history, in one transaction."""
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _original_spec(value) -> dict | None:
+    """The record's "original" checked for shape; its bytes are read and verified when it is saved."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _RecordError("original must be a JSON object")
+    path = _field(value, "path", str, required=True)
+    name = _field(value, "name", str, required=True)
+    sha256 = _field(value, "sha256", str, required=True)
+    if not _SHA256_HEX.match(sha256):
+        raise _RecordError("original.sha256 must be 64 lowercase hex digits")
+    pages = _field(value, "pageCount", int, None)
+    return {
+        "path": path,
+        "name": name,
+        "mediaType": _field(value, "mediaType", str, ""),
+        "sha256": sha256,
+        "pageCount": pages if pages is not None and pages >= 0 else None,
+    }
+
+
+def _save(prepared: _Prepared, *, sessions: dict[int, int], open_original=None) -> Memory:
+    """One memory with its chunks, lexical postings, tier history and original, in one transaction:
+    an original that is over the limit or does not match its sha256 leaves nothing of the memory."""
     memory = prepared.memory
     if prepared.session_ref is not None:
         if prepared.session_ref in sessions:
@@ -501,7 +586,28 @@ def _save(prepared: _Prepared, *, sessions: dict[int, int]) -> Memory:
             move.memory = memory
         TierMove.objects.bulk_create(prepared.moves)
         lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
+        if prepared.original is not None and open_original is not None and originals.keeping():
+            _restore_original(memory, prepared.original, open_original)
     return memory
+
+
+def _restore_original(memory: Memory, spec: dict, open_original) -> None:
+    try:
+        with open_original(spec["path"], originals.max_bytes()) as stream:
+            original_keep_stream(
+                memory=memory,
+                name=spec["name"],
+                media_type=spec["mediaType"],
+                chunks=iter(lambda: stream.read(originals.COPY_CHUNK), b""),
+                expected_sha256=spec["sha256"],
+                page_count=spec["pageCount"],
+            )
+    except (ImportSourceError, OriginalError, zipfile.BadZipFile, EOFError) as exc:
+        raise _OriginalRefused(str(exc)) from None
+
+
+class _OriginalRefused(ValueError):
+    pass
 
 
 def _restore_sessions(owner, rows: list[dict]) -> dict[int, int]:
@@ -562,17 +668,18 @@ def import_source(
     )
     sessions = _restore_sessions(owner, source.chat_sessions) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
+    extra = {"open_original": source.open_original}
     batch: list[Item] = []
     try:
         for item in source.items:
             batch.append(item)
             if len(batch) >= batch_size:
-                _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates)
+                _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
                 batch = []
                 if progress:
                     progress(report)
         if batch:
-            _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates)
+            _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
     except ImportSourceError as exc:  # the archive broke mid-way (an entry that inflates past its size)
         report.error = str(exc)
     if progress:
@@ -581,7 +688,14 @@ def import_source(
 
 
 def _import_batch(
-    owner, batch: list[Item], report: ImportReport, *, reuse: bool, sessions: dict, duplicates: _Duplicates
+    owner,
+    batch: list[Item],
+    report: ImportReport,
+    *,
+    reuse: bool,
+    sessions: dict,
+    duplicates: _Duplicates,
+    open_original=None,
 ) -> None:
     now = timezone.now()
     prepared: list[_Prepared] = []
@@ -610,8 +724,10 @@ def _import_batch(
     created = []
     for p in fresh:
         try:
-            created.append(_save(p, sessions=sessions).pk)
+            created.append(_save(p, sessions=sessions, open_original=open_original).pk)
             report.created += 1
+        except _OriginalRefused as exc:
+            report.fail(p.label, f"not imported: {exc}")
         except Exception as exc:  # one memory's failure must not stop the rest; it is reported by name
             logger.exception("import of %s failed", p.label)
             report.fail(p.label, f"could not be stored: {exc}")

@@ -12,11 +12,16 @@ from django_q.tasks import async_task
 
 from core.formatting import megabytes
 from memories.models import Memory, Source, UploadJob, content_hash
+from memories.originals import OriginalFile
 from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
 from memories.services.memory import MemoryInput, memory_create_many
+from memories.services.originals import StoredOriginal, original_from_upload, original_stage
 from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_content, clean_tags, clean_title
 
 logger = logging.getLogger(__name__)
+
+# Where a queued upload's job carries its staged original (removed from the memory's metadata).
+ORIGINAL_KEY = "_original"
 
 
 @dataclass
@@ -113,16 +118,22 @@ def _upload_item(upload, tags: list[str], budget: InflateBudget) -> MemoryInput:
         source=Source.UPLOAD,
         metadata=extracted.metadata,
         manual_tags=tags,
+        original=original_from_upload(name=name, data=data, metadata=extracted.metadata),
     )
 
 
 def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
+    metadata = item.metadata
+    if isinstance(item.original, OriginalFile):
+        # The worker gets the text; the bytes wait in the store for the memory it makes.
+        staged = original_stage(owner_id=owner.pk, original=item.original)
+        metadata = {**metadata, ORIGINAL_KEY: staged.as_dict()}
     job = UploadJob.objects.create(
         owner=owner,
         filename=item.metadata.get("filename", item.title),
         title=item.title,
         text=item.content,
-        metadata=item.metadata,
+        metadata=metadata,
         manual_tags=list(item.manual_tags),
     )
     transaction.on_commit(
@@ -134,6 +145,13 @@ def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
         )
     )
     return job
+
+
+def _staged(data) -> StoredOriginal | None:
+    try:
+        return StoredOriginal.from_dict(data) if isinstance(data, dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def upload_job_run(*, job_id: int) -> UploadJob | None:
@@ -158,8 +176,9 @@ def upload_job_run(*, job_id: int) -> UploadJob | None:
                     title=job.title,
                     content=job.text,
                     source=Source.UPLOAD,
-                    metadata=job.metadata,
+                    metadata={k: v for k, v in job.metadata.items() if k != ORIGINAL_KEY},
                     manual_tags=job.manual_tags,
+                    original=_staged(job.metadata.get(ORIGINAL_KEY)),
                 )
             ],
         )

@@ -103,3 +103,14 @@ def test_the_sweep_is_scheduled():
     jobs.jobs_schedule_ensure()
     schedule = Schedule.objects.get(name=jobs.SCHEDULE_NAME)
     assert schedule.func == "memories.tasks.jobs_recover" and schedule.minutes == 5
+
+
+def test_migrate_keeps_both_memories_schedules(db):
+    """Two schedules hang off the memories app's post_migrate; neither may replace the other."""
+    from django.core.management import call_command
+
+    Schedule.objects.all().delete()
+    call_command("migrate", "memories", verbosity=0)
+    names = set(Schedule.objects.values_list("name", flat=True))
+    assert jobs.SCHEDULE_NAME in names
+    assert any(name.startswith("memories: remove originals") for name in names)
