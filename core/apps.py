@@ -5,3 +5,11 @@ class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Core"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from django_q.signals import post_execute_in_worker, pre_execute
+
+        from core import task_runs
+
+        pre_execute.connect(task_runs.record_start, dispatch_uid="core.task_runs.start")
+        post_execute_in_worker.connect(task_runs.record_finish, dispatch_uid="core.task_runs.finish")
