@@ -117,16 +117,19 @@ def scale_env(tmp_path_factory, fake_notion_server) -> dict:
         "KYBERNESIS_WEB_WORKERS": "2",
         "KYBERNESIS_WEB_THREADS": "4",
         "KYBERNESIS_Q_WORKERS": "1",
-        # A dead worker's graph task is handed out again after 60 + 20 s, not 5 + 2 minutes.
-        "KYBERNESIS_GRAPH_TASK_TIMEOUT": "60",
-        "KYBERNESIS_Q_CLAIM_GRACE": "20",
+        # A dead worker's graph task is handed out again after 120 + 15 s, not 5 + 2 minutes (a
+        # worker's first task loads spaCy and the model on a busy machine: it needs the headroom).
+        "KYBERNESIS_GRAPH_TASK_TIMEOUT": "120",
+        "KYBERNESIS_Q_CLAIM_GRACE": "15",
         "KYBERNESIS_Q_TIMEOUT": "600",
     }
 
 
 @pytest.fixture(scope="session")
 def stack(scale_env, tmp_path_factory) -> Stack:
-    logs = tmp_path_factory.mktemp("logs")
+    # The processes' logs: KYBERNESIS_SCALE_LOGS keeps them after the run.
+    logs = Path(os.environ.get("KYBERNESIS_SCALE_LOGS") or tmp_path_factory.mktemp("logs"))
+    logs.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = {**scale_env, "HOST": "127.0.0.1", "PORT": str(port)}
     types = procfile()

@@ -4,6 +4,7 @@ nothing. Executions are counted from the task-run log (core.TaskRun) each worker
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from tests.fakes.notion import block
 
 pytestmark = [pytest.mark.scale, pytest.mark.usefixtures("live_db")]
 
-UPLOADS = 200
+UPLOADS = int(os.environ.get("KYBERNESIS_SCALE_UPLOADS", "200"))
 EXTRACT = "graph.tasks.extract_memories"
 TOPICS = ["Berlin", "Lisbon", "Kyoto", "Nairobi", "Toronto", "Oslo", "Lima", "Hanoi"]
 PEOPLE = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Claude Shannon"]
@@ -33,7 +34,7 @@ def wait_for(check, *, timeout_s: float, what: str, stack=None, every_s: float =
             return value
         time.sleep(every_s)
     tails = "" if stack is None else "\n".join(f"--- {p.name}\n{p.tail()}" for p in [stack.web, *stack.workers])
-    pytest.fail(f"timed out after {timeout_s} s waiting for {what}\n{tails}")
+    pytest.fail(f"timed out after {timeout_s} s waiting for {what() if callable(what) else what}\n{tails}")
 
 
 def note(i: int) -> dict:
@@ -96,7 +97,12 @@ def test_200_uploads_over_http_are_each_extracted_exactly_once_by_the_two_worker
     )
     runs = runs_since(started, EXTRACT)
     # A run records its end just after the extraction commits: let the last ones finish.
-    wait_for(lambda: not runs.filter(finished_at__isnull=True).exists(), timeout_s=60, what="the last runs to end")
+    wait_for(
+        lambda: not runs.filter(finished_at__isnull=True).exists(),
+        timeout_s=120,
+        what=lambda: f"the last runs to end: {list(runs.filter(finished_at__isnull=True).values_list('args', 'pid'))}",
+        stack=stack,
+    )
     counts = extracted_ids(runs)
     assert set(counts) == set(ids)
     duplicates = {memory_id: n for memory_id, n in counts.items() if n != 1}
@@ -133,6 +139,8 @@ def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owne
     assert run.resumed_count == 0
     assert SleepStepRun.objects.filter(run=run, status=SleepStepRun.Status.COMPLETED).count() == run.steps.count()
     cycle_runs = runs_since(started, "sleep.tasks.run_cycle")
+    # The run's row is completed inside the task; the task ends a moment later.
+    wait_for(lambda: cycle_runs.filter(finished_at__isnull=False).exists(), timeout_s=120, what="the cycle task's end")
     assert [(args, ok) for args, ok in cycle_runs.values_list("args", "success")] == [([run.pk], True)]
 
 
@@ -240,7 +248,7 @@ def test_a_worker_killed_mid_task_has_its_task_finished_by_the_other_with_no_dup
             if big_id in r.args[0] and stack.worker_of(r.pid) is survivor
         ]
 
-    # Handed out again once its claim lapses: the task's timeout (60 s) plus the grace (20 s).
+    # Handed out again once its claim lapses: the task's timeout (120 s) plus the grace (15 s).
     redone = wait_for(done_elsewhere, timeout_s=400, what="the other worker to redo the task", stack=stack)
     assert len(redone) == 1
     assert redone[0].task_id == victim_run.task_id
