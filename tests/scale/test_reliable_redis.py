@@ -15,10 +15,15 @@ pytestmark = pytest.mark.scale
 
 
 @pytest.fixture
-def broker():
-    broker = ReliableRedis(list_key=f"test-{uuid.uuid4().hex}")
-    yield broker
-    broker.delete_queue()
+def queue_key():
+    key = f"test-{uuid.uuid4().hex}"
+    yield key
+    ReliableRedis(list_key=key).delete_queue()
+
+
+@pytest.fixture
+def broker(queue_key):
+    return ReliableRedis(list_key=queue_key, holder="host:1", limit=0)
 
 
 def package(name: str, timeout: int | None = None) -> str:
@@ -78,3 +83,50 @@ def test_a_late_acknowledgement_of_a_lapsed_claim_removes_nothing_else(broker, s
     assert broker.lock_size() == 1
     broker.acknowledge(new[0][0])
     assert broker.lock_size() == 0
+
+
+def test_a_cluster_claims_no_more_tasks_than_it_has_workers_and_the_other_gets_the_rest(queue_key):
+    busy = ReliableRedis(list_key=queue_key, holder="host-a:10", limit=1)
+    idle = ReliableRedis(list_key=queue_key, holder="host-b:20", limit=1)
+    for name in ("long cycle", "short extraction"):
+        busy.enqueue(package(name))
+
+    first = busy.dequeue()
+    assert names(first) == ["long cycle"]
+    assert busy.dequeue() is None  # its one worker is busy: the next task stays for someone else
+    assert names(idle.dequeue()) == ["short extraction"]
+    assert busy.held() == {"host-a:10": 1, "host-b:20": 1}
+
+    busy.enqueue(package("next"))
+    busy.acknowledge(first[0][0])
+    assert names(busy.dequeue()) == ["next"]
+
+
+def test_a_failed_task_frees_its_clusters_slot_but_stays_claimed_for_another_attempt(queue_key, settings):
+    settings.KYBERNESIS_Q_CLAIM_GRACE = 1
+    worker = ReliableRedis(list_key=queue_key, holder="host-a:10", limit=1)
+    task = package("flaky", timeout=1)
+    worker.enqueue(task)
+    worker.enqueue(package("other"))
+    worker.dequeue()
+
+    worker.task_failed(SignedPackage.loads(task)["id"])  # what the monitor's post_execute does
+    assert worker.held() == {}
+    assert worker.lock_size() == 1  # the failed task is still claimed
+    assert names(worker.dequeue()) == ["other"]
+
+    time.sleep(3.2)
+    worker.acknowledge("no such claim")
+    other_worker = ReliableRedis(list_key=queue_key, holder="host-b:20", limit=1)
+    assert names(other_worker.dequeue()) == ["flaky"]  # the next attempt, when the claim lapsed
+
+
+def test_a_dead_clusters_slots_are_freed_when_its_claims_lapse(queue_key, settings):
+    settings.KYBERNESIS_Q_CLAIM_GRACE = 1
+    dead = ReliableRedis(list_key=queue_key, holder="host-a:10", limit=1)
+    dead.enqueue(package("held by the dead", timeout=1))
+    dead.dequeue()
+    time.sleep(3.2)
+    survivor = ReliableRedis(list_key=queue_key, holder="host-b:20", limit=1)
+    assert names(survivor.dequeue()) == ["held by the dead"]
+    assert survivor.held() == {"host-b:20": 1}

@@ -134,6 +134,9 @@ def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owne
     wait_for(finished, timeout_s=900, what="the hourly cycle", stack=stack)
     results = sorted(Task.objects.filter(id__in=task_ids).values_list("result", flat=True))
     assert [r.split()[-1] for r in results] == ["active", "queued"], results
+    # The two requests ran at once, one on each worker: the request lock held across processes.
+    requests_run = runs_since(started, "sleep.tasks.scheduled_cycle").filter(name__startswith="scale hourly")
+    assert {stack.worker_of(pid).name for pid in requests_run.values_list("pid", flat=True)} == {"worker1", "worker2"}
     run = SleepRun.objects.get(requested_at__gte=started)
     assert run.trigger == SleepRun.Trigger.SCHEDULED and run.status == SleepRun.Status.COMPLETED
     assert run.resumed_count == 0
