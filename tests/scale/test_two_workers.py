@@ -96,6 +96,13 @@ def test_200_uploads_over_http_are_each_extracted_exactly_once_by_the_two_worker
         stack=stack,
     )
     runs = runs_since(started, EXTRACT)
+    # The hourly cycle (scheduled when the workers start) may extract some first; their tasks still run.
+    wait_for(
+        lambda: set(extracted_ids(runs)) >= set(ids),
+        timeout_s=600,
+        what=lambda: f"a finished extraction task of each upload: {sorted(set(ids) - set(extracted_ids(runs)))}",
+        stack=stack,
+    )
     # A run records its end just after the extraction commits: let the last ones finish.
     wait_for(
         lambda: not runs.filter(finished_at__isnull=True).exists(),
@@ -115,16 +122,18 @@ def test_200_uploads_over_http_are_each_extracted_exactly_once_by_the_two_worker
     assert groups == {"worker1", "worker2"}
 
 
-def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owner):
+def hourly_pair(stack, attempt: int) -> bool:
+    """Fire the hourly request twice at once and check that one cycle ran, once. True when the two
+    requests ran on the two workers (which one claims a task is up to the workers' polling)."""
     from django_q.models import Task
     from django_q.tasks import async_task
 
     from sleep.models import SleepRun, SleepStepRun
 
+    wait_idle()
     started = timezone.now()
-    # What the hourly schedule does, fired twice at the same moment (as by two schedulers): the
-    # two requests reach the two workers together.
-    task_ids = [async_task("sleep.tasks.scheduled_cycle", task_name=f"scale hourly {i}") for i in (1, 2)]
+    # What the hourly schedule does, fired twice at the same moment, as by two schedulers.
+    task_ids = [async_task("sleep.tasks.scheduled_cycle", task_name=f"scale hourly {attempt}.{i}") for i in (1, 2)]
 
     def finished():
         results = list(Task.objects.filter(id__in=task_ids).values_list("result", flat=True))
@@ -134,9 +143,6 @@ def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owne
     wait_for(finished, timeout_s=900, what="the hourly cycle", stack=stack)
     results = sorted(Task.objects.filter(id__in=task_ids).values_list("result", flat=True))
     assert [r.split()[-1] for r in results] == ["active", "queued"], results
-    # The two requests ran at once, one on each worker: the request lock held across processes.
-    requests_run = runs_since(started, "sleep.tasks.scheduled_cycle").filter(name__startswith="scale hourly")
-    assert {stack.worker_of(pid).name for pid in requests_run.values_list("pid", flat=True)} == {"worker1", "worker2"}
     run = SleepRun.objects.get(requested_at__gte=started)
     assert run.trigger == SleepRun.Trigger.SCHEDULED and run.status == SleepRun.Status.COMPLETED
     assert run.resumed_count == 0
@@ -145,6 +151,23 @@ def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owne
     # The run's row is completed inside the task; the task ends a moment later.
     wait_for(lambda: cycle_runs.filter(finished_at__isnull=False).exists(), timeout_s=120, what="the cycle task's end")
     assert [(args, ok) for args, ok in cycle_runs.values_list("args", "success")] == [([run.pk], True)]
+    requests_run = runs_since(started, "sleep.tasks.scheduled_cycle").filter(name__startswith="scale hourly")
+    return len({stack.worker_of(pid).name for pid in requests_run.values_list("pid", flat=True)}) == 2
+
+
+def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owner):
+    # Each pair must run one cycle once; at least one pair must have met on the two workers (the
+    # request lock then held across processes), which the first pair almost always does.
+    split = [hourly_pair(stack, attempt) for attempt in range(1, 4)]
+    assert any(split), split
+
+
+def wait_idle() -> None:
+    """Until the queue is empty and no worker holds a task."""
+    from django_q.brokers import get_broker
+
+    broker = get_broker()
+    wait_for(lambda: broker.queue_size() == 0 and broker.lock_size() == 0, timeout_s=600, what="idle workers")
 
 
 @pytest.fixture(scope="session")
@@ -173,6 +196,7 @@ def test_a_sync_requested_twice_at_once_over_http_runs_once(stack, owner, notion
     from connectors.models import ConnectorAccount, ConnectorItem
 
     _, headers = owner
+    wait_idle()
     pages = [
         fake_notion_server.add_page(f"Standup {i}", [block("paragraph", f"Minutes of standup {i} in Oslo.")])
         for i in range(12)
