@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run dev test test-fast test-external fuzz lint lock install install-test system-packages migrate clean help
+.PHONY: run dev test test-fast test-external test-scale fuzz lint lock install install-test system-packages migrate clean help
 
 help:
 	@echo "make run        - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
@@ -13,6 +13,7 @@ help:
 	@echo "make dev        - like run, but with Django's runserver (development only)"
 	@echo "make test-fast  - the fast set only (no real models, browser or benchmarks): seconds, not minutes"
 	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
+	@echo "make test-scale - the Procfile's gunicorn and two qcluster workers on Redis + external PostgreSQL, over HTTP"
 	@echo "make fuzz       - a deeper Schemathesis run of the whole API (FUZZ_EXAMPLES per operation, default 200)"
 	@echo "make lint       - ruff check, ruff format --check and the import-linter layer contract"
 	@echo "make lock       - re-resolve requirements.lock and requirements-dev.lock from pyproject.toml"
@@ -76,6 +77,11 @@ test: install-test system-packages
 # The same suite against an external PostgreSQL + pgvector reached through DATABASE_URL (.ci/test-external).
 test-external: install-test system-packages
 	PY=$(BIN)/python bash .ci/test-external
+
+# The production recipe for real: Procfile processes (gunicorn, two qcluster workers) on a throwaway
+# Redis (Debian's redis-server, installed when missing) and external PostgreSQL (.ci/test-scale).
+test-scale: install-test
+	PY=$(BIN)/python bash .ci/test-scale
 
 # Unit tests with the fake embedder and no spaCy, browser or benchmark: `-m "not slow"`. The test
 # database is kept between runs (new migrations are still applied), so a rerun starts at once.

@@ -5,3 +5,12 @@ class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Core"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from django_q.signals import post_execute, post_execute_in_worker, pre_execute
+
+        from core import queue, task_runs
+
+        pre_execute.connect(task_runs.record_start, dispatch_uid="core.task_runs.start")
+        post_execute_in_worker.connect(task_runs.record_finish, dispatch_uid="core.task_runs.finish")
+        post_execute.connect(queue.release_failed_task, dispatch_uid="core.queue.release_failed_task")

@@ -32,3 +32,29 @@ class ApiToken(models.Model):
     def hash_key(key: str) -> str:
         # Tokens carry 256 bits of randomness, so a fast hash is enough: nothing to brute-force.
         return hashlib.sha256(key.encode()).hexdigest()
+
+
+class TaskRun(models.Model):
+    """One execution of a background task by a worker: written when it starts, completed when it ends.
+
+    A run with no finished_at either is still going or its worker died (killed, out of memory); the
+    queue then hands the task to another worker, which records a run of its own. django-q2 keeps one
+    result per task, so this table is what tells how often a task really ran, where and for how long."""
+
+    task_id = models.CharField(max_length=32, db_index=True)
+    name = models.CharField(max_length=100, blank=True, default="")
+    func = models.CharField(max_length=255, db_index=True)
+    args = models.JSONField(default=list, blank=True)
+    host = models.CharField(max_length=255)
+    pid = models.IntegerField()
+    started_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    success = models.BooleanField(null=True)
+
+    objects = models.Manager()
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.func} on {self.host}:{self.pid} at {self.started_at:%Y-%m-%d %H:%M:%S}"

@@ -279,8 +279,15 @@ Q_CLUSTER = {
     "sync": env_bool("KYBERNESIS_TASKS_SYNC", False),
     "label": "Task queue",
 }
+# Every task execution is logged as a core.TaskRun row (start, end, host, pid), kept this many days.
+KYBERNESIS_TASK_RUNS = env_bool("KYBERNESIS_TASK_RUNS", True)
+KYBERNESIS_TASK_RUN_DAYS = env_int("KYBERNESIS_TASK_RUN_DAYS", 14)
+# Seconds a dead worker's claim outlives its task's timeout before another worker gets the task (core.queue).
+KYBERNESIS_Q_CLAIM_GRACE = env_int("KYBERNESIS_Q_CLAIM_GRACE", 120)
 if env_str("KYBERNESIS_REDIS_URL"):
+    # Not django-q2's own Redis broker, which loses the tasks of a worker that dies (core.queue).
     Q_CLUSTER["redis"] = env_str("KYBERNESIS_REDIS_URL")
+    Q_CLUSTER["broker_class"] = "core.queue.ReliableRedis"
 else:
     Q_CLUSTER["orm"] = "default"
     Q_CLUSTER["broker_class"] = "core.queue.TimedORM"

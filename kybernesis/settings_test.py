@@ -11,3 +11,4 @@ Q_CLUSTER = {**Q_CLUSTER, "sync": True}
 # The suite sends hundreds of requests a minute from one address; tests of the limits set their own.
 KYBERNESIS_API_RATE = ""
 KYBERNESIS_API_ADDRESS_RATE = ""
+KYBERNESIS_TASK_RUNS = False  # tests of the task-run log turn it on

@@ -499,9 +499,9 @@ def hybrid_search(
     # Chunk texts are read for the returned results only, not for every candidate.
     details = {
         pk: (text, created)
-        for pk, text, created in MemoryChunk.objects.filter(pk__in=[r.chunk_id for r in results]).values_list(
-            "pk", "text", "memory__created_at"
-        )
+        for pk, text, created in MemoryChunk.objects.filter(
+            owner_id=user.pk, pk__in=[r.chunk_id for r in results]
+        ).values_list("pk", "text", "memory__created_at")
     }
     results = [r for r in results if r.chunk_id in details]  # a memory deleted mid-search drops out
     for result in results:

@@ -131,7 +131,9 @@ def memory_related(*, user, memory: Memory, limit: int = 5, min_score: float | N
     from memories import search
 
     anchor = list(
-        MemoryChunk.objects.filter(memory=memory).order_by("position").values_list("embedding", flat=True)[:1]
+        MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
+        .order_by("position")
+        .values_list("embedding", flat=True)[:1]
     )
     if not anchor or not memory.content.strip():
         return []

@@ -3,11 +3,16 @@ one real embedding model per session for the tests that need it."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.test import Client
 
 from core.auth import api_token_create
 from tests.factories import UserFactory
+
+# tests/scale drives live servers that .ci/test-scale starts (`make test-scale`); elsewhere it is not collected.
+collect_ignore = [] if os.environ.get("KYBERNESIS_TEST_SCALE") else ["scale"]
 
 
 def pytest_sessionstart(session):

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from connectors.models import ConnectorAccount, ConnectorItem, Provider
-from core.models import ApiToken
+from core.models import ApiToken, TaskRun
 from graph.models import (
     Entity,
     EntityMention,
@@ -67,6 +67,23 @@ class ApiTokenFactory(factory.django.DjangoModelFactory):
     key = factory.Sequence(lambda n: f"kyb_test_token_{n:08d}_padding_padding")
     prefix = factory.LazyAttribute(lambda o: o.key[:12])
     key_hash = factory.LazyAttribute(lambda o: ApiToken.hash_key(o.key))
+
+
+class TaskRunFactory(factory.django.DjangoModelFactory):
+    """A finished, successful run of a graph extraction task."""
+
+    class Meta:
+        model = TaskRun
+
+    task_id = factory.Sequence(lambda n: f"{n:032x}")
+    name = factory.Sequence(lambda n: f"task-{n}")
+    func = "graph.tasks.extract_memories"
+    args = factory.LazyFunction(lambda: [[1]])
+    host = "worker-1"
+    pid = 4242
+    started_at = factory.LazyFunction(timezone.now)
+    finished_at = factory.LazyAttribute(lambda o: o.started_at)
+    success = True
 
 
 # --- memories ---------------------------------------------------------------------------------------

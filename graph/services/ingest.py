@@ -44,9 +44,11 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     transaction as soon as it is extracted. Returns counts.
     """
     ids = sorted({int(i) for i in memory_ids})
-    hashes = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash"))
+    memories = list(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash", "owner_id"))
+    hashes = {pk: content_hash for pk, content_hash, _ in memories}
     rows = list(
-        MemoryChunk.objects.filter(memory_id__in=ids)
+        # Owner first: the chunks of a split (partitioned, distributed) table are found by owner.
+        MemoryChunk.objects.filter(owner_id__in={owner_id for *_, owner_id in memories}, memory_id__in=ids)
         .order_by("memory_id", "position")
         .values_list("id", "memory_id", "owner_id", "text")
     )
@@ -181,7 +183,7 @@ def _store_owner_graph(
         unchanged = _lock_unchanged_memories(memory_ids, hashes)
         # Chunks of an unchanged memory are those that were read, unless its content went A -> B -> A.
         chunk_ids = {chunk_id for chunk_id, memory_id, _ in items if memory_id in unchanged}
-        existing = set(MemoryChunk.objects.filter(pk__in=chunk_ids).values_list("pk", flat=True))
+        existing = set(MemoryChunk.objects.filter(owner_id=owner_id, pk__in=chunk_ids).values_list("pk", flat=True))
         unchanged -= {memory_id for chunk_id, memory_id, _ in items if chunk_id not in existing}
         memory_ids = sorted(unchanged)
         items = [item for item in items if item[1] in unchanged]

@@ -310,7 +310,7 @@ def memory_update(  # noqa: C901 - one branch per optional field, as the API's P
 
     # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
     locked = run_with_retry(write, label="memory_update")
-    locked.chunk_count = locked.chunks.count()
+    locked.chunk_count = MemoryChunk.objects.filter(owner_id=locked.owner_id, memory=locked).count()
     return locked
 
 
@@ -320,7 +320,9 @@ def _replace_chunks(memory: Memory) -> None:
     chunks = chunks_for(memory.content)
     known = {
         row.embedding_key: row.embedding
-        for row in MemoryChunk.objects.filter(memory=memory).only("embedding_key", "embedding")
+        for row in MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory).only(
+            "embedding_key", "embedding"
+        )
     }
     texts = _embedding_texts(memory.title, chunks)
     hashes = [embedding.embedding_key(text) for text in texts]
@@ -328,7 +330,7 @@ def _replace_chunks(memory: Memory) -> None:
     fresh = embedding.embed_texts([texts[i] for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
-    MemoryChunk.objects.filter(memory=memory).delete()
+    MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory).delete()
     MemoryChunk.objects.bulk_create(chunk_rows(memory, chunks, vectors), batch_size=500)
 
 

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import tiering
-from memories.models import Memory, TierMove
+from memories.models import Memory, MemoryChunk, TierMove
 from memories.services.locking import memory_lock
 
 # Set by memory_archive when a connector's item is gone at its source; it keeps the memory archived.
@@ -28,7 +28,7 @@ class BatchResult:
 
 def reloaded(memory: Memory) -> Memory:
     memory.refresh_from_db()
-    memory.chunk_count = memory.chunks.count()
+    memory.chunk_count = MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory).count()
     return memory
 
 

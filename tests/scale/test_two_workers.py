@@ -1,0 +1,324 @@
+"""Two qcluster workers on one Redis queue, behind gunicorn with two web workers, driven over HTTP:
+every task runs exactly once, the cross-process locks hold, and a worker killed mid-task loses
+nothing. Executions are counted from the task-run log (core.TaskRun) each worker writes."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+import requests
+from django.db.models import Count
+from django.utils import timezone
+
+from tests.fakes.notion import block
+
+pytestmark = [pytest.mark.scale, pytest.mark.usefixtures("live_db")]
+
+UPLOADS = int(os.environ.get("KYBERNESIS_SCALE_UPLOADS", "200"))
+EXTRACT = "graph.tasks.extract_memories"
+TOPICS = ["Berlin", "Lisbon", "Kyoto", "Nairobi", "Toronto", "Oslo", "Lima", "Hanoi"]
+PEOPLE = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson", "Claude Shannon"]
+
+
+def wait_for(check, *, timeout_s: float, what: str, stack=None, every_s: float = 1.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every_s)
+    tails = "" if stack is None else "\n".join(f"--- {p.name}\n{p.tail()}" for p in [stack.web, *stack.workers])
+    pytest.fail(f"timed out after {timeout_s} s waiting for {what() if callable(what) else what}\n{tails}")
+
+
+def note(i: int) -> dict:
+    person, place = PEOPLE[i % len(PEOPLE)], TOPICS[i % len(TOPICS)]
+    return {
+        "title": f"Field note {i}",
+        "content": f"Note {i}: {person} met the team in {place} to review plan {i}. "
+        f"They agreed that {person} will send the {place} budget by Friday.",
+    }
+
+
+@pytest.fixture(scope="session")
+def owner(live_db):
+    from django.contrib.auth import get_user_model
+    from django_q.conf import Conf
+
+    from core.auth import api_token_create
+
+    # The test process enqueues to the same Redis queue the workers read, never runs a task itself.
+    Conf.SYNC = False
+    user = get_user_model().objects.create_user(username=f"scale{time.time_ns()}", password="not-used-here")
+    _, key = api_token_create(user=user, name="scale test")
+    return user, {"Authorization": f"Bearer {key}"}
+
+
+def runs_since(started, func: str):
+    from core.models import TaskRun
+
+    return TaskRun.objects.filter(func=func, started_at__gte=started)
+
+
+def extracted_ids(runs) -> Counter:
+    """How many finished runs extracted each memory id."""
+    counts: Counter = Counter()
+    for args in runs.filter(finished_at__isnull=False).values_list("args", flat=True):
+        counts.update(args[0])
+    return counts
+
+
+def test_200_uploads_over_http_are_each_extracted_exactly_once_by_the_two_workers(stack, owner):
+    from graph.models import MemoryExtraction
+
+    user, headers = owner
+    started = timezone.now()
+
+    def upload(i):
+        response = requests.post(f"{stack.url}/api/v1/memories", json=note(i), headers=headers, timeout=120)
+        assert response.status_code == 201, response.text
+        return response.json()["id"]
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        ids = list(pool.map(upload, range(UPLOADS)))
+    assert len(set(ids)) == UPLOADS
+
+    wait_for(
+        lambda: MemoryExtraction.objects.filter(memory__owner=user).count() == UPLOADS,
+        timeout_s=1200,
+        what="every upload's graph extraction",
+        stack=stack,
+    )
+    runs = runs_since(started, EXTRACT)
+    # The hourly cycle (scheduled when the workers start) may extract some first; their tasks still run.
+    wait_for(
+        lambda: set(extracted_ids(runs)) >= set(ids),
+        timeout_s=600,
+        what=lambda: f"a finished extraction task of each upload: {sorted(set(ids) - set(extracted_ids(runs)))}",
+        stack=stack,
+    )
+    # A run records its end just after the extraction commits: let the last ones finish.
+    wait_for(
+        lambda: not runs.filter(finished_at__isnull=True).exists(),
+        timeout_s=120,
+        what=lambda: f"the last runs to end: {list(runs.filter(finished_at__isnull=True).values_list('args', 'pid'))}",
+        stack=stack,
+    )
+    counts = extracted_ids(runs)
+    assert set(counts) == set(ids)
+    duplicates = {memory_id: n for memory_id, n in counts.items() if n != 1}
+    assert duplicates == {}
+    assert not runs.filter(success=False).exists()
+    # Both qcluster processes took tasks from the one queue.
+    groups = {
+        stack.worker_of(pid).name for pid in runs.values_list("pid", flat=True).distinct() if stack.worker_of(pid)
+    }
+    assert groups == {"worker1", "worker2"}
+
+
+def hourly_pair(stack, attempt: int) -> bool:
+    """Fire the hourly request twice at once and check that one cycle ran, once. True when the two
+    requests ran on the two workers (which one claims a task is up to the workers' polling)."""
+    from django_q.models import Task
+    from django_q.tasks import async_task
+
+    from sleep.models import SleepRun, SleepStepRun
+
+    wait_idle()
+    started = timezone.now()
+    # What the hourly schedule does, fired twice at the same moment, as by two schedulers.
+    task_ids = [async_task("sleep.tasks.scheduled_cycle", task_name=f"scale hourly {attempt}.{i}") for i in (1, 2)]
+
+    def finished():
+        results = list(Task.objects.filter(id__in=task_ids).values_list("result", flat=True))
+        runs = SleepRun.objects.filter(requested_at__gte=started)
+        return len(results) == 2 and runs.exists() and not runs.filter(status__in=SleepRun.ACTIVE).exists()
+
+    wait_for(finished, timeout_s=900, what="the hourly cycle", stack=stack)
+    results = sorted(Task.objects.filter(id__in=task_ids).values_list("result", flat=True))
+    assert [r.split()[-1] for r in results] == ["active", "queued"], results
+    run = SleepRun.objects.get(requested_at__gte=started)
+    assert run.trigger == SleepRun.Trigger.SCHEDULED and run.status == SleepRun.Status.COMPLETED
+    assert run.resumed_count == 0
+    assert SleepStepRun.objects.filter(run=run, status=SleepStepRun.Status.COMPLETED).count() == run.steps.count()
+    cycle_runs = runs_since(started, "sleep.tasks.run_cycle")
+    # The run's row is completed inside the task; the task ends a moment later.
+    wait_for(lambda: cycle_runs.filter(finished_at__isnull=False).exists(), timeout_s=120, what="the cycle task's end")
+    assert [(args, ok) for args, ok in cycle_runs.values_list("args", "success")] == [([run.pk], True)]
+    requests_run = runs_since(started, "sleep.tasks.scheduled_cycle").filter(name__startswith="scale hourly")
+    return len({stack.worker_of(pid).name for pid in requests_run.values_list("pid", flat=True)}) == 2
+
+
+def test_an_hourly_cycle_requested_on_both_workers_at_once_runs_once(stack, owner):
+    # Each pair must run one cycle once; at least one pair must have met on the two workers (the
+    # request lock then held across processes), which the first pair almost always does.
+    split = [hourly_pair(stack, attempt) for attempt in range(1, 4)]
+    assert any(split), split
+
+
+def wait_idle() -> None:
+    """Until the queue is empty and no worker holds a task."""
+    from django_q.brokers import get_broker
+
+    broker = get_broker()
+    wait_for(lambda: broker.queue_size() == 0 and broker.lock_size() == 0, timeout_s=600, what="idle workers")
+
+
+@pytest.fixture(scope="session")
+def notion_connector(owner, fake_notion_server):
+    from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
+    from django.contrib.sites.models import Site
+
+    from connectors import services
+
+    user, _ = owner
+    app = SocialApp.objects.create(
+        provider="notion",
+        name="Notion",
+        client_id=fake_notion_server.client_id,
+        secret=fake_notion_server.client_secret,
+    )
+    app.sites.add(Site.objects.get_current())
+    social = SocialAccount.objects.create(
+        user=user, provider="notion", uid=f"user-{user.pk}_workspace-acme", extra_data={"workspace_name": "Acme"}
+    )
+    SocialToken.objects.create(account=social, token=fake_notion_server.issue_token("acme"), app=app)
+    return services.connector_account_connect(user=user, social_account=social)
+
+
+def test_a_sync_requested_twice_at_once_over_http_runs_once(stack, owner, notion_connector, fake_notion_server):
+    from connectors.models import ConnectorAccount, ConnectorItem
+
+    _, headers = owner
+    wait_idle()
+    pages = [
+        fake_notion_server.add_page(f"Standup {i}", [block("paragraph", f"Minutes of standup {i} in Oslo.")])
+        for i in range(12)
+    ]
+    started = timezone.now()
+    url = f"{stack.url}/api/v1/connectors/{notion_connector.pk}/sync"
+    barrier = threading.Barrier(2)
+
+    def request_sync(_):
+        barrier.wait()
+        return requests.post(url, headers=headers, timeout=60).status_code
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(pool.map(request_sync, range(2))) == [202, 202]
+
+    sync_runs = runs_since(started, "connectors.tasks.sync_account")
+    wait_for(
+        lambda: sync_runs.filter(finished_at__isnull=False).count() == 2,
+        timeout_s=600,
+        what="both sync tasks",
+        stack=stack,
+    )
+    account = ConnectorAccount.objects.get(pk=notion_connector.pk)
+    assert account.status == ConnectorAccount.Status.SYNCED, account.last_error
+    # Both tasks ran, on the two workers at once; only one of them synced: each page was read once.
+    assert len({stack.worker_of(pid).name for pid in sync_runs.values_list("pid", flat=True)}) == 2
+    for page in pages:
+        assert len(fake_notion_server.calls(f"/v1/blocks/{page['id']}/children")) == 1
+    assert ConnectorItem.objects.filter(account=account).count() == len(pages)
+    assert account.synced_count == len(pages)
+
+
+def test_a_worker_killed_mid_task_has_its_task_finished_by_the_other_with_no_duplicate_rows(stack, owner):
+    from core.models import TaskRun
+    from graph.models import EntityMention, MemoryExtraction
+    from memories.models import Memory
+
+    user, headers = owner
+    started = timezone.now()
+    # Long enough that spaCy takes seconds over it: the kill lands while the task runs.
+    paragraphs = [
+        f"{PEOPLE[i % 5]} flew from {TOPICS[i % 8]} to {TOPICS[(i + 3) % 8]} on day {i} and met "
+        f"{PEOPLE[(i + 2) % 5]} at the {TOPICS[(i + 5) % 8]} office to discuss the Atlas project budget."
+        for i in range(600)
+    ]
+    response = requests.post(
+        f"{stack.url}/api/v1/memories",
+        json={"title": "Travel log", "content": "\n\n".join(paragraphs)},
+        headers=headers,
+        timeout=300,
+    )
+    assert response.status_code == 201, response.text
+    big_id = response.json()["id"]
+    # More tasks behind it: the dying cluster may hold some in its own queue, and none may be lost.
+    small_ids = [
+        requests.post(f"{stack.url}/api/v1/memories", json=note(1000 + i), headers=headers, timeout=120).json()["id"]
+        for i in range(6)
+    ]
+
+    runs = runs_since(started, EXTRACT)
+
+    def running_big():
+        return next((r for r in runs.filter(finished_at__isnull=True) if big_id in r.args[0]), None)
+
+    victim_run = wait_for(running_big, timeout_s=300, what="the long extraction to start", stack=stack, every_s=0.1)
+    victim = stack.worker_of(victim_run.pid)
+    assert victim is not None
+    victim.kill_group()
+    survivor = next(worker for worker in stack.workers if worker is not victim)
+    assert survivor.alive()
+
+    def done_elsewhere():
+        return [
+            r
+            for r in runs.filter(finished_at__isnull=False, success=True)
+            if big_id in r.args[0] and stack.worker_of(r.pid) is survivor
+        ]
+
+    # Handed out again once its claim lapses: the task's timeout (120 s) plus the grace (15 s).
+    redone = wait_for(done_elsewhere, timeout_s=400, what="the other worker to redo the task", stack=stack)
+    assert len(redone) == 1
+    assert redone[0].task_id == victim_run.task_id
+    assert TaskRun.objects.get(pk=victim_run.pk).finished_at is None  # the killed run never ended
+
+    wait_for(
+        lambda: MemoryExtraction.objects.filter(memory_id__in=[big_id, *small_ids]).count() == 7,
+        timeout_s=400,
+        what="every extraction after the kill",
+        stack=stack,
+    )
+    counts = extracted_ids(runs)
+    assert {memory_id: counts[memory_id] for memory_id in [big_id, *small_ids]} == dict.fromkeys(
+        [big_id, *small_ids], 1
+    )
+    # No duplicate rows: one memory, each mention once, however often extraction started.
+    assert Memory.objects.filter(owner=user, title="Travel log").count() == 1
+    repeated = (
+        EntityMention.objects.filter(memory_id=big_id)
+        .values("chunk_id", "start", "entity_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+    )
+    assert not repeated.exists()
+    assert EntityMention.objects.filter(memory_id=big_id).exists()
+
+
+def test_no_task_is_lost_the_queue_drains_and_every_started_task_ended(stack):
+    from django_q.brokers import get_broker
+
+    from core.models import TaskRun
+
+    broker = get_broker()
+    assert type(broker).__name__ == "ReliableRedis"
+    wait_for(
+        lambda: broker.queue_size() == 0 and broker.lock_size() == 0,
+        timeout_s=400,
+        what="the queue to drain and every claim to be acknowledged",
+        stack=stack,
+    )
+    recent = TaskRun.objects.filter(started_at__gte=timezone.now() - timedelta(hours=2))
+    unfinished = set(recent.filter(finished_at__isnull=True).values_list("task_id", flat=True))
+    finished = set(recent.filter(finished_at__isnull=False).values_list("task_id", flat=True))
+    # Only the killed run is unfinished, and its task ended on the other worker.
+    assert len(unfinished) <= 1
+    assert unfinished <= finished
