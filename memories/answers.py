@@ -119,7 +119,9 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
 
     chunk_rows = {
         row["pk"]: row
-        for row in MemoryChunk.objects.filter(pk__in=[r.chunk_id for r in results]).values("pk", "position", "text")
+        for row in MemoryChunk.objects.filter(owner_id=user.pk, pk__in=[r.chunk_id for r in results]).values(
+            "pk", "position", "text"
+        )
     }
     candidates = []  # (sentence, result, chunk position)
     for result in results:
