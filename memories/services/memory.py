@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
-from memories import embedding, lexical, tiering
+from memories import embedding, embedding_batcher, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.services.locking import memory_lock
@@ -146,7 +146,7 @@ def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
     for digest, p in zip(digests, prepared, strict=True):
         if digest not in known:
             fresh.setdefault(digest, p)
-    vectors = embedding.embed_texts(_all_embedding_texts(fresh.values()))
+    vectors = embedding_batcher.embed_texts(_all_embedding_texts(fresh.values()))
     with transaction.atomic():
         with connection.cursor() as cursor:
             for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
@@ -196,7 +196,7 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed.
     if vectors is None:
-        vectors = embedding.embed_texts(_all_embedding_texts(prepared))
+        vectors = embedding_batcher.embed_texts(_all_embedding_texts(prepared))
 
     now = timezone.now()
     policy = tiering.TierPolicy.from_settings()
@@ -310,7 +310,7 @@ def _replace_chunks(memory: Memory) -> None:
     texts = _embedding_texts(memory.title, chunks)
     hashes = [embedding.embedding_key(text) for text in texts]
     missing = [i for i, h in enumerate(hashes) if h not in known]
-    fresh = embedding.embed_texts([texts[i] for i in missing])
+    fresh = embedding_batcher.embed_texts([texts[i] for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
     MemoryChunk.objects.filter(memory=memory).delete()
