@@ -19,6 +19,7 @@ back to torch with a warning (memories.embedding).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -142,10 +143,14 @@ class OnnxEncoder:
             feed["token_type_ids"] = np.zeros_like(input_ids)
         return self.session.run(None, feed)[0]
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int = 32, lock=None) -> np.ndarray:
+        """`lock`, when given, is held around each run only: a query waits for one small run of a
+        long document's chunks, not for the whole document."""
+        lock = lock or contextlib.nullcontext()
         ids = self.tokenizer.encode(texts)
         if len(ids) == 1:  # a query: no sorting, no copies
-            return self._run(ids)
+            with lock:
+                return self._run(ids)
         out = np.zeros((len(ids), self.dimensions), dtype=np.float32)
         # Similar lengths batched together (padding costs as much as text), and few tokens per run:
         # ONNX Runtime's throughput falls as a batch outgrows the CPU caches (int8, 1 thread, SciFact
@@ -162,7 +167,8 @@ class OnnxEncoder:
             ):
                 end += 1
             rows = order[start:end]
-            out[rows] = self._run([ids[i] for i in rows])
+            with lock:
+                out[rows] = self._run([ids[i] for i in rows])
             start = end
         return out
 
