@@ -13,9 +13,11 @@ caller of that batch, so nothing is stored without its vectors.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -36,6 +38,16 @@ class _Batch:
 _state_lock = threading.Lock()  # guards _open and a batch's texts/closed
 _run_lock = threading.Lock()  # one batch at a time reaches the model; the next fills meanwhile
 _open: _Batch | None = None
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    global _pool
+    _pool = None  # a forked child has none of its parent's threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _settings() -> tuple[float, int]:
@@ -100,3 +112,14 @@ def embed_texts(texts: Sequence[str]) -> np.ndarray:
     if batch.error is not None:
         raise batch.error
     return batch.vectors[start : start + len(texts)]
+
+
+def embed_texts_async(texts: Sequence[str]) -> Future:
+    """embed_texts on a background thread: the caller does its own work meanwhile (the model runs
+    outside the GIL, so pure-Python work such as keyword extraction overlaps it) and then takes
+    `.result()`, which raises the model's error if it failed."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="embed")
+        return _pool.submit(embed_texts, list(texts))

@@ -194,9 +194,9 @@ def _all_embedding_texts(prepared) -> list[str]:
 def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
-    # unless every vector was computed.
-    if vectors is None:
-        vectors = embedding_batcher.embed_texts(_all_embedding_texts(prepared))
+    # unless every vector was computed. It runs on another thread while this one extracts the tags
+    # (pure Python, which the model leaves room for: it runs outside the GIL).
+    pending = None if vectors is not None else embedding_batcher.embed_texts_async(_all_embedding_texts(prepared))
 
     now = timezone.now()
     policy = tiering.TierPolicy.from_settings()
@@ -218,6 +218,8 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
         decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=policy)
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         memories.append(memory)
+    if pending is not None:
+        vectors = pending.result()
 
     with transaction.atomic():
         Memory.objects.bulk_create(memories)
