@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -179,16 +180,46 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
 
         batch_size = getattr(settings, "KYBERNESIS_EMBED_BATCH_SIZE", 32)
     active = _load_backend()
-    with _encode_lock:
-        if active == "torch":
+    if active == "torch":
+        with _encode_lock:
             vectors = _torch_encode(list(texts), batch_size)
-        else:
-            vectors = _encoder.encode(list(texts), batch_size=batch_size)
+    else:
+        # The lock is taken per run of a few texts, so a query never waits for a whole document.
+        vectors = _encoder.encode(list(texts), batch_size=batch_size, lock=_encode_lock)
     return vectors.astype(np.float32, copy=False)
 
 
-def embed_query(text: str) -> np.ndarray:
-    return embed_texts([text])[0]
+_query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_query_cache_lock = threading.Lock()
+
+
+def _query_cache_size() -> int:
+    from django.conf import settings
+
+    return max(0, getattr(settings, "KYBERNESIS_QUERY_CACHE_SIZE", 256))
+
+
+def embed_query(text: str, *, cache: bool = True) -> np.ndarray:
+    """One text's vector. The last KYBERNESIS_QUERY_CACHE_SIZE (256) distinct queries of this
+    process are kept, keyed by (model and backend, the object computing them, text): a repeated
+    search (paging, a refreshed page, a saved query) embeds nothing. Benchmarks that time query
+    embedding pass cache=False, and bench_load runs its server with the cache off."""
+    size = _query_cache_size() if cache else 0
+    if not size:
+        return embed_texts([text])[0]
+    active = backend()
+    key = (backend_id(), id(_encoder if active != "torch" else get_model()), text)
+    with _query_cache_lock:
+        cached = _query_cache.get(key)
+        if cached is not None:
+            _query_cache.move_to_end(key)
+            return cached.copy()
+    vector = embed_texts([text])[0]
+    with _query_cache_lock:
+        _query_cache[key] = vector.copy()
+        while len(_query_cache) > size:
+            _query_cache.popitem(last=False)
+    return vector
 
 
 def reset() -> None:
@@ -196,6 +227,8 @@ def reset() -> None:
     global _encoder, _active_backend
     with _model_lock:
         _encoder, _active_backend = None, None
+    with _query_cache_lock:
+        _query_cache.clear()
 
 
 TITLE_SEPARATOR = " — "

@@ -310,7 +310,11 @@ def bench_load(
         data_dir=data_dir,
         port=free_port(),
         log_path=data_dir / "server.log",
-        extra_env={"KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR)},
+        # The query-vector cache is off: queries repeat here far more than in real use.
+        extra_env={
+            "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
+            "KYBERNESIS_QUERY_CACHE_SIZE": "0",
+        },
     )
     try:
         log(f"fresh data directory {data_dir}; migrating")

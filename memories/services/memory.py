@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
-from memories import embedding, lexical, tiering
+from memories import embedding, embedding_batcher, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.originals import OriginalFile
@@ -159,7 +159,7 @@ def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
     for digest, p in zip(digests, prepared, strict=True):
         if digest not in known:
             fresh.setdefault(digest, p)
-    vectors = embedding.embed_texts(_all_embedding_texts(fresh.values()))
+    vectors = embedding_batcher.embed_texts(_all_embedding_texts(fresh.values()))
     with transaction.atomic():
         with connection.cursor() as cursor:
             for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
@@ -207,9 +207,9 @@ def _all_embedding_texts(prepared) -> list[str]:
 def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
-    # unless every vector was computed.
-    if vectors is None:
-        vectors = embedding.embed_texts(_all_embedding_texts(prepared))
+    # unless every vector was computed. It runs on another thread while this one extracts the tags
+    # (pure Python, which the model leaves room for: it runs outside the GIL).
+    pending = None if vectors is not None else embedding_batcher.embed_texts_async(_all_embedding_texts(prepared))
 
     now = timezone.now()
     policy = tiering.TierPolicy.from_settings()
@@ -231,6 +231,8 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
         decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=policy)
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         memories.append(memory)
+    if pending is not None:
+        vectors = pending.result()
 
     with transaction.atomic():
         Memory.objects.bulk_create(memories)
@@ -327,7 +329,7 @@ def _replace_chunks(memory: Memory) -> None:
     texts = _embedding_texts(memory.title, chunks)
     hashes = [embedding.embedding_key(text) for text in texts]
     missing = [i for i, h in enumerate(hashes) if h not in known]
-    fresh = embedding.embed_texts([texts[i] for i in missing])
+    fresh = embedding_batcher.embed_texts([texts[i] for i in missing])
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
     MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory).delete()

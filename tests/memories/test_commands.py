@@ -40,14 +40,24 @@ def test_create_api_token_refuses_an_unknown_user_unless_asked_to_create_it():
     assert ApiToken.objects.filter(user=ghost).exists()
 
 
-def test_bench_ingest_runs_end_to_end_and_ends_with_json():
+@pytest.mark.parametrize(
+    "concurrency",
+    [
+        pytest.param("1"),
+        # worker threads have their own connections: they must see committed rows
+        pytest.param("2", marks=pytest.mark.django_db(transaction=True)),
+    ],
+)
+def test_bench_ingest_runs_end_to_end_and_ends_with_json(concurrency):
     out = StringIO()
-    call_command("bench_ingest", "--docs", "3", "--doc-chars", "1500", stdout=out)
+    call_command("bench_ingest", "--docs", "3", "--doc-chars", "1500", "--concurrency", concurrency, stdout=out)
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["docs"] == 3 and result["chunks"] >= 3
+    assert result["concurrency"] == int(concurrency)
     assert {
         "backend",
         "docs",
+        "concurrency",
         "chunks",
         "seconds",
         "chunks_per_s",

@@ -3,17 +3,23 @@
 overhead_ratio compares the pipeline with the model alone called the same way (once per
 document), so it measures what chunking, hashing, the transaction and the inserts add.
 batched_overhead_ratio compares it with the model's best case (all chunks in one call).
+
+--concurrency N (default 2) ingests from N threads, as N clients of a web worker do: one
+document's database writes overlap the next one's embedding, and creates that arrive while the
+model is busy share one model call (memories.embedding_batcher). --concurrency 1 is one by one.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+from django.db import connections
 
 from memories import embedding
 from memories.bench.synthetic import document
@@ -31,8 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--doc-chars", type=int, default=3000)
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--keep", action="store_true", help="Keep the benchmark memories afterwards.")
+        parser.add_argument("--concurrency", type=int, default=2, help="threads creating memories at once")
 
-    def handle(self, *args, docs: int, doc_chars: int, seed: int, keep: bool, **options):
+    def handle(self, *args, docs: int, doc_chars: int, seed: int, keep: bool, concurrency: int, **options):
         rng = random.Random(seed)
         user, _ = get_user_model().objects.get_or_create(
             username=BENCH_USER, defaults={"email": "bench-ingest@localhost"}
@@ -44,8 +51,7 @@ class Command(BaseCommand):
         embedding.embed_texts(["warm-up sentence for the benchmark"] * 4)
 
         started = time.perf_counter()
-        for i, text in enumerate(texts):
-            memory_create(owner=user, title=f"Benchmark document {i}", content=text)
+        _ingest(user, texts, max(1, concurrency))
         pipeline_s = time.perf_counter() - started
 
         per_memory: dict[int, list[str]] = {}
@@ -74,6 +80,7 @@ class Command(BaseCommand):
         result = {
             "backend": embedding.backend_id(),
             "docs": docs,
+            "concurrency": max(1, concurrency),
             "chunks": chunks,
             "seconds": round(pipeline_s, 3),
             "chunks_per_s": round(chunks / pipeline_s, 2) if pipeline_s else None,
@@ -83,3 +90,34 @@ class Command(BaseCommand):
             "batched_overhead_ratio": round(pipeline_s / batched_s, 3) if batched_s else None,
         }
         self.stdout.write(json.dumps(result))
+
+
+def _ingest(user, texts: list[str], concurrency: int) -> None:
+    if concurrency == 1:
+        for i, text in enumerate(texts):
+            memory_create(owner=user, title=f"Benchmark document {i}", content=text)
+        return
+    pending = iter(enumerate(texts))
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            while not errors:
+                with lock:
+                    item = next(pending, None)
+                if item is None:
+                    return
+                memory_create(owner=user, title=f"Benchmark document {item[0]}", content=item[1])
+        except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+            errors.append(exc)
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
