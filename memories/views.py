@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, bulk, search, selectors, services
+from memories import answers, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -26,6 +26,7 @@ from memories.forms import (
     UploadForm,
 )
 from memories.models import Tier
+from memories.services import bulk
 from memories.tagging import split_tags
 
 PAGE_SIZE = 25
