@@ -272,7 +272,7 @@ def looks_like_code(name: str) -> bool:
     return bool(_IDENTIFIER.search(name))
 
 
-def _could_be_person(span, lowercase_words: set[str]) -> bool:  # noqa: C901 - each rule is one way a capitalised word is not a person
+def _could_be_person(span, lowercase_words: set[str]) -> bool:
     """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
     same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
     that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
@@ -281,48 +281,62 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:  # noqa: C901 - e
     if not tokens:
         return False
     doc = span.doc
-    before = doc[span.start - 1] if span.start > 0 else None
-    if before is not None and before.lower_.rstrip(".") + "." in PERSON_TITLES | {"dr.", "mr.", "ms.", "mrs."}:
-        return True
-    if tokens[0].lower_ in PERSON_TITLES and len(tokens) > 1:
+    if _has_title(span, tokens):
         return True
     if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
         return False  # "Alice Alice Alice": a repeated word is no name
     if _foreign(doc):
         return False  # the model knows English names; in another language its guesses are noise
-    for token in tokens:
-        text = token.text
-        if (
-            (len(text) > 1 and text.isupper())
-            or looks_like_code(text)
-            or token.lower_ in NOT_ENTITIES
-            or token.lower_ in GENERIC_NOUNS
-            or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES)
-        ):
-            return False
+    if any(_not_a_name_word(token) for token in tokens):
+        return False
     last = tokens[-1].lower_
     if last in lowercase_words or _singular(last) in lowercase_words:
         return False
     if len(tokens) == 1:
-        # One capitalised word is a person's name only when it acts like one: someone who says,
-        # meets, writes or decides, someone met or asked, or someone's ("Alice's notes").
-        token = tokens[0]
-        if token.pos_ in ("VERB", "ADJ") or token.lower_ in _lexicon("verb") or token.lower_ in _lexicon("adj"):
-            return False
-        after = doc[token.i + 1] if token.i + 1 < len(doc) else None
-        if after is not None and after.lower_ in ("'s", "’s"):
-            return True
-        head = token.head
-        if token.dep_ in ("nsubj", "nsubjpass") and _lemma(head) in _HUMAN_VERBS:
-            return True
-        if token.dep_ in ("dobj", "dative") and _lemma(head) in _HUMAN_OBJECT_VERBS:
-            return True
-        return bool(
-            token.dep_ == "pobj"
-            and head.lower_ in ("with", "to", "by", "from")
-            and _lemma(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
-        )
+        return _lone_word_acts_as_person(tokens[0])
     return True
+
+
+def _has_title(span, tokens) -> bool:
+    """A person's title just before the name ("Dr. Patel") or opening it ("Professor Ada Lovelace")."""
+    before = span.doc[span.start - 1] if span.start > 0 else None
+    if before is not None and before.lower_.rstrip(".") + "." in PERSON_TITLES | {"dr.", "mr.", "ms.", "mrs."}:
+        return True
+    return tokens[0].lower_ in PERSON_TITLES and len(tokens) > 1
+
+
+def _not_a_name_word(token) -> bool:
+    """An acronym, code, a word that is never an entity or a generic noun, or a lower-case word that
+    is no name particle ("van", "de")."""
+    text = token.text
+    return bool(
+        (len(text) > 1 and text.isupper())
+        or looks_like_code(text)
+        or token.lower_ in NOT_ENTITIES
+        or token.lower_ in GENERIC_NOUNS
+        or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES)
+    )
+
+
+def _lone_word_acts_as_person(token) -> bool:
+    """One capitalised word is a person's name only when it acts like one: someone who says, meets,
+    writes or decides, someone met or asked, or someone's ("Alice's notes")."""
+    if token.pos_ in ("VERB", "ADJ") or token.lower_ in _lexicon("verb") or token.lower_ in _lexicon("adj"):
+        return False
+    doc = token.doc
+    after = doc[token.i + 1] if token.i + 1 < len(doc) else None
+    if after is not None and after.lower_ in ("'s", "’s"):
+        return True
+    head = token.head
+    if token.dep_ in ("nsubj", "nsubjpass") and _lemma(head) in _HUMAN_VERBS:
+        return True
+    if token.dep_ in ("dobj", "dative") and _lemma(head) in _HUMAN_OBJECT_VERBS:
+        return True
+    return bool(
+        token.dep_ == "pobj"
+        and head.lower_ in ("with", "to", "by", "from")
+        and _lemma(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
+    )
 
 
 # What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
@@ -597,7 +611,10 @@ def _argument_of(path: list) -> bool:
     return len(middle) <= 1 and all(t.pos_ == "ADP" or t.dep_ in ("prep", "agent") for t in middle)
 
 
-def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:  # noqa: C901 - one branch per kind of dependency path that names a relation
+_Relation = tuple[str, float, _Found, _Found]
+
+
+def _relation(a: _Found, b: _Found) -> _Relation | None:
     """The relation between two entities of a sentence, with its confidence and direction."""
     concepts = (a.type == CONCEPT) + (b.type == CONCEPT)
     paths = _lca_paths(a.root, b.root)
@@ -606,15 +623,28 @@ def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:
             return None  # a concept merely sharing a sentence with something is noise
         return RELATED_TO, CONFIDENCE_COOCCURRENCE, a, b
     path_a, path_b = paths
-    edges = len(path_a) + len(path_b) - 2
+    found = _location_relation(a, b, path_a, path_b) or _named_relation(a, b, path_a, path_b)
+    if found is not None:
+        return found
+    if concepts and len(path_a) + len(path_b) - 2 > MAX_CONCEPT_PATH_EDGES:
+        return None
+    return RELATED_TO, CONFIDENCE_DEPENDENCY, a, b
 
+
+def _location_relation(a: _Found, b: _Found, path_a: list, path_b: list) -> _Relation | None:
+    """One entity located in a location ("the team based in Berlin", "San Francisco, California")."""
     if b.type == LOCATION and a.type != LOCATION and _located(a, b, path_b):
         return LOCATED_IN, CONFIDENCE_LOCATION, a, b
     if a.type == LOCATION and b.type != LOCATION and _located(b, a, path_a):
         return LOCATED_IN, CONFIDENCE_LOCATION, b, a
     if a.type == LOCATION and b.type == LOCATION and b.root.dep_ == "appos" and b.root.head.i == a.root.i:
         return LOCATED_IN, CONFIDENCE_LOCATION, a, b  # "San Francisco, California"
+    return None
 
+
+def _named_relation(a: _Found, b: _Found, path_a: list, path_b: list) -> _Relation | None:
+    """A relation named by a word on the path between the two: a part noun ("part of", "member of")
+    or the verb both are arguments of ("works with", "created by", "contains")."""
     between = [*path_a[1:], *path_b[1:-1]]
     subject_first = not _is_subject_side(path_b) or _is_subject_side(path_a)
     source, target = (a, b) if subject_first else (b, a)
@@ -630,18 +660,24 @@ def _relation(a: _Found, b: _Found) -> tuple[str, float, _Found, _Found] | None:
             relation = MEMBER_OF if lemma == "member" else PART_OF
             return relation, CONFIDENCE_NAMED, *((a, b) if whole_b else (b, a))
         if token.pos_ in ("VERB", "AUX") and token.i == path_a[-1].i and _argument_of(path_a) and _argument_of(path_b):
-            if lemma in _CONTAINS_VERBS:
-                return PART_OF, CONFIDENCE_NAMED, target, source
-            relation = _VERB_TO_RELATION.get(lemma)
-            if relation == LOCATED_IN and LOCATION not in (a.type, b.type):
-                relation = None
-            if relation is not None:
-                if relation == LOCATED_IN and source.type == LOCATION:
-                    source, target = target, source
-                return relation, CONFIDENCE_NAMED, source, target
-    if concepts and edges > MAX_CONCEPT_PATH_EDGES:
+            found = _verb_relation(lemma, a, b, source, target)
+            if found is not None:
+                return found
+    return None
+
+
+def _verb_relation(lemma: str, a: _Found, b: _Found, source: _Found, target: _Found) -> _Relation | None:
+    """The relation a verb names between its subject side (source) and the other side, if any."""
+    if lemma in _CONTAINS_VERBS:
+        return PART_OF, CONFIDENCE_NAMED, target, source
+    relation = _VERB_TO_RELATION.get(lemma)
+    if relation == LOCATED_IN and LOCATION not in (a.type, b.type):
+        relation = None
+    if relation is None:
         return None
-    return RELATED_TO, CONFIDENCE_DEPENDENCY, a, b
+    if relation == LOCATED_IN and source.type == LOCATION:
+        source, target = target, source
+    return relation, CONFIDENCE_NAMED, source, target
 
 
 def _orient(relation: str, source: _Found, target: _Found) -> tuple[_Found, _Found]:

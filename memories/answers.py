@@ -99,7 +99,7 @@ def is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence))
 
 
-def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences: int = MAX_SENTENCES) -> Answer:  # noqa: C901 - candidate gathering and filtering in one pass; to be split
+def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences: int = MAX_SENTENCES) -> Answer:
     """The best 1–`max_sentences` sentences answering `question` from the user's memories (maybe none).
 
     Memories in `exclude_memory_ids` (the message itself) are skipped, and so is any sentence of a chat
@@ -113,17 +113,33 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
         return answer
     excluded = set(exclude_memory_ids)
     results = [r for r in response.results if r.memory_id not in excluded]
-    if not results:
+    candidates = _candidate_sentences(results, owner_id=user.pk)
+    if not candidates:
         return answer
+    wanted = content_words(question)
+    if len(candidates) > MAX_CANDIDATES:
+        # Keep the sentences sharing most words with the question, then those from the better chunks
+        # (candidates are in chunk rank order and sorted() is stable).
+        candidates = sorted(candidates, key=lambda c: -len(wanted & content_words(c[0])))[:MAX_CANDIDATES]
+    scored = _scored_sentences(question, wanted, candidates, best_chunk=max(r.hybrid_score for r in results) or 1.0)
+    answer.sentences = _best_sentences(scored, max_sentences=max_sentences)
+    return answer
+
+
+def _candidate_sentences(results, *, owner_id: int) -> list[tuple]:
+    """(sentence, result, chunk position) for every sentence of the results' chunks, in result order,
+    that is of answer length and, in a chat memory, is not itself a question."""
+    if not results:
+        return []
     from memories.models import MemoryChunk
 
     chunk_rows = {
         row["pk"]: row
-        for row in MemoryChunk.objects.filter(owner_id=user.pk, pk__in=[r.chunk_id for r in results]).values(
+        for row in MemoryChunk.objects.filter(owner_id=owner_id, pk__in=[r.chunk_id for r in results]).values(
             "pk", "position", "text"
         )
     }
-    candidates = []  # (sentence, result, chunk position)
+    candidates = []
     for result in results:
         row = chunk_rows.get(result.chunk_id)
         if row is None:
@@ -134,17 +150,14 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
             if result.source == "chat" and is_question(sentence):
                 continue
             candidates.append((sentence, result, row["position"]))
-    if not candidates:
-        return answer
-    wanted = content_words(question)
-    if len(candidates) > MAX_CANDIDATES:
-        # Keep the sentences sharing most words with the question, then those from the better chunks
-        # (candidates are in chunk rank order and sorted() is stable).
-        candidates = sorted(candidates, key=lambda c: -len(wanted & content_words(c[0])))[:MAX_CANDIDATES]
+    return candidates
 
+
+def _scored_sentences(question: str, wanted: set[str], candidates: list[tuple], *, best_chunk: float):
+    """Each candidate scored by meaning (cosine to the question), shared words and its chunk's rank,
+    best first."""
     vectors = embedding.embed_texts([question, *(c[0] for c in candidates)])
     meaning = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-    best_chunk = max(r.hybrid_score for r in results) or 1.0
     scored = []
     for (sentence, result, position), cosine in zip(candidates, meaning, strict=True):
         words = len(wanted & content_words(sentence)) / len(wanted) if wanted else 0.0
@@ -163,19 +176,26 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
             )
         )
     scored.sort(key=lambda s: -s.score)
+    return scored
+
+
+def _best_sentences(scored: list[AnswerSentence], *, max_sentences: int) -> list[AnswerSentence]:
+    """Up to max_sentences distinct sentences within KEEP_WITHIN of the best; none when the best is
+    below MIN_SCORE."""
+    if scored[0].score < MIN_SCORE:
+        return []
     top = scored[0].score
-    if top < MIN_SCORE:
-        return answer
+    kept: list[AnswerSentence] = []
     seen: set[str] = set()
     for item in scored:
         key = " ".join(item.text.lower().split())
         if key in seen or item.score < top - KEEP_WITHIN:
             continue
         seen.add(key)
-        answer.sentences.append(item)
-        if len(answer.sentences) == max_sentences:
+        kept.append(item)
+        if len(kept) == max_sentences:
             break
-    return answer
+    return kept
 
 
 def chat_exchanges(*, session) -> list[dict]:

@@ -379,7 +379,30 @@ def _pdf_pages(reader, *, budget: InflateBudget, limit: int, max_inflated: int) 
     return pages
 
 
-def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:  # noqa: C901 - every budget check of bounded inflation sits in the read loop
+def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:
+    """The .docx's paragraphs and tables as Markdown-ish text, read from a copy of the archive whose
+    members were inflated within the budget."""
+    data = _docx_inflated(data, budget=budget, max_inflated=max_inflated)
+    import docx
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        blocks = [
+            block
+            for element in document.element.body.iterchildren()
+            if (block := _docx_block(element, document)) is not None
+        ]
+    except ExtractionError:
+        raise
+    except Exception as exc:
+        raise ExtractionError(f"the .docx is damaged and cannot be read ({type(exc).__name__})") from exc
+    return "\n\n".join(blocks)
+
+
+def _docx_inflated(data: bytes, *, budget: InflateBudget, max_inflated: int) -> bytes:
+    """The .docx rebuilt as a stored (uncompressed) zip, every member inflated by its real bytes and
+    within the budget (zipfile would inflate a member whole before checking it against the size the
+    archive declares, and that size can lie)."""
     limit = budget.file_limit(max_inflated)
     safe = io.BytesIO()
     produced = 0
@@ -393,51 +416,40 @@ def _docx_text(data: bytes, *, budget: InflateBudget, max_inflated: int) -> str:
             raise ExtractionError(f"the .docx holds {len(members):,} files; at most {MAX_ZIP_MEMBERS:,} are read")
         if "word/document.xml" not in {info.filename for info in members}:
             raise ExtractionError("this is not a valid .docx file (no word/document.xml inside)")
-        # Every member is inflated here, by its real bytes and within the budget, into a stored copy
-        # of the archive that python-docx then reads (zipfile would inflate a member whole before
-        # checking it against the size the archive declares, and that size can lie).
         for info in members:
             if info.is_dir():
                 continue
             content = _zip_member(data, info, limit=limit - produced, budget=budget, per_file=max_inflated)
             produced += len(content)
             rebuilt.writestr(info.filename, content)
-    data = safe.getvalue()
-    import docx
+    return safe.getvalue()
+
+
+def _docx_block(element, document) -> str | None:
+    """One body element as text: a paragraph (headings as #, list items as -) or a table (cells
+    joined by |); None for anything else, an empty paragraph or a table without rows."""
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    try:
-        document = docx.Document(io.BytesIO(data))
-        blocks: list[str] = []
-        for element in document.element.body.iterchildren():
-            tag = element.tag.rsplit("}", 1)[-1]
-            if tag == "p":
-                paragraph = Paragraph(element, document)
-                text = paragraph.text.strip()
-                if not text:
-                    continue
-                style = (paragraph.style.name or "") if paragraph.style is not None else ""
-                match = re.match(r"Heading (\d)", style)
-                if match:
-                    text = "#" * int(match.group(1)) + " " + text
-                elif style == "Title":
-                    text = "# " + text
-                elif style.startswith("List"):
-                    text = "- " + text
-                blocks.append(text)
-            elif tag == "tbl":
-                rows = []
-                for row in Table(element, document).rows:
-                    cells = [" ".join(cell.text.split()) for cell in row.cells]
-                    rows.append(" | ".join(cells))
-                if rows:
-                    blocks.append("\n".join(rows))
-    except ExtractionError:
-        raise
-    except Exception as exc:
-        raise ExtractionError(f"the .docx is damaged and cannot be read ({type(exc).__name__})") from exc
-    return "\n\n".join(blocks)
+    tag = element.tag.rsplit("}", 1)[-1]
+    if tag == "tbl":
+        rows = [" | ".join(" ".join(cell.text.split()) for cell in row.cells) for row in Table(element, document).rows]
+        return "\n".join(rows) if rows else None
+    if tag != "p":
+        return None
+    paragraph = Paragraph(element, document)
+    text = paragraph.text.strip()
+    if not text:
+        return None
+    style = (paragraph.style.name or "") if paragraph.style is not None else ""
+    match = re.match(r"Heading (\d)", style)
+    if match:
+        return "#" * int(match.group(1)) + " " + text
+    if style == "Title":
+        return "# " + text
+    if style.startswith("List"):
+        return "- " + text
+    return text
 
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")

@@ -120,39 +120,57 @@ def _days(value: float) -> str:
     return f"{value:g} day{'s' if value != 1 else ''}"
 
 
-def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> TierDecision:  # noqa: C901 - the spec's tier rules as one ordered table of conditions
-    """The tier a memory belongs in now, with its decay and the first rule that decided it."""
+def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> TierDecision:
+    """The tier a memory belongs in now, with its decay and the first rule that decided it.
+
+    The spec's rules in order: pinned, removed at its source, then the hot rules, the warm rules and
+    the archive rule; a memory that meets none steps down from hot to warm or stays where it is."""
     decay = decay_score(facts, now=now, policy=policy)
     idle = _idle_days(facts, now)
     accessed = "accessed" if facts.last_accessed_at else "created"
-
-    def decide(tier: str, reason: str) -> TierDecision:
-        return TierDecision(tier=tier, decay=decay, reason=reason)
-
     if facts.pinned:
-        return decide(HOT, "pinned")
+        return TierDecision(tier=HOT, decay=decay, reason="pinned")
     if facts.removed_at_source:
-        return decide(ARCHIVE, "removed at its source")
+        return TierDecision(tier=ARCHIVE, decay=decay, reason="removed at its source")
+    for tier, rules in ((HOT, _hot_reason), (WARM, _warm_reason), (ARCHIVE, _archive_reason)):
+        reason = rules(facts, decay=decay, idle=idle, accessed=accessed, policy=policy)
+        if reason:
+            return TierDecision(tier=tier, decay=decay, reason=reason)
+    if facts.tier == HOT:
+        return TierDecision(tier=WARM, decay=decay, reason="no longer meets a hot or warm rule; steps down one tier")
+    return TierDecision(tier=facts.tier, decay=decay, reason=f"meets no rule; stays {facts.tier}")
+
+
+def _hot_reason(facts: TierFacts, *, decay: float, idle: float, accessed: str, policy: TierPolicy) -> str | None:
+    """The first hot rule the memory meets, as its reason, or None."""
     if facts.priority >= policy.hot_priority:
-        return decide(HOT, f"priority {facts.priority:.2f} ≥ {policy.hot_priority:g}")
+        return f"priority {facts.priority:.2f} ≥ {policy.hot_priority:g}"
     if decay <= policy.hot_max_decay:
-        return decide(HOT, f"decay {decay:.2f} ≤ {policy.hot_max_decay:g}")
+        return f"decay {decay:.2f} ≤ {policy.hot_max_decay:g}"
     if idle <= policy.hot_access_days:
-        return decide(HOT, f"{accessed} within {_days(policy.hot_access_days)}")
+        return f"{accessed} within {_days(policy.hot_access_days)}"
     if facts.relationships >= policy.hot_relationships:
-        return decide(HOT, f"{facts.relationships} relationships (≥ {policy.hot_relationships})")
+        return f"{facts.relationships} relationships (≥ {policy.hot_relationships})"
     if facts.recent_connections >= policy.hot_recent_connections:
-        return decide(HOT, f"{facts.recent_connections} recent connections (≥ {policy.hot_recent_connections})")
+        return f"{facts.recent_connections} recent connections (≥ {policy.hot_recent_connections})"
+    return None
 
+
+def _warm_reason(facts: TierFacts, *, decay: float, idle: float, accessed: str, policy: TierPolicy) -> str | None:
+    """The first warm rule the memory meets, as its reason, or None (decay plays no part here)."""
     if facts.priority >= policy.warm_priority:
-        return decide(WARM, f"priority {facts.priority:.2f} ≥ {policy.warm_priority:g}")
+        return f"priority {facts.priority:.2f} ≥ {policy.warm_priority:g}"
     if idle <= policy.warm_access_days:
-        return decide(WARM, f"{accessed} within {_days(policy.warm_access_days)}")
+        return f"{accessed} within {_days(policy.warm_access_days)}"
     if facts.has_manual_tags:
-        return decide(WARM, "has manual tags")
+        return "has manual tags"
     if facts.relationships >= policy.warm_relationships:
-        return decide(WARM, f"{facts.relationships} relationships (≥ {policy.warm_relationships})")
+        return f"{facts.relationships} relationships (≥ {policy.warm_relationships})"
+    return None
 
+
+def _archive_reason(facts: TierFacts, *, decay: float, idle: float, accessed: str, policy: TierPolicy) -> str | None:
+    """The reason the memory is archived when it meets every part of the archive rule, or None."""
     if (
         idle >= policy.archive_idle_days
         and facts.priority < policy.archive_max_priority
@@ -160,15 +178,11 @@ def evaluate_tier(facts: TierFacts, *, now: datetime, policy: TierPolicy) -> Tie
         and facts.relationships <= policy.archive_max_relationships
         and facts.recent_connections == 0
     ):
-        return decide(
-            ARCHIVE,
+        return (
             f"not {accessed} for {_days(math.floor(idle))}, priority {facts.priority:.2f}, "
-            f"decay {decay:.2f}, {facts.relationships} relationships",
+            f"decay {decay:.2f}, {facts.relationships} relationships"
         )
-
-    if facts.tier == HOT:
-        return decide(WARM, "no longer meets a hot or warm rule; steps down one tier")
-    return decide(facts.tier, f"meets no rule; stays {facts.tier}")
+    return None
 
 
 # --- Default priority ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, bulk, originals, search, selectors, services
+from memories import answers, originals, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -26,6 +26,7 @@ from memories.forms import (
     UploadForm,
 )
 from memories.models import Tier
+from memories.services import bulk
 from memories.tagging import split_tags
 
 PAGE_SIZE = 25
@@ -110,15 +111,14 @@ def _querystring_without_page(request) -> str:
     return params.urlencode()
 
 
-# The click-through notes here which memory it already counted, so the page it redirects to does
-# not count the same open twice.
-_OPENED_KEY = "memories.opened"
-
-
 def memory_detail(request, memory_id: int):
-    """A memory with one page of its chunks; `?chunk=N` opens the page that holds chunk N."""
+    """A memory with one page of its chunks; `?chunk=N` opens the page that holds chunk N.
+
+    Showing this page is the one place a browser's open of a memory is counted (a search result's
+    link redirects here and counts nothing itself). Moving to another page of its chunks
+    (`?cpage=`) is the same reading, not another open."""
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
-    if request.session.pop(_OPENED_KEY, None) != memory.pk:
+    if "cpage" not in request.GET:
         memory = services.memory_open(memory=memory)
     chunks = selectors.memory_chunk_page(memory=memory, page=request.GET.get("cpage"), chunk=request.GET.get("chunk"))
     original = selectors.memory_original(memory=memory)
@@ -133,11 +133,9 @@ def memory_detail(request, memory_id: int):
 
 
 def memory_open(request, memory_id: int):
-    """A search result's link: following it is an access (appearing in the results is not). It
-    redirects to the memory page at the result's chunk (`?chunk=<position>`)."""
+    """A search result's link: a redirect to the memory page at the result's chunk
+    (`?chunk=<position>`). The page it lands on counts the open, so this counts nothing."""
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
-    services.memory_open(memory=memory)
-    request.session[_OPENED_KEY] = memory.pk
     url = reverse("memories:detail", args=[memory.pk])
     chunk = request.GET.get("chunk", "")
     if chunk.isdigit() and len(chunk) < 10 and memory.chunks.filter(position=int(chunk)).exists():

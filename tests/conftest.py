@@ -51,6 +51,19 @@ SLOW: set[str] = {
     "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
     "tests/kybernesis/test_serve.py",
     "tests/memories/test_bench_load.py",
+    # Benchmarks, simulations and fresh processes: the slowest of the fast set on one run
+    # (`--durations=30`), each several seconds of CPU.
+    "tests/graph/test_organise.py::test_bench_organise_scores_the_labelled_set",
+    "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_serves_the_same_tools_as_one_user",
+    "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_refuses_an_unknown_user",
+    "tests/sleep/test_simulation.py::test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive",
+    "tests/sleep/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
+    "tests/sleep/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
+    "tests/kybernesis/test_api_fuzz.py",
+    "tests/kybernesis/test_deploy_settings.py::test_check_deploy_is_clean_under_the_documented_production_settings",
+    "tests/kybernesis/test_deploy_settings.py::test_without_https_check_deploy_names_what_is_missing",
+    "tests/kybernesis/test_deploy_settings.py::test_https_turns_on_the_secure_set_and_the_proxy_header_is_opt_in",
+    "tests/graph/test_concurrent_edits.py::test_patch_patch_delete_with_the_worker_running_never_fails",
 }
 
 

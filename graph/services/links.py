@@ -59,7 +59,7 @@ def _distinctiveness(df: int, n: int) -> float:
     return max(0.0, math.log(n / max(df, 1)) / math.log(n))
 
 
-def _shared_features(  # noqa: C901 - postings walk with per-feature caps; split it with the next change here
+def _shared_features(
     features: dict[int, dict], focus: set[int] | None, n_memories: int
 ) -> dict[tuple[int, int], tuple[float, list]]:
     """Pairs of memories whose shared features add up to LINK_EVIDENCE, each with (evidence, the shared
@@ -68,12 +68,30 @@ def _shared_features(  # noqa: C901 - postings walk with per-feature caps; split
     for memory_id, carried in features.items():
         for feature, weight in carried.items():
             postings[feature].append((memory_id, weight))
+    idf = {feature: _distinctiveness(len(members), n_memories) for feature, members in postings.items()}
+    shared, common = _pairs_by_feature(postings, idf, focus, n_memories)
+    found = {}
+    for (a, b), items in shared.items():
+        mine, theirs = common.get(a), common.get(b)
+        if mine and theirs:
+            items.extend((min(w, theirs[f]) * idf[f], f) for f, w in mine.items() if f in theirs)
+        evidence = sum(value for value, _ in items)
+        if evidence >= LINK_EVIDENCE:
+            found[(a, b)] = (evidence, [f for _, f in sorted(items, key=lambda item: -item[0])])
+    return _strongest(found, focus)
+
+
+def _pairs_by_feature(
+    postings: dict, idf: dict, focus: set[int] | None, n_memories: int
+) -> tuple[dict[tuple[int, int], list], dict[int, dict]]:
+    """Walk the postings: each pair (touching the focus, if any) with the (value, feature) items of the
+    features it shares, and each memory's common features (those on more memories than the cap),
+    which only add to pairs that other features make."""
     # A feature on more memories than this scores below LINK_EVIDENCE / max weight even alone and
     # would make the pair count quadratic; it still adds to pairs that others make.
     cap = max(2, int(n_memories ** (1 - LINK_EVIDENCE / MANUAL_TAG_WEIGHT)) + 1)
     shared: dict[tuple[int, int], list] = {}
     common: dict[int, dict] = defaultdict(dict)
-    idf = {feature: _distinctiveness(len(members), n_memories) for feature, members in postings.items()}
     for feature, members in postings.items():
         if len(members) < 2:
             continue
@@ -86,15 +104,7 @@ def _shared_features(  # noqa: C901 - postings walk with per-feature caps; split
             for b, weight_b in members[i + 1 :]:
                 if focus is None or a in focus or b in focus:
                     shared.setdefault((a, b), []).append((min(weight_a, weight_b) * idf[feature], feature))
-    found = {}
-    for (a, b), items in shared.items():
-        mine, theirs = common.get(a), common.get(b)
-        if mine and theirs:
-            items.extend((min(w, theirs[f]) * idf[f], f) for f, w in mine.items() if f in theirs)
-        evidence = sum(value for value, _ in items)
-        if evidence >= LINK_EVIDENCE:
-            found[(a, b)] = (evidence, [f for _, f in sorted(items, key=lambda item: -item[0])])
-    return _strongest(found, focus)
+    return shared, common
 
 
 def _strongest(found: dict[tuple[int, int], tuple], focus: set[int] | None) -> dict[tuple[int, int], tuple]:

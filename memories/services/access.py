@@ -1,9 +1,10 @@
 """Accesses: a memory is accessed when a person or an agent uses it, not when it is merely shown.
 
-Counted: opening the memory page, `GET /api/v1/memories/{id}`, and following a search result
-through its click-through link (`/memories/<id>/open`). Not counted: appearing in search results,
-the memory list, a chat reply's related list or a graph panel. The tier rules read the count and
-the time of the last access, so only real uses may move them.
+Counted: opening the memory page (which is where a search result's link, `/memories/<id>/open`,
+leads; the link itself counts nothing), `GET /api/v1/memories/{id}`, and an agent's read of the
+memory. Not counted: appearing in search results, the memory list, a chat reply's related list or a
+graph panel, and moving between pages of the chunks of a memory already open. The tier rules read
+the count and the time of the last access, so only real uses may move them.
 """
 
 from __future__ import annotations

@@ -252,7 +252,7 @@ def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
     return memories
 
 
-def memory_update(  # noqa: C901 - one branch per optional field, as the API's PATCH
+def memory_update(
     *,
     memory: Memory,
     title=_UNSET,
@@ -264,6 +264,23 @@ def memory_update(  # noqa: C901 - one branch per optional field, as the API's P
 ) -> Memory:
     """Change a memory. Content is re-chunked only when its hash changed, and unchanged chunk
     texts keep their embeddings, so only new text is embedded."""
+    changes = _cleaned_changes(
+        memory,
+        title=title,
+        content=content,
+        source=source,
+        priority=priority,
+        metadata=metadata,
+        manual_tags=manual_tags,
+    )
+    # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
+    locked = run_with_retry(lambda: _write_changes(memory.pk, changes), label="memory_update")
+    locked.chunk_count = MemoryChunk.objects.filter(owner_id=locked.owner_id, memory=locked).count()
+    return locked
+
+
+def _cleaned_changes(memory: Memory, *, title, content, source, priority, metadata, manual_tags) -> dict:
+    """The given fields (those not _UNSET), each checked and cleaned as on create."""
     changes: dict = {}
     if content is not _UNSET:
         changes["content"] = clean_content(content, index=None)
@@ -279,40 +296,39 @@ def memory_update(  # noqa: C901 - one branch per optional field, as the API's P
         changes["metadata"] = clean_metadata(metadata, index=None)
     if manual_tags is not _UNSET:
         changes["manual_tags"] = clean_tags(manual_tags, index=None)
+    return changes
 
-    def write() -> Memory:
-        with transaction.atomic():
-            locked = memory_lock(memory.pk)
-            rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
-            retitle = "title" in changes and changes["title"] != locked.title
-            # "Edited" means a person changed what the memory says: its title, content or metadata.
-            edited = any(
-                getattr(locked, name) != changes[name] for name in ("title", "content", "metadata") if name in changes
-            )
-            if rechunk or retitle:
-                # Before the new title is saved: the index subtracts what it added for the old one.
-                lexical.unindex_memories(memory_ids=[locked.pk])
-            for name, value in changes.items():
-                setattr(locked, name, value)
-            if edited:
-                locked.edited_at = timezone.now()
-            if rechunk or "metadata" in changes or "source" in changes:
-                autotag(locked, now=timezone.now())
-            locked.save()
-            if rechunk or retitle:
-                # The title is part of each chunk's lexical fields and of its embedded text.
-                _replace_chunks(locked)
-                lexical.index_memories(owner_id=locked.owner_id, memory_ids=[locked.pk])
-            if rechunk:
-                content_changed_on_commit(memory_ids=[locked.pk])
-            if {"priority", "manual_tags", "metadata"} & changes.keys():
-                memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
-                locked.refresh_from_db()
-        return locked
 
-    # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
-    locked = run_with_retry(write, label="memory_update")
-    locked.chunk_count = MemoryChunk.objects.filter(owner_id=locked.owner_id, memory=locked).count()
+def _write_changes(memory_id: int, changes: dict) -> Memory:
+    """Save the cleaned changes under the memory's row lock, and bring what depends on them along:
+    chunks and embeddings, the lexical index, auto tags, the graph (on commit) and the tier."""
+    with transaction.atomic():
+        locked = memory_lock(memory_id)
+        rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+        retitle = "title" in changes and changes["title"] != locked.title
+        # "Edited" means a person changed what the memory says: its title, content or metadata.
+        edited = any(
+            getattr(locked, name) != changes[name] for name in ("title", "content", "metadata") if name in changes
+        )
+        if rechunk or retitle:
+            # Before the new title is saved: the index subtracts what it added for the old one.
+            lexical.unindex_memories(memory_ids=[locked.pk])
+        for name, value in changes.items():
+            setattr(locked, name, value)
+        if edited:
+            locked.edited_at = timezone.now()
+        if rechunk or "metadata" in changes or "source" in changes:
+            autotag(locked, now=timezone.now())
+        locked.save()
+        if rechunk or retitle:
+            # The title is part of each chunk's lexical fields and of its embedded text.
+            _replace_chunks(locked)
+            lexical.index_memories(owner_id=locked.owner_id, memory_ids=[locked.pk])
+        if rechunk:
+            content_changed_on_commit(memory_ids=[locked.pk])
+        if {"priority", "manual_tags", "metadata"} & changes.keys():
+            memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
+            locked.refresh_from_db()
     return locked
 
 

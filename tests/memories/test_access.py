@@ -47,8 +47,38 @@ def test_search_results_are_not_accesses_but_following_one_is(logged_in_client, 
     response = logged_in_client.get(f"/memories/{shown.pk}/open", {"chunk": chunk.position})
     assert response.status_code == 302
     assert response["Location"] == f"/memories/{shown.pk}/?chunk={chunk.position}#chunk-{chunk.position}"
-    logged_in_client.get(response["Location"])  # the page the click-through lands on
+    assert counts(shown, also) == [0, 0]  # the link only redirects
+    logged_in_client.get(response["Location"])  # the page the click-through lands on counts the open
     assert counts(shown, also) == [1, 0]
+
+
+def test_following_a_result_counts_exactly_once(logged_in_client, user):
+    memory = make_memory(user, content="Quarterly tax filing checklist.")
+    position = memory.chunks.get().position
+    response = logged_in_client.get(f"/memories/{memory.pk}/open", {"chunk": position}, follow=True)
+    assert response.status_code == 200 and len(response.redirect_chain) == 1
+    assert counts(memory) == [1]
+    # A second visit through the same link is a second open, counted once too.
+    logged_in_client.get(f"/memories/{memory.pk}/open", {"chunk": position}, follow=True)
+    assert counts(memory) == [2]
+
+
+def test_a_search_never_counts(logged_in_client, api, user):
+    memory = make_memory(user, content="Glimmerwort seed order for the allotment.")
+    for _ in range(3):
+        assert "Glimmerwort" in logged_in_client.get("/search/", {"q": "Glimmerwort"}).content.decode()
+        assert logged_in_client.get("/search/", {"q": "Glimmerwort"}, headers={"HX-Request": "true"}).status_code == 200
+        assert api.post("/api/v1/search", {"query": "Glimmerwort"}).status_code == 200
+    assert counts(memory) == [0]
+
+
+def test_paging_through_an_open_memorys_chunks_is_not_another_open(logged_in_client, user):
+    memory = make_memory(user, content="\n\n".join(f"Paragraph {i} about the garden shed. " * 40 for i in range(60)))
+    assert memory.chunks.count() > 20  # more than one page of chunks
+    page = logged_in_client.get(f"/memories/{memory.pk}/").content.decode()
+    assert "?cpage=2" in page
+    assert logged_in_client.get(f"/memories/{memory.pk}/", {"cpage": 2}).status_code == 200
+    assert counts(memory) == [1]
 
 
 def test_the_click_through_ignores_a_bad_chunk_and_hides_other_peoples_memories(logged_in_client, user, other_user):

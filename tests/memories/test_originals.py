@@ -12,8 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client
 
-from memories import bulk, originals, services
+from memories import originals, services
 from memories.models import Memory, Original
+from memories.services import bulk
 from memories.services.originals import originals_collect
 from tests.factories import MemoryFactory, OriginalFactory, UserFactory
 from tests.files import make_pdf

@@ -106,7 +106,7 @@ class Command(BaseCommand):
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
         parser.add_argument("--verbose", action="store_true", help="print each query's ranking")
 
-    def handle(self, *args, data: str, min_score: float | None, lexical_form: str | None, verbose: bool, **options):  # noqa: C901 - a benchmark's report, metric by metric
+    def handle(self, *args, data: str, min_score: float | None, lexical_form: str | None, verbose: bool, **options):
         folder = Path(data)
         items = read_jsonl(folder / "memories.jsonl")
         queries = read_jsonl(folder / "queries.jsonl")
@@ -122,82 +122,100 @@ class Command(BaseCommand):
             for answer in item.get("asks_about", ()):
                 asked.setdefault(answer, set()).add(item["id"])
         embedding.embed_query("warm-up")
+        rankings = {q["id"]: self._ranking(owner, q, ids, verbose=verbose) for q in queries}
+        self.stdout.write(json.dumps(_report(queries, rankings, ids, asked, floor=floor, items=len(items))))
 
-        rankings = {}
-        for q in queries:
-            response = search.hybrid_search(owner, q["text"], limit=10, min_score=0.0)
-            seen, ranked = set(), []
-            for r in response.results:
-                if r.memory_id not in seen:
-                    seen.add(r.memory_id)
-                    ranked.append(r)
-            rankings[q["id"]] = ranked
-            if verbose:
-                self.stderr.write(
-                    f"{q['id']} {q['text']!r} -> "
-                    + ", ".join(
-                        f"{ids[r.memory_id]}{'?' if r.is_question else ''}:{r.hybrid_score:.3f}" for r in ranked[:5]
-                    )
+    def _ranking(self, owner, query: dict, ids: dict, *, verbose: bool) -> list:
+        """The query's top 10 results, one per memory (the best chunk's), with no floor."""
+        response = search.hybrid_search(owner, query["text"], limit=10, min_score=0.0)
+        seen, ranked = set(), []
+        for r in response.results:
+            if r.memory_id not in seen:
+                seen.add(r.memory_id)
+                ranked.append(r)
+        if verbose:
+            self.stderr.write(
+                f"{query['id']} {query['text']!r} -> "
+                + ", ".join(
+                    f"{ids[r.memory_id]}{'?' if r.is_question else ''}:{r.hybrid_score:.3f}" for r in ranked[:5]
                 )
+            )
+        return ranked
 
-        def evaluate(at: float) -> dict:
-            answerable = [q for q in queries if q.get("relevant")]
-            no_answer = [q for q in queries if not q.get("relevant")]
-            top1 = mrr = ndcg = 0.0
-            by_type: dict[str, list[float]] = {}
-            pairs = above = 0
-            for q in answerable:
-                kept = search.order_results([r for r in rankings[q["id"]] if r.hybrid_score >= at], floor=at)
-                order = [ids[r.memory_id] for r in kept]
-                grades = [q["relevant"].get(doc, 0) for doc in order]
-                hit = float(bool(grades) and grades[0] == 2)
-                top1 += hit
-                by_type.setdefault(q["type"], []).append(hit)
-                first = next((i for i, g in enumerate(grades) if g == 2), None)
-                mrr += 1 / (first + 1) if first is not None else 0.0
-                ideal = dcg(sorted(q["relevant"].values(), reverse=True)[:5])
-                ndcg += dcg(grades[:5]) / ideal if ideal else 0.0
-                for answer, grade in q["relevant"].items():
-                    for question in asked.get(answer, ()):
-                        if grade != 2 or question in q["relevant"]:
-                            continue
-                        pairs += 1
-                        if question in order and (answer not in order or order.index(question) < order.index(answer)):
-                            above += 1
-            empty = sum(1 for q in no_answer if not any(r.hybrid_score >= at for r in rankings[q["id"]]))
-            n = max(len(answerable), 1)
-            return {
-                "top1": round(top1 / n, 4),
-                "mrr@10": round(mrr / n, 4),
-                "ndcg@5": round(ndcg / n, 4),
-                "no_answer_empty": round(empty / max(len(no_answer), 1), 4),
-                "question_above_answer": round(above / pairs, 4) if pairs else 0.0,
-                "question_pairs": pairs,
-                "by_type": {t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())},
-            }
 
-        result = evaluate(floor)
-        result["paraphrase_top1"] = result["by_type"].get("paraphrase", 0.0)
-        result["min_score"] = floor
-        result["lexical_form"] = search.LEXICAL_FORM
-        result["queries"] = len([q for q in queries if q.get("relevant")])
-        result["no_answer_queries"] = len([q for q in queries if not q.get("relevant")])
-        result["memories"] = len(items)
-        result["floor_sweep"] = {
-            f"{at:.2f}": {k: v for k, v in evaluate(at).items() if k in ("top1", "no_answer_empty")}
-            for at in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+def _questions_above_answers(query: dict, order: list, asked: dict) -> tuple[int, int]:
+    """(pairs, above): of the chat questions asking about this query's answers (and not themselves
+    relevant), how many rank above their answer (or appear while it does not)."""
+    pairs = above = 0
+    for answer, grade in query["relevant"].items():
+        for question in asked.get(answer, ()):
+            if grade != 2 or question in query["relevant"]:
+                continue
+            pairs += 1
+            if question in order and (answer not in order or order.index(question) < order.index(answer)):
+                above += 1
+    return pairs, above
+
+
+def _evaluate(at: float, queries: list, rankings: dict, ids: dict, asked: dict) -> dict:
+    """The figures with results below `at` dropped."""
+    answerable = [q for q in queries if q.get("relevant")]
+    no_answer = [q for q in queries if not q.get("relevant")]
+    top1 = mrr = ndcg = 0.0
+    by_type: dict[str, list[float]] = {}
+    pairs = above = 0
+    for q in answerable:
+        kept = search.order_results([r for r in rankings[q["id"]] if r.hybrid_score >= at], floor=at)
+        order = [ids[r.memory_id] for r in kept]
+        grades = [q["relevant"].get(doc, 0) for doc in order]
+        hit = float(bool(grades) and grades[0] == 2)
+        top1 += hit
+        by_type.setdefault(q["type"], []).append(hit)
+        first = next((i for i, g in enumerate(grades) if g == 2), None)
+        mrr += 1 / (first + 1) if first is not None else 0.0
+        ideal = dcg(sorted(q["relevant"].values(), reverse=True)[:5])
+        ndcg += dcg(grades[:5]) / ideal if ideal else 0.0
+        q_pairs, q_above = _questions_above_answers(q, order, asked)
+        pairs, above = pairs + q_pairs, above + q_above
+    empty = sum(1 for q in no_answer if not any(r.hybrid_score >= at for r in rankings[q["id"]]))
+    n = max(len(answerable), 1)
+    return {
+        "top1": round(top1 / n, 4),
+        "mrr@10": round(mrr / n, 4),
+        "ndcg@5": round(ndcg / n, 4),
+        "no_answer_empty": round(empty / max(len(no_answer), 1), 4),
+        "question_above_answer": round(above / pairs, 4) if pairs else 0.0,
+        "question_pairs": pairs,
+        "by_type": {t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())},
+    }
+
+
+def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: float, items: int) -> dict:
+    """The figures at the floor, a sweep of floors, and the score calibration."""
+    result = _evaluate(floor, queries, rankings, ids, asked)
+    result["paraphrase_top1"] = result["by_type"].get("paraphrase", 0.0)
+    result["min_score"] = floor
+    result["lexical_form"] = search.LEXICAL_FORM
+    result["queries"] = len([q for q in queries if q.get("relevant")])
+    result["no_answer_queries"] = len([q for q in queries if not q.get("relevant")])
+    result["memories"] = items
+    result["floor_sweep"] = {
+        f"{at:.2f}": {
+            k: v for k, v in _evaluate(at, queries, rankings, ids, asked).items() if k in ("top1", "no_answer_empty")
         }
-        answer_scores = sorted(
-            next((r.hybrid_score for r in rankings[q["id"]] if q["relevant"].get(ids[r.memory_id]) == 2), 0.0)
-            for q in queries
-            if q.get("relevant")
-        )
-        no_answer_top = sorted(
-            max((r.hybrid_score for r in rankings[q["id"]]), default=0.0) for q in queries if not q.get("relevant")
-        )
-        result["calibration"] = calibrate(answer_scores, no_answer_top)
-        result["answer_score_quantiles"] = [
-            round(answer_scores[int(p * (len(answer_scores) - 1))], 3) for p in (0.05, 0.1, 0.25, 0.5)
-        ]
-        result["no_answer_top_scores"] = [round(s, 3) for s in no_answer_top]
-        self.stdout.write(json.dumps(result))
+        for at in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+    }
+    answer_scores = sorted(
+        next((r.hybrid_score for r in rankings[q["id"]] if q["relevant"].get(ids[r.memory_id]) == 2), 0.0)
+        for q in queries
+        if q.get("relevant")
+    )
+    no_answer_top = sorted(
+        max((r.hybrid_score for r in rankings[q["id"]]), default=0.0) for q in queries if not q.get("relevant")
+    )
+    result["calibration"] = calibrate(answer_scores, no_answer_top)
+    result["answer_score_quantiles"] = [
+        round(answer_scores[int(p * (len(answer_scores) - 1))], 3) for p in (0.05, 0.1, 0.25, 0.5)
+    ]
+    result["no_answer_top_scores"] = [round(s, 3) for s in no_answer_top]
+    return result
