@@ -47,6 +47,7 @@ class TierPolicy:
     hot_relationships: int = 6
     hot_recent_connections: int = 4
     recent_connection_days: float = 7
+    active_link_days: float = 21
     warm_priority: float = 0.3
     warm_access_days: float = 21
     warm_relationships: int = 3
