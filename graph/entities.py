@@ -546,6 +546,8 @@ def _spans(doc) -> list[_Found]:
         span = ent
         while len(span) and span[0].pos_ in ("DET", "PUNCT"):
             span = span[1:]
+        while len(span) and span[-1].is_alpha and span[-1].is_lower and span[-1].pos_ in ("ADP", "DET", "CCONJ"):
+            span = span[:-1]  # "CI on": a name does not end in a preposition, an article or "and"
         if not len(span):
             continue
         name = display_name(span.text)
