@@ -552,11 +552,7 @@ def _spans(doc) -> list[_Found]:
             continue
         name = display_name(span.text)
         key = canonical_key(name, entity_type)
-        if (
-            not is_meaningful(name, key)
-            or (entity_type in (PERSON, LOCATION) and _has_digit(name))
-            or _repeated(name)
-        ):
+        if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)) or _repeated(name):
             covered.update(range(ent.start, ent.end))
             continue
         entity_type = _retype(span, name, key, entity_type, lowercase_words)

@@ -116,7 +116,7 @@ def test_an_acronym_and_its_long_form_are_one_entity():
         "verlangt die Belege bis Ende Juli. Mein Steuerberater meint, dass die Fahrtkosten absetzbar sind.",
         "Nous avons visité le musée du Louvre à Paris avec Marie Dubois. Le lendemain, nous avons pris le "
         "train pour Lyon. La réservation de l'hôtel était confirmée par courriel.",
-        'use std::collections::HashMap;\nfn main() {\n    let mut s: HashMap<String, u32> = HashMap::new();\n'
+        "use std::collections::HashMap;\nfn main() {\n    let mut s: HashMap<String, u32> = HashMap::new();\n"
         '    s.insert(String::from("Blue"), 10);\n    println!("{:?}", s);\n}\n',
         "SELECT id, name FROM users WHERE created_at > NOW() - INTERVAL '7 days' ORDER BY name;",
         "12 34 56 78 90 3.5 7.25 1e10 0x1F 2026-01-05 15:30 £1,200 €45 99% 1/2",
