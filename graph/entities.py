@@ -501,10 +501,11 @@ _JOINING_PREPOSITIONS = frozenset("at against vs versus near with in from on".sp
 
 
 def _entity_parts(ents) -> Iterator[tuple[object, str]]:
-    """Each entity span with its label, split at a joining preposition."""
+    """Each entity span with its label, split at a joining preposition (not a title's: "Alice in
+    Wonderland")."""
     for ent in ents:
         start = ent.start
-        for token in ent[1:-1]:
+        for token in ent[1:-1] if ent.label_ not in ("WORK_OF_ART", "LAW", "EVENT") else ():
             doc = token.doc
             if (
                 token.lower_ in _JOINING_PREPOSITIONS

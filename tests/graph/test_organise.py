@@ -78,6 +78,7 @@ def test_names_run_together_by_a_preposition_are_two_names():
     found = types_of("The choir sings Handel's Messiah at St Mary's Church on 14 December.")
     assert found.get("st mary's church") == "location"
     assert types_of("We drove to Southend-on-Sea on Sunday.").get("southend-on-sea") != "person"
+    assert "wonderland" not in types_of('We read "Alice in Wonderland" to the children.')
 
 
 def test_a_lone_first_name_beside_the_full_name_is_that_person():
