@@ -30,6 +30,8 @@ from graph.vocabulary import (
     LOCATION,
     MEMBER_OF,
     NOT_ENTITIES,
+    ORG_NAME_HEADS,
+    ORGANIZATION,
     PART_OF,
     PERSON,
     PERSON_TITLES,
@@ -376,9 +378,22 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
             return EVENT
         if head in PLACE_HEADS:
             return LOCATION
+        if head in ORG_NAME_HEADS:
+            return ORGANIZATION
     if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
         return CONCEPT  # an acronym is not a person
     return entity_type
+
+
+def _shouted_word(name: str) -> bool:
+    """An English word in capitals: a keyword of code (SQL's SELECT, INTERVAL) or emphasis."""
+    return len(name) > 2 and name.isalpha() and name.isupper() and name.lower() in _english_words()
+
+
+def _repeated(name: str) -> bool:
+    """One word making up most of a name of three or more ("Margaret Margaret Margaret"): no name."""
+    words = name.lower().split()
+    return len(words) >= 3 and max(words.count(word) for word in set(words)) * 2 > len(words)
 
 
 def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
@@ -387,6 +402,8 @@ def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[st
         if key in AMBIGUOUS_TECH_TERMS and name.islower():
             return None  # "we react quickly", "in the spring"
         return TECHNOLOGY
+    if _shouted_word(name):
+        return None  # "INTERVAL", "SELECT", "NOTE": code or emphasis, not a name
     settled = type_for_name(name, key, entity_type)
     if settled != entity_type:
         return settled
@@ -491,24 +508,67 @@ def _entity_spans(doc) -> list[_Found]:
     return found
 
 
+# A lower-case preposition inside a name joins two names the model ran together ("Kingsmeadow against
+# Ashford Town", "Handel's Messiah at St Mary's Church"); "of" stays ("Bank of England"), and so does
+# one between hyphens ("Southend-on-Sea").
+_JOINING_PREPOSITIONS = frozenset("at against vs versus near with in from on".split())
+
+
+def _entity_parts(ents) -> Iterator[tuple[object, str]]:
+    """Each entity span with its label, split at a joining preposition (not a title's: "Alice in
+    Wonderland")."""
+    for ent in ents:
+        start = ent.start
+        for token in ent[1:-1] if ent.label_ not in ("WORK_OF_ART", "LAW", "EVENT") else ():
+            doc = token.doc
+            if (
+                token.lower_ in _JOINING_PREPOSITIONS
+                and token.is_lower
+                and doc[token.i - 1].text != "-"
+                and doc[token.i + 1].text != "-"
+            ):
+                yield doc[start : token.i], ent.label_
+                start = token.i + 1
+        yield (ent if start == ent.start else ent.doc[start : ent.end]), ent.label_
+
+
+def _first_names(found: list[_Found]) -> None:
+    """A lone first or last name in a text that also names the whole person is that person ("Piotr can
+    start" after "Piotr Nowak"), typed and filed as the person."""
+    people = {}
+    for item in found:
+        if item.type == PERSON and " " in item.name:
+            words = item.name.split()
+            for word in (words[0], words[-1]):
+                people.setdefault(word, set()).add((item.key, item.name))
+    for item in found:
+        match = people.get(item.name) if item.type in (PERSON, CONCEPT) else None
+        if match and len(match) == 1:
+            item.key, item.name = next(iter(match))
+            item.type = PERSON
+
+
 def _spans(doc) -> list[_Found]:
     found: list[_Found] = []
     covered: set[int] = set()
     lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
     lowercase_words |= {_singular(word) for word in lowercase_words}
-    for ent in doc.ents:
-        entity_type = LABEL_TYPES.get(ent.label_)
+    for ent, label in _entity_parts(doc.ents):
+        entity_type = LABEL_TYPES.get(label)
         if entity_type is None:
             covered.update(range(ent.start, ent.end))
             continue
         span = ent
         while len(span) and span[0].pos_ in ("DET", "PUNCT"):
             span = span[1:]
+        while len(span) and span[-1].is_alpha and span[-1].is_lower and span[-1].pos_ in ("ADP", "DET", "CCONJ"):
+            span = span[:-1]  # "CI on": a name does not end in a preposition, an article or "and"
         if not len(span):
             continue
         name = display_name(span.text)
         key = canonical_key(name, entity_type)
-        if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)):
+        if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)) or _repeated(name):
+            covered.update(range(ent.start, ent.end))
             continue
         entity_type = _retype(span, name, key, entity_type, lowercase_words)
         if entity_type is None or (entity_type == CONCEPT and _foreign(doc)):
@@ -527,6 +587,7 @@ def _spans(doc) -> list[_Found]:
         concept = _concept(chunk, text)
         if concept is not None:
             found.append(concept)
+    _first_names(found)
     found.sort(key=lambda f: f.start)
     return found
 

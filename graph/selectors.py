@@ -351,9 +351,12 @@ def topical_tags(memory: Memory) -> list[str]:
     return [tag for tag in memory.tags if tag not in structural or tag in memory.manual_tags]
 
 
-def memory_link_counts(memory_ids: Sequence[int], recent_since) -> dict[int, tuple[int, int]]:
-    """For each memory: how many distinct memories it is linked to, and how many of those links were
-    made or reinforced since recent_since. The tier rules read these (registered in GraphConfig)."""
+def memory_link_counts(memory_ids: Sequence[int], recent_since, active_since) -> dict[int, tuple[int, int]]:
+    """For each memory: how many distinct memories in use it is linked to ("relationships"), and how
+    many of those links were made or reinforced since recent_since ("recent active connections").
+    A linked memory is in use when it was opened or created since active_since, or is pinned: a link
+    into a part of the collection nobody uses any more keeps nothing hot. The tier rules read these
+    (registered in GraphConfig)."""
     from django.db import connection
 
     if not memory_ids:
@@ -369,9 +372,12 @@ def memory_link_counts(memory_ids: Sequence[int], recent_since) -> dict[int, tup
                 SELECT l.target_id, l.source_id, GREATEST(l.created_at, l.last_reinforced_at)
                 FROM graph_memorylink l WHERE l.target_id = ANY(%(ids)s)
             )
-            SELECT memory_id, count(DISTINCT other_id), count(DISTINCT other_id) FILTER (WHERE seen >= %(since)s)
-            FROM links GROUP BY memory_id
+            SELECT links.memory_id, count(DISTINCT links.other_id),
+                   count(DISTINCT links.other_id) FILTER (WHERE links.seen >= %(since)s)
+            FROM links JOIN memories_memory other ON other.id = links.other_id
+            WHERE other.pinned OR COALESCE(other.last_accessed_at, other.created_at) >= %(active_since)s
+            GROUP BY links.memory_id
             """,
-            {"ids": list(memory_ids), "since": recent_since},
+            {"ids": list(memory_ids), "since": recent_since, "active_since": active_since},
         )
         return {memory_id: (total, recent) for memory_id, total, recent in cursor.fetchall()}

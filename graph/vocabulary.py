@@ -107,6 +107,7 @@ kafka pulsar nats zeromq mqtt amqp openapi swagger protobuf thrift avro parquet 
 llm llms rag crdt crdts lru bm25 tf-idf transformer transformers sentence-transformers langchain llamaindex
 ollama llama mistral chatgpt gpt-4 whisper
 vscode vim neovim emacs intellij pycharm xcode
+rustc rustup clippy crates.io tokio serde reqwest ureq actix axum rayon wasm-bindgen toml ini
 """.split()
 # Terms that are also everyday English words ("react", "express", "spring"): taken as technology
 # only when written with a capital (React, Express) or inside a longer technical name.
@@ -199,6 +200,7 @@ CANONICAL_NAMES = {
     "tailwind": "Tailwind",
     "crdt": "CRDT",
     "sql-server": "SQL Server",
+    "toml": "TOML",
 }
 # Currency codes and units: capitalised, often typed as organisations, never entities of the graph.
 NOT_ENTITIES = frozenset(
@@ -223,6 +225,14 @@ PLACE_HEADS = frozenset(
 street st road avenue ave lane boulevard square station airport market park temple shrine church cathedral
 museum bridge river lake mountain mount hill valley beach bay island harbour harbor castle palace tower
 gardens garden district village town city county province
+""".split()
+)
+# The last word of a name that says it names a business, a club or an ensemble: "Brook & Sons",
+# "Riverside Rovers", "Patel's Bakery" are organisations, whatever the model guessed.
+ORG_NAME_HEADS = frozenset(
+    """
+partners sons brothers bros associates bakery cafe café restaurant pub brewery shop store stores
+fc afc united rovers wanderers rangers athletic albion harriers choir chorus orchestra ensemble band
 """.split()
 )
 # Words that introduce a person's name: "Dr. Patel", "Ms Chen".

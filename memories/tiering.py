@@ -17,6 +17,14 @@ The rules are the spec's ("Memory Tiers"), checked in this order:
 "Accessed" means the last access, or the creation time for a memory never opened, so a new memory
 is not treated as long-forgotten.
 
+"Relationships" are the distinct linked memories that are in use: opened or created within
+`active_link_days` (21, the warm access window), or pinned. "Recent active connections" are those of
+them whose link was made or reinforced within `recent_connection_days` (7). The spec does not say
+what a relationship is; counting every link let a busy topic keep all of its notes hot for ever
+(every note of it had 6+ links), however long ago anyone opened them. A note linked to what is being
+used stays hot or warm; a note linked only to forgotten ones fades with them, and comes back when
+one of them is opened or a new note links to it.
+
 Decay (0 = fresh, 1 = forgotten) is exponential in the days since that same moment:
 
     decay = 1 - 2 ** (-idle_days / half_life)
@@ -47,6 +55,7 @@ class TierPolicy:
     hot_relationships: int = 6
     hot_recent_connections: int = 4
     recent_connection_days: float = 7
+    active_link_days: float = 21
     warm_priority: float = 0.3
     warm_access_days: float = 21
     warm_relationships: int = 3

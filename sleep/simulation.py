@@ -122,7 +122,7 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
     from graph import signals as graph_signals
     from graph import tasks as graph_tasks
     from graph.models import MemoryLink
-    from memories.models import Memory
+    from memories.models import Memory, TierMove
     from memories.services import MemoryInput, memory_create_many, memory_open
     from memories.signals import content_changed
     from sleep.models import SleepRun
@@ -158,6 +158,7 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
 
             for memory_id in manual:
                 memory_tags_add(memory=Memory.objects.get(pk=memory_id), tags=["keep"])
+            week_start = 0
             for day in range(1, sim.days + 1):
                 clock.move_to(start + timedelta(days=day, hours=9))
                 arriving = int(sim.new_per_day) + (rng.random() < sim.new_per_day % 1)
@@ -179,6 +180,17 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
                 sleep_run_execute(run_id=cycle.pk)
                 if day % 7 == 0 or day == sim.days:
                     tiers = Counter(Memory.objects.filter(owner=owner).values_list("tier", flat=True))
+                    week_moves = Counter(
+                        f"{a}→{b}"
+                        for a, b in TierMove.objects.filter(
+                            memory__owner=owner, moved_at__gt=start + timedelta(days=week_start)
+                        ).values_list("from_tier", "to_tier")
+                    )
+                    week_start = day
+                    opened = Counter(
+                        "never" if n == 0 else "once" if n == 1 else "2-9" if n < 10 else "10+"
+                        for n in Memory.objects.filter(owner=owner).values_list("access_count", flat=True)
+                    )
                     week = {
                         "week": (day + 6) // 7,
                         "day": day,
@@ -192,6 +204,9 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
                         .count(),
                         "opens": opens,
                         "links": MemoryLink.objects.filter(owner=owner).count(),
+                        "moves": dict(sorted(week_moves.items())),
+                        "opened": {k: opened.get(k, 0) for k in ("never", "once", "2-9", "10+")},
+                        "rules": rule_counts(Memory.objects.filter(owner=owner).values_list("tier", "tier_reason")),
                     }
                     weeks.append(week)
                     if progress:
@@ -199,6 +214,36 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
     finally:
         content_changed.connect(graph_signals.extract_changed_memories, dispatch_uid="graph.extract_changed_memories")
     return weeks
+
+
+RULES = (
+    ("not accessed for", "archive_rules"),
+    ("not created for", "archive_rules"),
+    ("pinned", "pinned"),
+    ("removed at", "removed"),
+    ("priority", "priority"),
+    ("decay", "decay"),
+    ("within", "access"),
+    ("recent connection", "recent_connections"),
+    ("relationships (", "relationships"),
+    ("manual tags", "manual_tags"),
+    ("steps down", "step_down"),
+    ("meets no rule", "gap"),
+)
+
+
+def rule_of(reason: str) -> str:
+    """Which rule of memories.tiering decided a tier, from the reason it wrote ("3 relationships
+    (≥ 3)" -> "relationships")."""
+    for marker, rule in RULES:
+        if marker in reason:
+            return rule
+    return "other"
+
+
+def rule_counts(rows) -> dict[str, int]:
+    """{"hot:relationships": 12, "warm:access": 30, ...}: how many memories each rule holds in each tier."""
+    return dict(sorted(Counter(f"{tier}:{rule_of(reason or '')}" for tier, reason in rows).items()))
 
 
 def chart_svg(weeks: list[dict], *, title: str = "Tiers over a simulated 90 days") -> str:

@@ -56,9 +56,11 @@ SELECT m.id, m.owner_id, m.tier, m.priority, m.pinned, cardinality(m.manual_tags
 FROM memories_memory m WHERE {where} ORDER BY m.id LIMIT %(batch_size)s
 """
 
-# (memory ids, recent_since) -> {memory id: (linked memories, linked recently)}. A link counts once
-# per linked memory whatever its reason; it is recent when made or reinforced since recent_since.
-LinkCounter = Callable[[Sequence[int], datetime], dict[int, tuple[int, int]]]
+# (memory ids, recent_since, active_since) -> {memory id: (linked memories in use, of those linked
+# recently)}. A link counts once per linked memory whatever its reason, and only while that memory is
+# in use (opened or created since active_since, or pinned); it is recent when made or reinforced since
+# recent_since.
+LinkCounter = Callable[[Sequence[int], datetime, datetime], dict[int, tuple[int, int]]]
 _link_counter: LinkCounter | None = None
 
 
@@ -68,10 +70,12 @@ def register_link_counter(counter: LinkCounter | None) -> None:
     _link_counter = counter
 
 
-def _link_counts(memory_ids: Sequence[int], recent_since: datetime) -> dict[int, tuple[int, int]]:
+def _link_counts(
+    memory_ids: Sequence[int], recent_since: datetime, active_since: datetime
+) -> dict[int, tuple[int, int]]:
     if _link_counter is None or not memory_ids:
         return {}
-    return _link_counter(memory_ids, recent_since)
+    return _link_counter(memory_ids, recent_since, active_since)
 
 
 _APPLY_TIERS_SQL = """
@@ -114,6 +118,7 @@ def memories_retier(
         "batch_size": batch_size,
         "after_id": after_id,
         "recent_since": now - timedelta(days=policy.recent_connection_days),
+        "active_since": now - timedelta(days=policy.active_link_days),
     }
     where = ["m.id > %(after_id)s"]
     if owner is not None:
@@ -127,7 +132,7 @@ def memories_retier(
         with connection.cursor() as cursor:
             cursor.execute(_TIER_FACTS_SQL.format(where=" AND ".join(where)), params)
             rows = cursor.fetchall()
-        links = _link_counts([row[0] for row in rows], params["recent_since"])
+        links = _link_counts([row[0] for row in rows], params["recent_since"], params["active_since"])
         changed: list[tuple] = []
         moves: list[TierMove] = []
         for (

@@ -58,6 +58,40 @@ def test_links_count_as_relationships_and_recent_connections(user):
     assert (hub.tier, hub.tier_reason) == ("hot", "6 relationships (≥ 6)")
 
 
+def test_only_linked_memories_in_use_count_as_relationships(user):
+    # A note linked to six memories nobody has opened or added for two months is as forgotten as they
+    # are: links into a dormant part of the collection keep nothing hot or warm.
+    hub = age(make_memory(user, content="The hub memory."), days=60, priority=0.1)
+    dormant = [age(make_memory(user, content=f"Old spoke {i}."), days=60, priority=0.1) for i in range(6)]
+    for other in dormant:
+        link(hub, other, days_ago=40)
+    services.memories_retier(memory_ids=[hub.pk])
+    hub.refresh_from_db()
+    assert hub.tier == "archive" and "0 relationships" in hub.tier_reason
+    # Three of them come back into use (opened, or pinned): the hub is warm again, by its links alone.
+    for other in dormant[:2]:
+        services.memory_open(memory=other)
+    services.memory_pin(memory=dormant[2], pinned=True)
+    services.memories_retier(memory_ids=[hub.pk])
+    hub.refresh_from_db()
+    assert (hub.tier, hub.tier_reason) == ("warm", "3 relationships (≥ 3)")
+
+
+def test_recent_connections_count_links_made_this_week_to_memories_in_use(user):
+    hub = age(make_memory(user, content="The hub memory."), days=60, priority=0.1)
+    fresh = [make_memory(user, content=f"New note {i}.") for i in range(4)]
+    for other in fresh:
+        link(hub, other, days_ago=1)
+    services.memories_retier(memory_ids=[hub.pk])
+    hub.refresh_from_db()
+    assert (hub.tier, hub.tier_reason) == ("hot", "4 recent connections (≥ 4)")
+    # A link refreshed this week to a memory idle for two months is recent but not active.
+    Memory.objects.filter(pk=fresh[0].pk).update(created_at=hub.created_at)
+    services.memories_retier(memory_ids=[hub.pk])
+    hub.refresh_from_db()
+    assert (hub.tier, hub.tier_reason) == ("warm", "3 relationships (≥ 3)")
+
+
 def test_pinning_moves_to_hot_at_once_and_overrides_everything(user):
     memory = age(make_memory(user), days=90, priority=0.0)
     services.memories_retier(memory_ids=[memory.pk])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -29,6 +29,37 @@ def test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive(
     assert all(w["manualTaggedArchived"] == 0 for w in weeks)
     # Time travelled: the memories were made on the simulated first day, not today.
     assert set(Memory.objects.filter(owner=user).values_list("created_at__date", flat=True)) == {START.date()}
+
+
+def test_ninety_days_of_use_give_a_plausible_picture(user):
+    import time_machine
+
+    from memories.services import memory_open
+    from sleep.models import SleepRun
+    from sleep.pipeline import sleep_run_execute, sleep_run_request
+
+    sim = Simulation(days=90, initial=24, new_per_day=0.5, opens_per_day=3, manual_tagged=3, seed=11)
+    weeks = run(owner=user, sim=sim, start=START)
+    last = weeks[-1]
+    assert last["day"] == 90 and last["memories"] > 24 + 30
+    # Most memories are rarely opened, and most are not hot: some warm, some archived.
+    assert last["opened"]["never"] + last["opened"]["once"] > last["memories"] / 2
+    assert last["hot"] < last["memories"] / 2
+    assert last["warm"] >= 5 and last["archive"] >= 5
+    assert all(w["manualTaggedArchived"] == 0 for w in weeks) and last["manualTagged"] == 3
+    moves = set(TierMove.objects.filter(memory__owner=user).values_list("from_tier", "to_tier"))
+    assert {("hot", "warm"), ("warm", "archive"), ("warm", "hot")} <= moves
+    # The rules that hold memories hot are use and fresh links, not a link count alone.
+    assert sum(n for rule, n in last["rules"].items() if rule == "hot:relationships") < last["memories"] / 4
+    # An archived memory that is opened comes back up at the next cycle.
+    archived = Memory.objects.filter(owner=user, tier="archive").order_by("pk").first()
+    with time_machine.travel(START + timedelta(days=91, hours=9), tick=False):
+        memory_open(memory=archived)
+        cycle, _ = sleep_run_request(trigger=SleepRun.Trigger.SCHEDULED, owner=user)
+        sleep_run_execute(run_id=cycle.pk)
+    archived.refresh_from_db()
+    assert archived.tier == "hot"
+    assert archived.tier_moves.first().from_tier == "archive"
 
 
 def test_opened_memories_stay_hot_and_new_ones_arrive(user):

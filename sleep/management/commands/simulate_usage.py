@@ -47,7 +47,8 @@ class Command(BaseCommand):
                 start=start,
                 progress=lambda week: self.stderr.write(
                     f"week {week['week']}: {week['hot']} hot, {week['warm']} warm, "
-                    f"{week['archive']} archive, {week['links']} links"
+                    f"{week['archive']} archive, {week['links']} links; moves {week['moves']}; opened {week['opened']}; "
+                    f"rules {week['rules']}"
                 ),
             )
         finally:
