@@ -103,7 +103,7 @@ def database_url(params: dict, dbname: str) -> str:
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory):
     """Settings modules for three migration trees: the old chains (no squashes), this tree, and this
-    tree plus a throwaway memories 0016 that depends on 0015 (as the next real migration will)."""
+    tree plus a throwaway memories migration that depends on 0015 (as the first one after the squash did)."""
     base = tmp_path_factory.mktemp("trees")
     package = base / "migration_trees"
     package.mkdir()
@@ -117,10 +117,13 @@ def trees(tmp_path_factory):
     shutil.copytree(
         ROOT / "memories" / "migrations", package / "next_memories", ignore=shutil.ignore_patterns("__pycache__")
     )
-    (package / "next_memories" / "0016_throwaway.py").write_text(
+    # It names 0015 (a replaced node) and, to stay the one leaf, the newest real migration too.
+    newest = max(p.stem for p in (ROOT / "memories" / "migrations").glob("[0-9][0-9][0-9][0-9]_*.py"))
+    dependencies = sorted({"0015_reset_accesses_counted_by_search", newest})
+    (package / "next_memories" / "9999_throwaway.py").write_text(
         "from django.db import migrations, models\n\n\n"
         "class Migration(migrations.Migration):\n"
-        '    dependencies = [("memories", "0015_reset_accesses_counted_by_search")]\n'
+        f"    dependencies = {[('memories', name) for name in dependencies]!r}\n"
         "    operations = [\n"
         '        migrations.AddField("memory", "throwaway", models.IntegerField(null=True)),\n'
         "    ]\n"
@@ -298,7 +301,7 @@ def test_a_new_migration_on_0015_follows_the_squash(cluster, migrate, start):
         migrate("old", db, "django_q")
         migrate("old", db, "memories", "0012_import_jobs")
     output = migrate("next", db)
-    assert "memories.0016_throwaway... OK" in output
+    assert "memories.9999_throwaway... OK" in output
     with psycopg.connect(**params, dbname=db) as conn:
         columns = {
             row[0]
