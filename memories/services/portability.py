@@ -438,8 +438,33 @@ class _Prepared:
     original: dict | None = None  # the record's "original", checked: path, name, mediaType, sha256, pageCount
 
 
-def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:  # noqa: C901 - one check per field of an imported record
+def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:
     """Validate a record with the same rules (and messages) as the API, and build the unsaved memory."""
+    memory = _memory_from_record(record, owner=owner, now=now)
+    _restore_auto_tags(memory, record, now=now)
+    restore_tier = _restore_tier(memory, record, now=now)
+    memory.sync_derived_fields()
+    if (expected := record.get("contentHash")) is not None and expected != memory.content_hash:
+        raise _RecordError("contentHash does not match the content (was the file edited?)")
+    moves = _tier_moves(record, owner=owner, now=now)
+    chunks = chunks_for(memory.content)
+    known = _known_vectors(record) if reuse_vectors else {}
+    session_ref = memory.metadata.get("sessionId") if memory.source == MemorySource.CHAT else None
+    return _Prepared(
+        label=label,
+        memory=memory,
+        chunks=chunks,
+        vectors=[known.get(content_hash(chunk.text)) for chunk in chunks],
+        moves=moves,
+        restore_tier=restore_tier,
+        session_ref=session_ref if isinstance(session_ref, int) else None,
+        original=_original_spec(record.get("original")),
+    )
+
+
+def _memory_from_record(record: dict, *, owner, now) -> Memory:
+    """The unsaved memory: the API's own checks for the fields a person writes (the same messages),
+    then the stored state (summary, accesses, times) as exported."""
     try:
         content = clean_content(record.get("content"), index=None)
         source = clean_source(record.get("source", MemorySource.UPLOAD), index=None)
@@ -474,31 +499,39 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
     )
     if memory.access_count < 0:
         raise _RecordError("accessCount must not be negative")
+    return memory
+
+
+def _restore_auto_tags(memory: Memory, record: dict, *, now) -> None:
+    """The exported auto tags as they were, or fresh ones when the record has none."""
     auto_tags = _auto_tags(record)
     if auto_tags is None:
         autotag(memory, now=now)
-    else:
-        memory.auto_tags = auto_tags
-        memory.auto_tagged_at = _time(record, "autoTaggedAt")
-        memory.sync_derived_fields()
-        memory.auto_tagged_hash = _field(record, "autoTaggedHash", str, "")[:64]
-    restore_tier = record.get("tier") is not None
-    if restore_tier:
-        memory.tier = _choice(record, "tier", Tier.values, Tier.HOT)
-        memory.tier_reason = _field(record, "tierReason", str, "")[:200]
-        memory.tier_changed_at = _time(record, "tierChangedAt")
-        memory.decay_score = _unit(record, "decayScore", 0.0)
-    else:
+        return
+    memory.auto_tags = auto_tags
+    memory.auto_tagged_at = _time(record, "autoTaggedAt")
+    memory.sync_derived_fields()
+    memory.auto_tagged_hash = _field(record, "autoTaggedHash", str, "")[:64]
+
+
+def _restore_tier(memory: Memory, record: dict, *, now) -> bool:
+    """The exported tier (True), or the tier rules' decision for a new memory (False)."""
+    if record.get("tier") is None:
         decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=tiering.TierPolicy.from_settings())
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
-    memory.sync_derived_fields()
-    if (expected := record.get("contentHash")) is not None and expected != memory.content_hash:
-        raise _RecordError("contentHash does not match the content (was the file edited?)")
+        return False
+    memory.tier = _choice(record, "tier", Tier.values, Tier.HOT)
+    memory.tier_reason = _field(record, "tierReason", str, "")[:200]
+    memory.tier_changed_at = _time(record, "tierChangedAt")
+    memory.decay_score = _unit(record, "decayScore", 0.0)
+    return True
 
-    moves = []
+
+def _tier_moves(record: dict, *, owner, now) -> list[TierMove]:
     history = record.get("tierHistory") or []
     if not isinstance(history, list):
         raise _RecordError("tierHistory must be a list")
+    moves = []
     for i, move in enumerate(history):
         if not isinstance(move, dict):
             raise _RecordError(f"tierHistory[{i}] must be a JSON object")
@@ -512,30 +545,20 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
                 moved_at=_time(move, "movedAt", now),
             )
         )
+    return moves
 
-    chunks = chunks_for(content)
+
+def _known_vectors(record: dict) -> dict[str, np.ndarray]:
+    """The exported chunk vectors by chunk text hash (reused when the embedding model matches)."""
     known: dict[str, np.ndarray] = {}
-    if reuse_vectors:
-        for item in record.get("chunks") or []:
-            try:
-                vector = np.frombuffer(base64.b64decode(item["embedding"], validate=True), dtype="<f4")
-            except (KeyError, TypeError, ValueError):
-                raise _RecordError("chunks: an embedding is not base64 float32") from None
-            if vector.shape == (EMBEDDING_DIMENSIONS,) and np.isfinite(vector).all():
-                known[str(item.get("textHash"))] = vector
-    vectors = [known.get(content_hash(chunk.text)) for chunk in chunks]
-    session_ref = metadata.get("sessionId") if source == MemorySource.CHAT else None
-    original = _original_spec(record.get("original"))
-    return _Prepared(
-        label=label,
-        memory=memory,
-        chunks=chunks,
-        vectors=vectors,
-        moves=moves,
-        restore_tier=restore_tier,
-        session_ref=session_ref if isinstance(session_ref, int) else None,
-        original=original,
-    )
+    for item in record.get("chunks") or []:
+        try:
+            vector = np.frombuffer(base64.b64decode(item["embedding"], validate=True), dtype="<f4")
+        except (KeyError, TypeError, ValueError):
+            raise _RecordError("chunks: an embedding is not base64 float32") from None
+        if vector.shape == (EMBEDDING_DIMENSIONS,) and np.isfinite(vector).all():
+            known[str(item.get("textHash"))] = vector
+    return known
 
 
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
