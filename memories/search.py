@@ -10,8 +10,9 @@ Scores, all in 0..1:
                     × √(matched IDF share)
                     where matched IDF share = Σ idf of the query terms the chunk contains
                                               / Σ idf of all the query's terms
-                    (BM25F: the memory title is a field of every chunk, a title word counting as two
-                    occurrences, memories.lexical.TITLE_WEIGHT)
+                    (BM25F: the memory title is a field of its first chunk, a title word counting as
+                    two occurrences, memories.lexical.TITLE_WEIGHT; counted once per memory, and not
+                    when the text already opens with the title)
         tags      = share of the query's terms found in the memory's combined tags
         priority  = the memory's priority
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)

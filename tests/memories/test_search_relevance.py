@@ -8,8 +8,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from memories import embedding
-from memories.models import MemoryChunk
+from memories import embedding, lexical
+from memories.models import ChunkTerm, MemoryChunk
 from memories.search import (
     NO_WORDS,
     ONLY_COMMON_WORDS,
@@ -113,6 +113,22 @@ def test_a_title_word_alone_finds_its_memory_first(user, notes):
     # The body of the Postgres note never says "postgres".
     first = hybrid_search(user, "postgres").results[0]
     assert first.title == "Postgres vacuum tuning" and first.parts["lexical"] == 1.0
+
+
+def test_the_title_counts_once_with_the_first_chunk_and_not_when_the_text_opens_with_it(user):
+    long_text = " ".join(f"Autovacuum note {i}: lower the scale factor on busy tables." for i in range(60))
+    memory = make_memory(user, title="Postgres vacuum tuning", content=long_text)
+    title_lexemes = {"postgr", "vacuum", "tune"}
+    by_position: dict[int, set[str]] = {}
+    for position, lexeme in ChunkTerm.objects.filter(chunk__memory=memory).values_list("chunk__position", "lexeme"):
+        by_position.setdefault(position, set()).add(lexeme)
+    assert len(by_position) > 1 and title_lexemes <= by_position[0]
+    assert all(not (title_lexemes & lexemes) for position, lexemes in by_position.items() if position > 0)
+    # A text that already opens with its title is not given the title again (as in its embedding).
+    repeated = make_memory(user, title="Postgres vacuum tuning", content="Postgres vacuum tuning\n\nAutovacuum lags.")
+    assert ChunkTerm.objects.get(chunk__memory=repeated, lexeme="postgr").tf == 1  # the text's one mention
+    titled = make_memory(user, title="Postgres vacuum tuning", content="Autovacuum lags.")
+    assert ChunkTerm.objects.get(chunk__memory=titled, lexeme="postgr").tf == lexical.TITLE_WEIGHT
 
 
 @pytest.mark.parametrize(

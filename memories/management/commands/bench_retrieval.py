@@ -44,6 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--user", default=BENCH_USER)
         parser.add_argument("--reload", action="store_true", help="drop the loaded corpus and ingest it again")
         parser.add_argument(
+            "--loaded-only",
+            action="store_true",
+            help="ingest nothing: judge only the documents already loaded (a partly loaded corpus), with "
+            "the queries whose judged documents are among them",
+        )
+        parser.add_argument(
             "--min-score",
             type=float,
             default=None,
@@ -59,6 +65,7 @@ class Command(BaseCommand):
         queries: int,
         user: str,
         reload: bool,
+        loaded_only: bool,
         min_score: float | None,
         lexical_form: str | None,
         **options,
@@ -73,15 +80,23 @@ class Command(BaseCommand):
         if docs:
             corpus = corpus[:docs]
         qrels = read_qrels(folder / "qrels.tsv")
+        owner, _ = get_user_model().objects.get_or_create(username=user, defaults={"email": f"{user}@localhost"})
+        if loaded_only:
+            loaded = set(Memory.objects.filter(owner=owner).values_list("metadata__beirId", flat=True))
+            corpus = [doc for doc in corpus if doc["_id"] in loaded]
         doc_ids = {doc["_id"] for doc in corpus}
+        # A query counts when one of its judged documents is loaded (all of them with --loaded-only, so a
+        # missing document does not count against the ranking).
         all_queries = [
-            q for q in read_jsonl(folder / "queries.jsonl") if q["_id"] in qrels and set(qrels[q["_id"]]) & doc_ids
+            q
+            for q in read_jsonl(folder / "queries.jsonl")
+            if q["_id"] in qrels
+            and (set(qrels[q["_id"]]) <= doc_ids if loaded_only else set(qrels[q["_id"]]) & doc_ids)
         ]
         if queries:
             all_queries = all_queries[:queries]
 
-        owner, _ = get_user_model().objects.get_or_create(username=user, defaults={"email": f"{user}@localhost"})
-        ingest_s = self._load(owner, corpus, reload)
+        ingest_s = 0.0 if loaded_only else self._load(owner, corpus, reload)
 
         memory_doc = dict(Memory.objects.filter(owner=owner).values_list("pk", "metadata__beirId"))
         embedding.embed_query("warm-up")

@@ -1,0 +1,21 @@
+# The lexical index counts a memory's title once, with its first chunk, and not when that chunk already
+# opens with the title (memories.lexical.TITLE_WEIGHT), so it is rebuilt once here. Embeddings are
+# unchanged.
+
+from django.db import migrations
+
+
+def rebuild_lexical_index(apps, schema_editor):
+    from memories import lexical
+
+    lexical.reindex_all()
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("memories", "0015_reset_accesses_counted_by_search"),
+    ]
+
+    operations = [
+        migrations.RunPython(rebuild_lexical_index, migrations.RunPython.noop),
+    ]
