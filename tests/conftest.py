@@ -177,3 +177,11 @@ def logged_in_client(user):
     client = Client()
     client.force_login(user)
     return client
+
+
+@pytest.fixture
+def store_dir(settings, tmp_path):
+    """Originals are kept, in a store of this test's own (the tests of originals use it for all)."""
+    settings.KYBERNESIS_ORIGINALS_DIR = tmp_path / "originals"
+    settings.KYBERNESIS_KEEP_ORIGINALS = True
+    return settings.KYBERNESIS_ORIGINALS_DIR

@@ -13,7 +13,7 @@ def rebuild_lexical_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0015_reset_accesses_counted_by_search"),
+        ("memories", "0017_originals"),
     ]
 
     operations = [

@@ -8,7 +8,6 @@ import os
 import time
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import Client
 
@@ -18,21 +17,9 @@ from memories.services import bulk
 from memories.services.originals import originals_collect
 from tests.factories import MemoryFactory, OriginalFactory, UserFactory
 from tests.files import make_pdf
+from tests.memories.originals_helpers import upload
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def store_dir(settings, tmp_path):
-    settings.KYBERNESIS_ORIGINALS_DIR = tmp_path / "originals"
-    settings.KYBERNESIS_KEEP_ORIGINALS = True
-    return settings.KYBERNESIS_ORIGINALS_DIR
-
-
-def upload(name: str, data: bytes) -> SimpleUploadedFile:
-    file = SimpleUploadedFile(name, data)
-    file.client_name = name
-    return file
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("store_dir")]
 
 
 def keep(user, name: str, data: bytes) -> Memory:

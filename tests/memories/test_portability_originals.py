@@ -9,30 +9,17 @@ import json
 import zipfile
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from memories import originals, services
 from memories.models import Memory, Original
 from memories.services import portability
 from tests.factories import MemoryFactory, OriginalFactory, UserFactory
 from tests.files import make_pdf
+from tests.memories.originals_helpers import upload
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("store_dir")]
 
 PY = b"def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
-
-
-@pytest.fixture(autouse=True)
-def store_dir(settings, tmp_path):
-    settings.KYBERNESIS_ORIGINALS_DIR = tmp_path / "originals"
-    settings.KYBERNESIS_KEEP_ORIGINALS = True
-    return settings.KYBERNESIS_ORIGINALS_DIR
-
-
-def upload(name: str, data: bytes) -> SimpleUploadedFile:
-    file = SimpleUploadedFile(name, data)
-    file.client_name = name
-    return file
 
 
 @pytest.fixture
