@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 from ninja.parser import Parser
@@ -88,6 +88,13 @@ def http_error(request: HttpRequest, exc: HttpError):
             request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"}, status=422
         )
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(Http404)
+def not_found(request: HttpRequest, exc: Http404):
+    # Another owner's memory is as absent as a deleted one: the answer names the path, never whose it is.
+    reason = str(exc).rstrip(".") or "Not found"
+    return api.create_response(request, {"detail": f"{reason}: {request.path}"}, status=404)
 
 
 @api.exception_handler(RequestDataTooBig)

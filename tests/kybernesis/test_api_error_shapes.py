@@ -32,3 +32,9 @@ def test_json_errors_pass_untouched(client):
     response = client.get("/api/v1/memories")
     assert response.status_code == 401
     assert response["Content-Type"].startswith("application/json")
+
+
+def test_a_missing_memory_says_what_was_not_found(api):
+    response = api.get("/api/v1/memories/999999")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No Memory matches the given query: /api/v1/memories/999999"}
