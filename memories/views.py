@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, originals, search, selectors, services
+from memories import answers, originals, parsers, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -127,6 +127,8 @@ def memory_detail(request, memory_id: int):
         "chunks": chunks,
         "original": original,
         "original_opens": original is not None and originals.inline_type(original.media_type) is not None,
+        # Source code keeps its layout only in a monospace font.
+        "is_code": (memory.metadata or {}).get("extension") in parsers.CODE_EXTENSIONS,
         **_tier_context(memory),
     }
     return render(request, "memories/detail.html", context)

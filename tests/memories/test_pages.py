@@ -62,6 +62,13 @@ def test_the_detail_page_shows_the_chunks(logged_in_client, user):
     assert html.count('class="chunk"') == memory.chunk_count > 1
 
 
+def test_source_code_is_shown_in_a_monospace_font_and_prose_is_not(logged_in_client, user):
+    code = make_memory(user, content="def fib(n):\n    return n", metadata={"filename": "fib.py", "extension": "py"})
+    note = make_memory(user, content="Plain prose about the garden.", metadata={"filename": "a.md", "extension": "md"})
+    assert '<p class="mono">def fib(n):' in logged_in_client.get(f"/memories/{code.pk}/").content.decode()
+    assert '<p class="mono">' not in logged_in_client.get(f"/memories/{note.pk}/").content.decode()
+
+
 def test_another_users_memory_page_is_404(logged_in_client, other_user):
     theirs = make_memory(other_user)
     assert logged_in_client.get(f"/memories/{theirs.pk}/").status_code == 404
