@@ -286,7 +286,7 @@ def order_results(results: list[SearchResult], *, floor: float) -> list[SearchRe
 _VECTOR_LAYER_SQL = """(
     SELECT c.id FROM memories_memorychunk c {join_memory}
     WHERE {filters} AND {layer} AND c.embedding_model = %(model)s
-    ORDER BY c.embedding <=> %(qvec)s::vector
+    ORDER BY {order}
     LIMIT %(k_vec)s
 )"""
 
@@ -345,10 +345,44 @@ def _validate(query, limit, min_score) -> str:
     return query.strip()
 
 
+# Exact nearest neighbours for an owner with at most this many chunks (see _exact_for).
+_EXACT_ORDER = "(c.embedding <=> %(qvec)s::vector) + 0"  # not the indexed form: the planner cannot use HNSW
+_INDEX_ORDER = "c.embedding <=> %(qvec)s::vector"
+
+
+def _exact_for(owner_id: int) -> bool:
+    """Whether this owner's vector candidates are found exactly rather than through the HNSW index.
+
+    The HNSW index is shared by every owner. An index scan walks the nearest vectors of the whole
+    table and keeps the owner's; with many other owners, or many dead index entries left by deleted
+    and re-chunked memories (they stay until VACUUM), pgvector's iterative scan can give up
+    (hnsw.max_scan_tuples) before it reaches the owner's rows, and a small collection then gets no
+    vector candidates at all. For an owner with few chunks an exact scan through the owner index is
+    both complete and fast, so it is used up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS; the count
+    stops at that bound, so it costs the same for an owner with a million chunks."""
+    bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
+    if bound <= 0:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_memorychunk WHERE owner_id = %s LIMIT %s) AS s",
+            [owner_id, bound + 1],
+        )
+        return cursor.fetchone()[0] <= bound
+
+
 def search_statement(
-    owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
+    owner_id: int,
+    query: str,
+    qvec,
+    *,
+    limit: int,
+    filters: SearchFilters,
+    extra_candidates: int = 0,
+    exact: bool = False,
 ) -> tuple[str, dict]:
-    """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement)."""
+    """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
+    `exact` ranks the vector candidates without the HNSW index (see _exact_for)."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
     # result list is not cut short.
     k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates)
@@ -367,7 +401,9 @@ def search_statement(
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
     needs_chunk = memory_sql or "c.tier" in chunk_sql
     vector_layers = "\n    UNION ALL\n    ".join(
-        _VECTOR_LAYER_SQL.format(join_memory=join_memory, filters=where, layer=layer)
+        _VECTOR_LAYER_SQL.format(
+            join_memory=join_memory, filters=where, layer=layer, order=_EXACT_ORDER if exact else _INDEX_ORDER
+        )
         for layer in _vector_layers(filters.tiers)
     )
     sql = _SEARCH_SQL.format(
@@ -413,7 +449,13 @@ def hybrid_search(
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
     sql, params = search_statement(
-        user.pk, query, qvec, limit=limit, filters=filters, extra_candidates=len(exclude_memory_ids)
+        user.pk,
+        query,
+        qvec,
+        limit=limit,
+        filters=filters,
+        extra_candidates=len(exclude_memory_ids),
+        exact=_exact_for(user.pk),
     )
     k_vec = params["k_vec"]
     with transaction.atomic(), connection.cursor() as cursor:

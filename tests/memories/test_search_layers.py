@@ -11,12 +11,12 @@ from tests.factories import make_memory
 from tests.memories.helpers import age
 
 
-def _vector_plan(user, tiers) -> str:
+def _vector_plan(user, tiers, *, exact: bool = False) -> str:
     """EXPLAIN the statement hybrid_search itself runs (memories.search.search_statement)."""
     from memories.search import SearchFilters, search_statement
 
     sql, params = search_statement(
-        user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters(tiers=tuple(tiers))
+        user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters(tiers=tuple(tiers)), exact=exact
     )
     with transaction.atomic(), connection.cursor() as cursor:
         # A tiny test table is cheaper to scan and sort than to walk an HNSW graph; price those plans out so
@@ -48,3 +48,24 @@ def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(use
     assert [r.memory_id for r in found.results][:1] == [archived.pk] and found.results[0].tier == "archive"
     active_only = hybrid_search(user, "Zanzibar spice market", filters=SearchFilters(tiers=("hot", "warm")))
     assert archived.pk not in {r.memory_id for r in active_only.results}
+
+
+def test_a_small_collection_is_searched_exactly_without_the_shared_hnsw_index(user, settings):
+    """An HNSW scan of a table shared with other owners (and dead entries) can miss a small owner's
+    rows; up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS the owner's chunks are ranked exactly."""
+    from memories.search import _exact_for, hybrid_search
+
+    plan = _vector_plan(user, (), exact=True)
+    assert "hnsw" not in plan
+    garage = make_memory(user, title="Garage", content="The vehicle repair at the garage cost 400 euros.")
+    settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
+    assert _exact_for(user.pk)
+    exact = hybrid_search(user, "car maintenance bill", min_score=0).results
+    settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 0
+    assert not _exact_for(user.pk)
+    indexed = hybrid_search(user, "car maintenance bill", min_score=0).results
+    assert [r.memory_id for r in exact] == [r.memory_id for r in indexed] == [garage.pk]
+    assert exact[0].vector_score == indexed[0].vector_score
+    make_memory(user, content="A second note makes two chunks, over the bound of one.")
+    settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
+    assert not _exact_for(user.pk)
