@@ -55,7 +55,7 @@ from django.utils import timezone
 
 from core.text import text_problem
 from memories import embedding, lexical
-from memories.models import ACTIVE_TIERS, MemoryChunk, Source, Tier
+from memories.models import ACTIVE_TIERS, CorpusStat, MemoryChunk, Source, Tier
 from memories.tagging import filter_tags
 
 # Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
@@ -358,17 +358,13 @@ def _exact_for(owner_id: int) -> bool:
     and re-chunked memories (they stay until VACUUM), pgvector's iterative scan can give up
     (hnsw.max_scan_tuples) before it reaches the owner's rows, and a small collection then gets no
     vector candidates at all. For an owner with few chunks an exact scan through the owner index is
-    both complete and fast, so it is used up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS; the count
-    stops at that bound, so it costs the same for an owner with a million chunks."""
+    both complete and fast, so it is used up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS. The size is the
+    chunk count the lexical index already keeps per owner (CorpusStat): one primary-key read."""
     bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
     if bound <= 0:
         return False
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_memorychunk WHERE owner_id = %s LIMIT %s) AS s",
-            [owner_id, bound + 1],
-        )
-        return cursor.fetchone()[0] <= bound
+    chunks = CorpusStat.objects.filter(owner_id=owner_id).values_list("chunk_count", flat=True).first()
+    return (chunks or 0) <= bound
 
 
 def search_statement(
