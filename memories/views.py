@@ -205,7 +205,9 @@ def memory_pin(request, memory_id: int):
         messages.success(request, f"{'Pinned' if memory.pinned else 'Unpinned'} “{memory.title}”.")
         return _back(request, memory_id)
     if request.POST.get("from") == "list":
-        return render(request, "memories/list.html#row", {"memory": memory})
+        # The re-rendered row's no-JavaScript fallback goes back to the list it came from, not to /pin/.
+        row_next = safe_next(request, reverse("memories:list"))
+        return render(request, "memories/list.html#row", {"memory": memory, "row_next": row_next})
     return render(
         request,
         "memories/detail.html#tier-card",

@@ -54,27 +54,33 @@
   });
 
   // --- Focus stays where the person was after an HTMX swap ------------------------------------
-  // Before the request we note the focused element's id (and which [data-focus-group] it was in, with
-  // its position there). After the swap we focus the element with the same id; if it is gone (a removed
-  // tag chip), its neighbour in the same group; else the swap target's [data-focus-fallback]; else the
-  // swapped element itself. A status message ([data-announce] in the new content) is read out.
-  let remembered = null;
-  document.addEventListener("htmx:beforeRequest", () => {
+  // Before each request we note the focused element's id (and which [data-focus-group] it was in, with
+  // its position there), keyed by that request. When its swap settles and focus was lost (it sat on an
+  // element the swap replaced or removed), we focus the element with the same id; if it is gone (a
+  // removed tag chip), its neighbour in the same group; else the swap target's [data-focus-fallback];
+  // else the swapped element itself. If the person's focus is still on a live element (they moved on
+  // while a background refresh was in flight), it is left alone. A status message ([data-announce] in
+  // the new content) is read out.
+  const remembered = new WeakMap();
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const xhr = event.detail && event.detail.xhr;
     const el = document.activeElement;
-    if (!el || el === document.body) { remembered = null; return; }
+    if (!xhr || !el || el === document.body) return;
     const group = el.closest("[data-focus-group]");
     let index = -1;
     if (group) index = Array.from(group.querySelectorAll("[data-focus-item]")).indexOf(el);
-    remembered = { id: el.id, group: group ? group.dataset.focusGroup : null, index };
+    remembered.set(xhr, { id: el.id, group: group ? group.dataset.focusGroup : null, index });
   });
   document.addEventListener("htmx:afterSettle", (event) => {
     const target = event.detail.target;
     const message = target && target.isConnected ? target.querySelector("[data-announce]") : null;
     if (message) announce(message.dataset.announce || message.textContent);
+    const xhr = event.detail.xhr;
+    const memory = xhr ? remembered.get(xhr) : null;
+    if (!memory) return;
+    remembered.delete(xhr);
     const active = document.activeElement;
-    const memory = remembered;
-    remembered = null;
-    if (!memory || (active && active !== document.body && active.isConnected && active.id === memory.id)) return;
+    if (active && active !== document.body && active.isConnected) return;
     let next = memory.id ? document.getElementById(memory.id) : null;
     if (!next && memory.group) {
       const group = document.querySelector(`[data-focus-group="${CSS.escape(memory.group)}"]`);
@@ -85,7 +91,6 @@
     }
     if (!next && target && target.isConnected) {
       next = target.querySelector("[data-focus-fallback]");
-      if (!next && active && active !== document.body && active.isConnected) return;
       if (!next) { next = target; if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1"); }
     }
     if (next) next.focus({ preventScroll: false });

@@ -21,6 +21,12 @@ def wait_for_focus(page, element_id: str) -> None:
     )
 
 
+def wait_for_settle(page) -> None:
+    """New content is live (its forms are wired up by htmx) only once the swap has settled, a moment
+    after it shows: a person pressing a key in between would submit the form the old-fashioned way."""
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
+
+
 def test_phone_nav_collapses_and_opens(browser, live_server, artifacts):
     user = UserFactory()
     context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 800})
@@ -56,12 +62,14 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     page.keyboard.press("Enter")
     page.locator(".tier-card .badge.pinned").wait_for()
     wait_for_focus(page, pin)
+    wait_for_settle(page)
 
     page.focus(f"#tag-input-{memory.pk}")
     page.keyboard.type("roses")
     page.keyboard.press("Enter")
     page.locator("#tag-editor .tag-manual", has_text="roses").wait_for()
     wait_for_focus(page, f"tag-input-{memory.pk}")
+    wait_for_settle(page)
 
     remove = page.locator("#tag-editor .chip-remove").nth(1)  # "plants"
     remove.focus()
