@@ -83,10 +83,12 @@ test-external: install-test system-packages
 test-scale: install-test
 	PY=$(BIN)/python bash .ci/test-scale
 
-# Unit tests with the fake embedder and no spaCy, browser or benchmark: `-m "not slow"`. The test
-# database is kept between runs (new migrations are still applied), so a rerun starts at once.
+# Unit tests with the fake embedder and no browser or benchmark: `-m "not slow"`, spread over one
+# process per core (pytest-xdist; each has its own test database). The test databases are kept
+# between runs (new migrations are still applied), so a rerun starts at once. PYTEST_ARGS=-n0 runs
+# them in one process.
 test-fast: install-test
-	$(BIN)/python -m pytest -m "not slow" --reuse-db $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not slow" --reuse-db -n auto $(PYTEST_ARGS)
 
 lint: install-test
 	$(BIN)/ruff check .

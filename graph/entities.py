@@ -237,7 +237,7 @@ _IDENTIFIER = re.compile(r"[a-z][A-Z]|_|\(\)|::|/|\w\.\w")
 @functools.cache
 def _lexicon(pos: str) -> frozenset[str]:
     """English words of one part of speech, from the lemmatizer's tables the model ships with."""
-    tables = get_nlp().get_pipe("lemmatizer").lookups
+    tables = spacy_pipeline.lemma_lookups()
     return frozenset(tables.get_table("lemma_index").get(pos, [])) if tables.has_table("lemma_index") else frozenset()
 
 
