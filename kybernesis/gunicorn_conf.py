@@ -55,15 +55,17 @@ os.environ.setdefault("KYBERNESIS_EMBED_THREADS", str(max(1, cores // workers)))
 
 
 def post_worker_init(worker) -> None:
-    """Load the embedding model (and warm its first call) before the worker takes requests."""
+    """Load the embedding model (and warm its first call) and the auto-tagger before the worker
+    takes requests, so the first search and the first upload wait for neither."""
     import time
 
-    from memories import embedding
+    from memories import embedding, tagging
 
     started = time.monotonic()
     embedding.embed_query("warm up")
+    tagging.warm_up()
     worker.log.info(
-        "worker %s: embedding model (%s) ready in %.1f s",
+        "worker %s: embedding model (%s) and tagger ready in %.1f s",
         worker.pid,
         embedding.backend_id(),
         time.monotonic() - started,

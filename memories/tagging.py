@@ -267,6 +267,12 @@ def _singular(tag: str) -> str:
     return tag
 
 
+def warm_up() -> None:
+    """Load what the first tagging call would (the keyword extractor and the English word lists),
+    so a server's first upload does not wait for it; a second call costs nothing."""
+    content_keywords("Warm-up note about keyword extraction for the tagger.", limit=1)
+
+
 def content_keywords(text: str, *, limit: int) -> list[dict]:
     """Up to `limit` keyword tags for a text, best first, each {tag, confidence}.
 
