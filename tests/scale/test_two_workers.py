@@ -322,3 +322,28 @@ def test_no_task_is_lost_the_queue_drains_and_every_started_task_ended(stack):
     # Only the killed run is unfinished, and its task ended on the other worker.
     assert len(unfinished) <= 1
     assert unfinished <= finished
+
+
+def test_the_web_processes_reached_postgresql_through_pgbouncer_in_transaction_mode(stack, owner):
+    """Everything above went through PgBouncer (transaction pooling) for the web: one more request
+    over HTTP, then PgBouncer's admin console shows that database's pool in transaction mode with
+    server connections it has opened (SHOW POOLS is live; SHOW STATS only updates once a minute)."""
+    import psycopg
+    from psycopg import ClientCursor
+
+    url = os.environ.get("KYBERNESIS_SCALE_WEB_DATABASE_URL")
+    assert url, "KYBERNESIS_SCALE_WEB_DATABASE_URL is not set: run tests/scale through `make test-scale`"
+    assert stack.web.process.poll() is None
+    _, headers = owner
+    response = requests.get(f"{stack.url}/api/v1/search", params={"q": "budget"}, headers=headers, timeout=60)
+    assert response.status_code == 200, response.text
+
+    admin = url.rsplit("/", 1)[0] + "/pgbouncer"
+    # The admin console speaks only the simple query protocol: a client-side-binding cursor uses it.
+    with psycopg.connect(admin, autocommit=True, cursor_factory=ClientCursor) as conn:
+        cursor = conn.execute("SHOW POOLS")
+        columns = [c.name for c in cursor.description]
+        pools = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    (pool,) = [p for p in pools if p["database"] == "kybernesis" and p["user"] == "kybernesis"]
+    assert pool["pool_mode"] == "transaction"
+    assert pool["sv_active"] + pool["sv_idle"] + pool["sv_used"] + pool["sv_tested"] + pool["sv_login"] > 0
