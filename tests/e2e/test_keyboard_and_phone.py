@@ -93,6 +93,25 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
     wait_for_focus(page, toggle)
 
 
+def test_focus_the_person_moved_during_a_swap_is_left_where_they_put_it(page):
+    """New content shows at once and settles a moment later. Someone who tabs on in that moment (here
+    a whole second, to make it certain) keeps their focus: putting focus back is only for a swap that
+    took it away. Before, the settling swap pulled focus back to the tag box, so the Enter meant for
+    the next control submitted an empty tag instead."""
+    user = UserFactory()
+    memory = make_memory(user, content="A note about the orchard.", manual_tags=["orchard"])
+    sign_in(page, user)
+    page.goto(f"/memories/{memory.pk}/")
+    page.evaluate("htmx.config.defaultSettleDelay = 1000")
+    page.focus(f"#tag-input-{memory.pk}")
+    page.keyboard.type("apples")
+    page.keyboard.press("Enter")
+    page.locator("#tag-editor .tag-manual", has_text="apples").wait_for()  # swapped, not yet settled
+    page.focus(f"#pin-button-{memory.pk}")  # the person moves on
+    wait_for_settle(page)
+    assert page.evaluate(FOCUSED_ID) == f"pin-button-{memory.pk}"
+
+
 def test_enter_sends_and_shift_enter_adds_a_line_in_the_chat(page):
     user = UserFactory()
     make_memory(user, title="Offsite", content="The product team offsite will take place in Lisbon in March.")
