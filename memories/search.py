@@ -8,8 +8,7 @@ Scores, all in 0..1:
     metadataScore = 0.85 · lexical + 0.10 · tags + 0.05 · priority
         lexical   = BM25F(query, chunk) / the highest BM25F among this query's candidates
                     × √(matched IDF share)
-                    where matched IDF share = Σ idf of the query terms the chunk's memory contains
-                                              (in any of its chunks or its title)
+                    where matched IDF share = Σ idf of the query terms the chunk contains
                                               / Σ idf of all the query's terms
                     (BM25F: the memory title is a field of its first chunk, a title word counting as
                     two occurrences, memories.lexical.TITLE_WEIGHT; counted once per memory, and not
@@ -23,11 +22,7 @@ that matches one of five equally rare query words is no longer the best lexical 
 scores √(1/5) ≈ 0.45, however few candidates there are. The square root was chosen by measurement
 (README, "Search scores"): the linear share separates answers from no-answer queries a little better
 on the personal set but costs SciFact 0.007-0.018 nDCG@10, since long claims rarely match every word;
-the square root keeps SciFact at or above the old max-normalised form. The share is counted over the
-whole memory, because that is what a person asks of a result ("does this note cover what I asked?"):
-the third chunk of a note titled "Postgres vacuum tuning" that talks about autovacuum settings covers
-"postgres autovacuum" fully, though the word "postgres" is only in the title, which belongs to the
-first chunk. The BM25F part stays the chunk's own, so the chunk that says most still ranks first.
+the square root keeps SciFact at or above the old max-normalised form.
 
 Relevance floor: results with hybridScore below KYBERNESIS_SEARCH_MIN_SCORE (calibrated, see
 README) are not returned; `min_score` overrides it (0 returns every candidate, as before).
@@ -69,10 +64,6 @@ LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05
 # default and the others are kept for bench_personal/bench_retrieval --lexical-form comparisons).
 LEXICAL_FORMS = ("coverage", "coverage_sqrt", "relative", "attainable")
 LEXICAL_FORM = "coverage_sqrt"
-# What the matched IDF share is counted over: the chunk's memory (default), or the chunk alone (kept for
-# bench_retrieval --share-scope comparisons).
-SHARE_SCOPES = ("memory", "chunk")
-SHARE_SCOPE = "memory"
 QUESTION = "question"
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
@@ -318,24 +309,13 @@ WITH q_terms AS (
     GROUP BY x.id ORDER BY sum(t.idf * x.impact) DESC LIMIT %(k_lex)s
 ), cands AS (
     SELECT id FROM vec UNION SELECT id FROM lex
-), memory_share AS (
-    -- Σ idf of the query terms found anywhere in each candidate's memory (any chunk, or the title).
-    SELECT cm.memory_id, sum(t.idf)::float8 AS matched_idf
-    FROM (SELECT DISTINCT c.memory_id FROM cands JOIN memories_memorychunk c ON c.id = cands.id) cm
-    CROSS JOIN q_terms t
-    WHERE EXISTS (
-        SELECT 1 FROM memories_memorychunk c2 JOIN memories_chunkterm p ON p.chunk_id = c2.id AND p.lexeme = t.lexeme
-        WHERE c2.memory_id = cm.memory_id
-    )
-    GROUP BY cm.memory_id
 )
 SELECT c.id, c.memory_id, c.position, c.tier,
        CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
-       lx.bm25, {matched_idf} AS matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
+       lx.bm25, lx.matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
        m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind
 FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m ON m.id = c.memory_id
-LEFT JOIN memory_share ms ON ms.memory_id = c.memory_id
 CROSS JOIN LATERAL (
     SELECT COALESCE(sum(t.idf * p.impact), 0) AS bm25, COALESCE(sum(t.idf), 0)::float8 AS matched_idf
     FROM q_terms t JOIN memories_chunkterm p ON p.chunk_id = c.id AND p.lexeme = t.lexeme
@@ -400,8 +380,13 @@ def search_statement(
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
     `exact` ranks the vector candidates without the HNSW index (see _exact_for)."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
-    # result list is not cut short.
-    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates)
+    # result list is not cut short. An exact search brings the candidates of the longest list
+    # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
+    # results are the same whether 10 or 100 are asked for (a smaller pool let a limit-10 search miss
+    # what a limit-100 search ranks in its top ten). Through the HNSW index the pool stays the
+    # settings' size, as a deeper index scan costs latency at 100k chunks (README, "Search scores").
+    pool = MAX_LIMIT if exact else 0
+    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates, pool)
     # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
     params = {
         "owner": owner_id,
@@ -409,8 +394,8 @@ def search_statement(
         "qvec": _vector_literal(qvec),
         "k_vec": k_vec,
         "model": embedding.model_name(),
-        "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
-        "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit),
+        "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit, pool),
+        "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit, pool),
     }
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
@@ -429,7 +414,6 @@ def search_statement(
         vector_layers=vector_layers,
         lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
         lex_filters=f"AND {where}" if needs_chunk else "",
-        matched_idf="COALESCE(ms.matched_idf, 0)" if SHARE_SCOPE == "memory" else "lx.matched_idf",
     )
     return sql, params
 

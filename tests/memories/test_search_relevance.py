@@ -131,28 +131,6 @@ def test_the_title_counts_once_with_the_first_chunk_and_not_when_the_text_opens_
     assert ChunkTerm.objects.get(chunk__memory=titled, lexeme="postgr").tf == lexical.TITLE_WEIGHT
 
 
-def test_the_idf_share_counts_the_query_words_anywhere_in_the_memory(user):
-    # A later chunk about autovacuum settings covers "postgres autovacuum settings" fully: "postgres" is
-    # only in the title, which the lexical index gives to the first chunk.
-    filler = " ".join(f"Table {i} keeps its defaults." for i in range(150))
-    memory = make_memory(
-        user,
-        title="Postgres vacuum tuning",
-        content=filler + " Autovacuum settings: lower the scale factor to 0.02 on the events table.",
-    )
-    last = MemoryChunk.objects.filter(memory=memory).order_by("-position").first()
-    assert last.position > 0 and not ChunkTerm.objects.filter(chunk=last, lexeme="postgr").exists()
-    result = next(
-        r for r in hybrid_search(user, "postgres autovacuum settings", min_score=0).results if r.chunk_id == last.pk
-    )
-    assert result.parts["idfShare"] == pytest.approx(1.0)
-    # A word the memory lacks still counts against it.
-    partial = next(
-        r for r in hybrid_search(user, "postgres autovacuum sharding", min_score=0).results if r.chunk_id == last.pk
-    )
-    assert 0 < partial.parts["idfShare"] < 1
-
-
 @pytest.mark.parametrize(
     ("title", "text", "embedded"),
     [

@@ -59,9 +59,6 @@ class Command(BaseCommand):
         )
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
         parser.add_argument(
-            "--share-scope", choices=search.SHARE_SCOPES, default=None, help="what the IDF share is counted over"
-        )
-        parser.add_argument(
             "--vector-search",
             choices=("auto", "exact", "index"),
             default="auto",
@@ -80,14 +77,11 @@ class Command(BaseCommand):
         loaded_only: bool,
         min_score: float | None,
         lexical_form: str | None,
-        share_scope: str | None,
         vector_search: str,
         **options,
     ):
         if lexical_form:
             search.LEXICAL_FORM = lexical_form
-        if share_scope:
-            search.SHARE_SCOPE = share_scope
         if vector_search != "auto":  # this process only
             settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 2**62 if vector_search == "exact" else 0
         floor = search.default_min_score() if min_score is None else min_score
@@ -161,7 +155,6 @@ class Command(BaseCommand):
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
             "min_score": floor,
             "lexical_form": search.LEXICAL_FORM,
-            "share_scope": search.SHARE_SCOPE,
             "vector_search": "exact" if search._exact_for(owner.pk) else "index",
             "empty_at_limit_10": empty,
             # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.
