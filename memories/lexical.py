@@ -59,11 +59,27 @@ _FIELDS = f"""
     WHERE c.memory_id = ANY(%(memory_ids)s)
 """
 
-_INDEX_SQL = f"""
-WITH avg AS (
+# A chunk's BM25 weight (its "impact") is fixed when it is indexed, with the owner's average chunk
+# length at that moment. That average counts the chunks being indexed with those already there, so
+# an owner's first memories are weighed against their own lengths and not against a guessed prior
+# (DEFAULT_AVG_LENGTH is used only when there is nothing to average). `reindex_all` goes further:
+# it totals each owner's lengths first, so every chunk is weighed against the final average.
+_BATCH_AVG = f"""
+    SELECT COALESCE(
+        (COALESCE(s.total_length, 0) + b.len)::float8 / NULLIF(COALESCE(s.chunk_count, 0) + b.n, 0),
+        %(default_avg)s) AS avglen
+    FROM (SELECT count(*) AS n, COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0) AS len
+          FROM ({_FIELDS}) f) b
+    LEFT JOIN memories_corpusstat s ON s.owner_id = %(owner)s
+"""
+_KNOWN_AVG = """
     SELECT COALESCE(
         (SELECT total_length::float8 / NULLIF(chunk_count, 0) FROM memories_corpusstat WHERE owner_id = %(owner)s),
         %(default_avg)s) AS avglen
+"""
+
+_POSTINGS_SQL = f"""
+WITH avg AS ({{avg}}
 ), fields AS ({_FIELDS}
 ), occurrences AS (
     SELECT f.owner_id, f.chunk_id, u.lexeme, COALESCE(array_length(u.positions, 1), 1)::float8 AS tf
@@ -82,18 +98,24 @@ WITH avg AS (
            p.tf * ({K1} + 1) / (p.tf + {K1} * (1 - {B} + {B} * p.len / avg.avglen))
     FROM postings p, avg
     RETURNING owner_id, lexeme
-), df AS (
-    INSERT INTO memories_termstat (owner_id, lexeme, df)
-    SELECT owner_id, lexeme, count(*) FROM inserted GROUP BY owner_id, lexeme ORDER BY lexeme
-    ON CONFLICT (owner_id, lexeme) DO UPDATE SET df = memories_termstat.df + EXCLUDED.df
-    RETURNING 1
 )
+INSERT INTO memories_termstat (owner_id, lexeme, df)
+SELECT owner_id, lexeme, count(*) FROM inserted GROUP BY owner_id, lexeme ORDER BY lexeme
+ON CONFLICT (owner_id, lexeme) DO UPDATE SET df = memories_termstat.df + EXCLUDED.df
+"""
+
+_COUNT_CORPUS_SQL = f"""
 INSERT INTO memories_corpusstat (owner_id, chunk_count, total_length)
 SELECT %(owner)s, count(*), COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0)::bigint
 FROM ({_FIELDS}) f
 ON CONFLICT (owner_id) DO UPDATE SET chunk_count = memories_corpusstat.chunk_count + EXCLUDED.chunk_count,
                                      total_length = memories_corpusstat.total_length + EXCLUDED.total_length
 """
+
+# Postings first (weighed with the average including this batch), then the batch joins the totals.
+_INDEX_SQL = _POSTINGS_SQL.format(avg=_BATCH_AVG)
+# reindex_all: the totals are already complete, so the postings use them as they are.
+_REINDEX_SQL = _POSTINGS_SQL.format(avg=_KNOWN_AVG)
 
 _UNINDEX_SQL = f"""
 WITH gone AS (
@@ -114,17 +136,26 @@ WHERE s.owner_id = g.owner_id
 """
 
 
-def reindex_all() -> None:
-    """Rebuild every owner's lexical index from the chunks and titles (after the index rule changed)."""
+def reindex_all(*, batch: int = 2000) -> None:
+    """Rebuild every owner's lexical index from the chunks and titles (after the index rule changed).
+
+    Each owner's chunk count and total length are summed first, so every chunk's weight uses the
+    owner's final average chunk length (indexing in batches would weigh the first batch against
+    the prior and each later one against the average of those before it)."""
     from memories.models import Memory
 
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
-    owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
-    for owner_id in owners:
-        ids = list(Memory.objects.filter(owner_id=owner_id).values_list("pk", flat=True))
-        for start in range(0, len(ids), 2000):
-            index_memories(owner_id=owner_id, memory_ids=ids[start : start + 2000])
+        owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
+        for owner_id in owners:
+            ids = list(Memory.objects.filter(owner_id=owner_id).values_list("pk", flat=True))
+            for start in range(0, len(ids), batch):
+                cursor.execute(_COUNT_CORPUS_SQL, {"owner": owner_id, "memory_ids": ids[start : start + batch]})
+            for start in range(0, len(ids), batch):
+                cursor.execute(
+                    _REINDEX_SQL,
+                    {"owner": owner_id, "memory_ids": ids[start : start + batch], "default_avg": DEFAULT_AVG_LENGTH},
+                )
 
 
 def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
@@ -132,9 +163,9 @@ def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
     if not memory_ids:
         return
     with connection.cursor() as cursor:
-        cursor.execute(
-            _INDEX_SQL, {"owner": owner_id, "memory_ids": list(memory_ids), "default_avg": DEFAULT_AVG_LENGTH}
-        )
+        params = {"owner": owner_id, "memory_ids": list(memory_ids), "default_avg": DEFAULT_AVG_LENGTH}
+        cursor.execute(_INDEX_SQL, params)
+        cursor.execute(_COUNT_CORPUS_SQL, params)
 
 
 def unindex_memories(*, memory_ids: Sequence[int]) -> None:

@@ -380,8 +380,13 @@ def search_statement(
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
     `exact` ranks the vector candidates without the HNSW index (see _exact_for)."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
-    # result list is not cut short.
-    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates)
+    # result list is not cut short. An exact search brings the candidates of the longest list
+    # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
+    # results are the same whether 10 or 100 are asked for (a smaller pool let a limit-10 search miss
+    # what a limit-100 search ranks in its top ten). Through the HNSW index the pool stays the
+    # settings' size, as a deeper index scan costs latency at 100k chunks (README, "Search scores").
+    pool = MAX_LIMIT if exact else 0
+    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates, pool)
     # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
     params = {
         "owner": owner_id,
@@ -389,8 +394,8 @@ def search_statement(
         "qvec": _vector_literal(qvec),
         "k_vec": k_vec,
         "model": embedding.model_name(),
-        "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit),
-        "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit),
+        "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit, pool),
+        "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit, pool),
     }
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")

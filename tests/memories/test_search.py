@@ -222,6 +222,44 @@ def test_a_queryset_delete_also_unindexes(user):
     assert not TermStat.objects.filter(owner=user, df__gt=0).exists() and not ChunkTerm.objects.exists()
 
 
+def _impacts(user) -> dict[tuple[int, str], float]:
+    return {(t.chunk_id, t.lexeme): t.impact for t in ChunkTerm.objects.filter(owner=user)}
+
+
+def test_a_first_memory_is_weighed_against_its_own_length_not_the_prior(user):
+    # One chunk of 12 distinct words: the average chunk length is its own, so a word seen once has
+    # BM25's neutral weight (k1 + 1) / (1 + k1) = 1, whatever DEFAULT_AVG_LENGTH says.
+    # (The text opens with the title, so the title adds no field of its own.)
+    make_memory(
+        user, title="Alpha bravo", content="Alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima"
+    )
+    impacts = set(_impacts(user).values())
+    assert len(impacts) == 1 and impacts.pop() == pytest.approx(1.0)
+
+
+def test_reindex_all_weighs_every_chunk_against_the_final_average_length(user, other_user):
+    texts = {
+        user: ["Alpha bravo.", "Alpha charlie delta echo foxtrot golf.", "Hotel india juliet kilo."],
+        other_user: ["Alpha golf hotel india juliet kilo lima mike november."],
+    }
+    for owner, owned in texts.items():
+        for text in owned:
+            make_memory(owner, title=text, content=text)
+    lexical.reindex_all(batch=1)
+    one_by_one = _impacts(user)
+    lexical.reindex_all()
+    assert _impacts(user) == pytest.approx(one_by_one)  # the batch size changes no weight
+    stat = CorpusStat.objects.get(owner=user)
+    assert stat.chunk_count == 3
+    # The shortest chunk weighs a word it has once above 1, the longest below 1 (the average is between).
+    by_chunk = {}
+    for (chunk_id, lexeme), impact in one_by_one.items():
+        by_chunk.setdefault(chunk_id, {})[lexeme] = impact
+    shortest = min(by_chunk.values(), key=len)
+    longest = max(by_chunk.values(), key=len)
+    assert shortest["alpha"] > 1.0 > longest["alpha"]
+
+
 def test_bm25_idf_is_never_negative():
     assert lexical.idf(df=10, n=10) > 0 and lexical.idf(df=1, n=1000) > lexical.idf(df=500, n=1000)
 

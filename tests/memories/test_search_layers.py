@@ -69,3 +69,20 @@ def test_a_small_collection_is_searched_exactly_without_the_shared_hnsw_index(us
     make_memory(user, content="A second note makes two chunks, over the bound of one.")
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
     assert not _exact_for(user.pk)
+
+
+def test_an_exact_search_ranks_its_first_results_the_same_whatever_the_limit(user, settings):
+    """An exact search takes the longest list's candidate pool (MAX_LIMIT) on every side, so a search for
+    10 results returns the first 10 of a search for 100; through the HNSW index the pool is the setting."""
+    from memories.search import MAX_LIMIT, SearchFilters, hybrid_search, search_statement
+
+    settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES = 3  # a small pool, so that it would matter
+    settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES = settings.KYBERNESIS_SEARCH_TERM_CANDIDATES = 3
+    for exact, pool in ((True, MAX_LIMIT), (False, 10)):
+        _, params = search_statement(user.pk, "budget", [0.1] * 384, limit=10, filters=SearchFilters(), exact=exact)
+        assert params["k_vec"] == params["k_lex"] == params["k_term"] == pool
+    for i in range(12):
+        make_memory(user, title=f"Trip {i}", content=f"Day {i} of the walking trip: hills, rain and a long lunch.")
+    few = hybrid_search(user, "walking holiday in the rain", limit=4, min_score=0).results
+    many = hybrid_search(user, "walking holiday in the rain", limit=12, min_score=0).results
+    assert len(many) == 12 and [r.chunk_id for r in few] == [r.chunk_id for r in many[:4]]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
@@ -56,6 +58,13 @@ class Command(BaseCommand):
             help="relevance floor for the floored figures (default: the setting)",
         )
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
+        parser.add_argument(
+            "--vector-search",
+            choices=("auto", "exact", "index"),
+            default="auto",
+            help="how vector candidates are found: as the product decides (KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS), "
+            "always exactly, or always through the HNSW index",
+        )
 
     def handle(
         self,
@@ -68,10 +77,13 @@ class Command(BaseCommand):
         loaded_only: bool,
         min_score: float | None,
         lexical_form: str | None,
+        vector_search: str,
         **options,
     ):
         if lexical_form:
             search.LEXICAL_FORM = lexical_form
+        if vector_search != "auto":  # this process only
+            settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 2**62 if vector_search == "exact" else 0
         floor = search.default_min_score() if min_score is None else min_score
         folder = Path(data)
         if not (folder / "corpus.jsonl").exists():
@@ -143,6 +155,7 @@ class Command(BaseCommand):
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
             "min_score": floor,
             "lexical_form": search.LEXICAL_FORM,
+            "vector_search": "exact" if search._exact_for(owner.pk) else "index",
             "empty_at_limit_10": empty,
             # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.
             "relevant_in_top10_below_floor": floored_relevant,
@@ -156,6 +169,7 @@ class Command(BaseCommand):
             "docs": len(corpus),
             "ingest_s": round(ingest_s, 1),
             "search_ms_per_query": round(search_s / n / (len(variants) + 1) * 1000, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
         }
         self.stdout.write(json.dumps(result))
 

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import statistics
 import time
 
 import numpy as np
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import embedding, lexical
+from memories import embedding, lexical, search
 from memories.bench.synthetic import sentence
 from memories.models import Memory, MemoryChunk
 from memories.search import hybrid_search
@@ -37,12 +39,24 @@ class Command(BaseCommand):
         parser.add_argument("--queries", type=int, default=500)
         parser.add_argument("--seed", type=int, default=11)
         parser.add_argument("--rebuild", action="store_true")
-
-    def handle(self, *args, chunks: int, queries: int, seed: int, rebuild: bool, **options):
-        rng = random.Random(seed)
-        owner, _ = get_user_model().objects.get_or_create(
-            username=BENCH_USER, defaults={"email": "bench-search@localhost"}
+        parser.add_argument(
+            "--user", default=BENCH_USER, help="the bench user (one per corpus size keeps each corpus built)"
         )
+        parser.add_argument(
+            "--vector-search",
+            choices=("auto", "exact", "index"),
+            default="auto",
+            help="how vector candidates are found: as the product decides (KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS), "
+            "always exactly, or always through the HNSW index",
+        )
+
+    def handle(
+        self, *args, chunks: int, queries: int, seed: int, rebuild: bool, user: str, vector_search: str, **options
+    ):
+        if vector_search != "auto":  # this process only
+            settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 2**62 if vector_search == "exact" else 0
+        rng = random.Random(seed)
+        owner, _ = get_user_model().objects.get_or_create(username=user, defaults={"email": f"{user}@localhost"})
         if rebuild:
             Memory.objects.filter(owner=owner).delete()
         have = MemoryChunk.objects.filter(owner=owner).count()
@@ -85,6 +99,8 @@ class Command(BaseCommand):
                     "p99_ms": pct(99),
                     "embed_query_ms": round(statistics.median(embed_times), 2),
                     "queries": len(timings),
+                    "vector_search": "exact" if search._exact_for(owner.pk) else "index",
+                    "load_average": [round(x, 2) for x in os.getloadavg()],
                 }
             )
         )
