@@ -4,6 +4,11 @@ technical terms and name patterns the spaCy pipeline is taught. Data only; the m
 
 from __future__ import annotations
 
+# The version of the extraction rules (this vocabulary, graph.entities, graph.names and their data).
+# Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
+# step then reads every memory extracted by an older version again, so old entities are re-typed.
+EXTRACTION_RULES_VERSION = 2
+
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.
 PERSON, ORGANIZATION, LOCATION, CONCEPT = "person", "organization", "location", "concept"

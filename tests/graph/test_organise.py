@@ -306,3 +306,36 @@ def test_an_acronym_defined_in_the_text_files_its_long_form_under_it():
     )
     assert {m.key for m in first.mentions if m.name.lower().startswith(("slo", "service"))} == {"slo"}
     assert "slo" in {m.key for m in second.mentions}
+
+
+@pytest.mark.django_db
+def test_the_sleep_cycle_retypes_entities_extracted_by_older_rules(user, monkeypatch):
+    """Better rules reach old entities: a memory extracted by an older rules version is read again by
+    the next cycle's Link step, even though its content did not change."""
+    from graph.models import MemoryExtraction
+    from graph.vocabulary import EXTRACTION_RULES_VERSION
+    from sleep import pipeline
+    from sleep.models import SleepRun
+
+    monkeypatch.setattr("django_q.tasks.async_task", lambda *args, **kwargs: None)
+
+    def cycle():
+        run, _ = pipeline.sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=user)
+        pipeline.sleep_run_execute(run_id=run.pk)
+        return {s.step: s.metrics for s in run.steps.all()}
+
+    memory = make_memory(user, content="Final hearing before Employment Judge Harcourt in Bristol next week.")
+    cycle()
+    judge = Entity.objects.get(owner=user, key="harcourt")
+    assert judge.type == "person"
+    assert MemoryExtraction.objects.get(memory=memory).rules_version == EXTRACTION_RULES_VERSION
+    assert cycle()["link"]["processed"] == 0  # nothing changed, nothing read again
+
+    # As the older rules left it: a concept, extracted by version 1.
+    EntityMention.objects.filter(entity=judge).update(type="concept")
+    Entity.objects.filter(pk=judge.pk).update(type="concept")
+    MemoryExtraction.objects.filter(memory=memory).update(rules_version=EXTRACTION_RULES_VERSION - 1)
+    link = cycle()["link"]
+    assert link["processed"] == 1 and link["extracted"] == 1
+    assert Entity.objects.get(owner=user, key="harcourt").type == "person"
+    assert MemoryExtraction.objects.get(memory=memory).rules_version == EXTRACTION_RULES_VERSION
