@@ -390,6 +390,8 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
         return TECHNOLOGY
     if entity_type == TECHNOLOGY:
         return entity_type
+    if key in names.organization_keys() and not name.islower():
+        return ORGANIZATION
     if looks_like_code(name):
         return CONCEPT
     words = name.split()

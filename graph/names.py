@@ -11,6 +11,7 @@ from graph.vocabulary import PERSON_TITLES
 
 FIRST_NAMES_FILE = Path(__file__).resolve().parent / "data" / "first_names.txt"
 FAMILY_NAMES_FILE = Path(__file__).resolve().parent / "data" / "family_names.txt"
+ORGANIZATIONS_FILE = Path(__file__).resolve().parent / "data" / "organizations.txt"
 
 
 @functools.cache
@@ -23,6 +24,22 @@ def first_names() -> frozenset[str]:
 def family_names() -> frozenset[str]:
     """Family names of many languages (graph/data/family_names.txt), lower case."""
     return _read_names(FAMILY_NAMES_FILE)
+
+
+def organization_names() -> list[str]:
+    """Well-known organisations as they are written (graph/data/organizations.txt)."""
+    lines = [line.strip() for line in ORGANIZATIONS_FILE.read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+@functools.cache
+def organization_keys() -> frozenset[str]:
+    """The keys of well-known organisations (graph/data/organizations.txt)."""
+    from graph.entities import canonical_key  # the same keys the extractor files names under
+
+    names = organization_names()
+    # Under the key of an organisation and of a concept (a noun chunk's key: "Barclays" -> "barclay").
+    return frozenset(canonical_key(name, kind) for name in names for kind in ("organization", "concept"))
 
 
 def is_first_name(word: str) -> bool:

@@ -434,3 +434,20 @@ def test_bad_input_through_the_api_yields_no_nonsense_entities(api, content):
         assert item["name"].lower() in content.lower()
         assert not any(ch in item["name"] for ch in "(){}=:<>,")
         assert item["type"] != "person" or item["name"] in ("Harriet", "Marie Dubois", "Frau Schneider")
+
+
+@pytest.mark.parametrize(
+    "name, entity_type",
+    [("Ofsted", "concept"), ("Barclays", "concept"), ("HMRC", "person"), ("Royal Mail", "location")],
+)
+def test_well_known_organisations_are_organisations_whatever_the_model_said(name, entity_type):
+    from graph.entities import canonical_key, type_for_name
+
+    assert type_for_name(name, canonical_key(name, entity_type), entity_type) == "organization"
+
+
+def test_the_organisation_list_leaves_everyday_words_alone():
+    from graph.entities import canonical_key, type_for_name
+
+    for name in ("apple", "Apple", "amazon", "mind"):  # "Mind" the charity, but not "mind"
+        assert type_for_name(name, canonical_key(name, "concept"), "concept") == "concept", name
