@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("graph", "0001_squashed_0006_memorylink_evidence"),
+        ("graph", "0006_memorylink_evidence"),
     ]
 
     operations = [
