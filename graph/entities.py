@@ -417,8 +417,9 @@ _WEAK_LABELS = frozenset([PERSON, WORK, GROUP, PRODUCT, CONCEPT, LOCATION])
 
 def _type_from_context(span, entity_type: str) -> str | None:
     """A type the words around a name settle, or None: a title before it ("Dr Tomasz Kowal", "Judge
-    Harcourt") or a known given name opening it ("Olly Fairbairn") make a person; being where
-    something was bought or booked from ("gloves from Fisher Scientific") makes an organisation."""
+    Harcourt") or a known given name opening it ("Ingrid Halvorsen") make a person; a role in
+    apposition says either ("the supplier, Kitlocker"); being where something was bought or booked
+    from ("a brood box from Thornes") makes an organisation."""
     if entity_type not in _WEAK_LABELS and entity_type != ORGANIZATION:
         return None
     tokens = _name_tokens(span)
@@ -731,8 +732,9 @@ def _concept(chunk, text: str) -> _Found | None:
 
 
 # The common noun a name modifies can say what the name is: "the Arbor app", "the RSPB volunteer team".
-_TECHNOLOGY_NOUNS = frozenset("app apps software platform website site portal tool plugin".split())
-_ORGANIZATION_NOUNS = frozenset("team committee staff volunteers volunteer members branch office".split())
+# ("site", "office" and "branch" are left out: "the Titchwell site", "the London office" name places.)
+_TECHNOLOGY_NOUNS = frozenset("app apps software platform website portal plugin".split())
+_ORGANIZATION_NOUNS = frozenset("team committee staff volunteers volunteer members".split())
 
 
 def _proper_prefix(chunk, text: str) -> _Found | None:
@@ -767,7 +769,7 @@ def _proper_prefix(chunk, text: str) -> _Found | None:
 def _proper_name_type(span, name: str, key: str) -> str:
     """The type of a noun chunk the model did not label: a concept, unless it is a proper name
     whose head word, title, given name or context says what it names ("Bluebird Coaches", "Mr
-    Hargreaves", "Olly Fairbairn", "seeds from Real Seeds")."""
+    Hargreaves", "Ingrid Halvorsen", "hinges from Hartley Fixings")."""
     if not all(t.text[:1].isupper() for t in span) or (span[0].is_sent_start and len(span) == 1):
         return CONCEPT
     settled = type_for_name(name, key, CONCEPT)

@@ -70,9 +70,9 @@ def _is_title(word: str) -> bool:
 
 
 def looks_like_full_name(tokens) -> bool:
-    """Two or three capitalised words, the first a known given name and the rest no English word
-    written in lower case elsewhere ("Olly Fairbairn", "Gwen Tallis"): a person, whatever the
-    model said, unless a head word ("Coaches", "Marshes") said otherwise first."""
+    """Two or three capitalised words, none an acronym, the first a known given name ("Ingrid
+    Halvorsen", "Gwen Tallis"): a person, whatever the model said, unless a head word ("Coaches",
+    "Marshes") said otherwise first."""
     words = [t for t in tokens if t.is_alpha or "'" in t.text or "-" in t.text[1:-1]]
     if not 2 <= len(words) <= 3 or len(words) != len(tokens):
         return False
