@@ -212,6 +212,7 @@ def _store_owner_graph(
                 types[mention.key][mention.type] += 1
         entity_ids, created = _entities_resolve(owner_id=owner_id, names=names, types=types, now=now)
         counts["entities_created"] = created
+        _surface_aliases_add(items=items, entity_ids=entity_ids)
 
         mentions = []
         for chunk_id, memory_id, graph in items:
@@ -249,6 +250,26 @@ def _store_owner_graph(
     counts["relationships"] = len(new_relationships)
     counts["relationships_removed"] = removed_relationships
     return counts, set(memory_ids)
+
+
+def _surface_aliases_add(*, items: list, entity_ids: dict[str, int]) -> None:
+    """A name filed under another key keeps its own key as an alias, so it finds the entity later:
+    "Intensive Treatment Unit", defined in the text as ITU, is an alias of ITU."""
+    extra: dict[int, set[str]] = defaultdict(set)
+    for _, _, graph in items:
+        for mention in graph.mentions:
+            own = extractor.canonical_key(mention.name, mention.type)
+            if own and own != mention.key:
+                extra[entity_ids[mention.key]].add(own[:200])
+    if not extra:
+        return
+    with connection.cursor() as cursor:
+        for entity_id, keys in extra.items():
+            cursor.execute(
+                "UPDATE graph_entity SET aliases = ARRAY(SELECT DISTINCT a FROM unnest(aliases || %s::varchar[]) a "
+                "WHERE a <> key ORDER BY a) WHERE id = %s AND NOT (aliases @> %s::varchar[])",
+                [sorted(keys), entity_id, sorted(keys)],
+            )
 
 
 def _best_type(votes: Counter) -> str:

@@ -451,3 +451,17 @@ def test_the_organisation_list_leaves_everyday_words_alone():
 
     for name in ("apple", "Apple", "amazon", "mind"):  # "Mind" the charity, but not "mind"
         assert type_for_name(name, canonical_key(name, "concept"), "concept") == "concept", name
+
+
+@pytest.mark.django_db
+def test_the_long_form_of_a_defined_acronym_finds_its_entity(user, api):
+    memory = make_memory(
+        user, content="The outreach team from the Intensive Treatment Unit (ITU) runs the session. The ITU is busy."
+    )
+    graph_extract_memories(memory_ids=[memory.pk])
+    itu = Entity.objects.get(owner=user, key="itu")
+    assert "intensive treatment unit" in itu.aliases
+    found = api.get("/api/v1/entities", {"q": "Intensive Treatment Unit"}).json()["items"]
+    assert [item["id"] for item in found] == [itu.pk]
+    graph_extract_memories(memory_ids=[memory.pk])  # again: the alias is kept once
+    assert Entity.objects.get(pk=itu.pk).aliases.count("intensive treatment unit") == 1
