@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from core import workers
+from graph import names
 from graph import nlp as spacy_pipeline
 from graph.nlp import get_nlp
 from graph.vocabulary import (
@@ -24,7 +25,9 @@ from graph.vocabulary import (
     EVENT,
     EVENT_HEADS,
     GENERIC_NOUNS,
+    GROUP,
     LABEL_TYPES,
+    LAW_HEADS,
     LEADS,
     LOCATED_IN,
     LOCATION,
@@ -36,6 +39,7 @@ from graph.vocabulary import (
     PERSON,
     PERSON_TITLES,
     PLACE_HEADS,
+    PRODUCT,
     RELATED_TO,
     SYMMETRIC_RELATIONS,
     TECH_ALIASES,
@@ -43,6 +47,7 @@ from graph.vocabulary import (
     TECH_TERMS,
     TECHNOLOGY,
     USES,
+    WORK,
     WORKS_WITH,
 )
 
@@ -127,6 +132,8 @@ _ORG_SUFFIXES = {
     "ag",
     "sa",
     "bv",
+    "llp",
+    "lp",
 }
 _ARTICLES = ("the ", "a ", "an ")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
@@ -279,11 +286,11 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
     same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
     that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
     ("Dr. Patel") settles it."""
-    tokens = [t for t in span if t.is_alpha or "-" in t.text or "'" in t.text]
+    tokens = _name_tokens(span)
     if not tokens:
         return False
     doc = span.doc
-    if _has_title(span, tokens):
+    if names.titled(span):
         return True
     if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
         return False  # "Alice Alice Alice": a repeated word is no name
@@ -295,16 +302,30 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
     if last in lowercase_words or _singular(last) in lowercase_words:
         return False
     if len(tokens) == 1:
-        return _lone_word_acts_as_person(tokens[0])
-    return True
+        word = tokens[0]
+        # A known given name that is no English word ("Megan", "Bernadette") needs no further proof.
+        known = names.is_first_name(word.text) and word.lower_ not in _english_words()
+        return known or _lone_word_acts_as_person(word)
+    return not _common_words_only(tokens)
 
 
-def _has_title(span, tokens) -> bool:
-    """A person's title just before the name ("Dr. Patel") or opening it ("Professor Ada Lovelace")."""
-    before = span.doc[span.start - 1] if span.start > 0 else None
-    if before is not None and before.lower_.rstrip(".") + "." in PERSON_TITLES | {"dr.", "mr.", "ms.", "mrs."}:
-        return True
-    return tokens[0].lower_ in PERSON_TITLES and len(tokens) > 1
+def _common_words_only(tokens) -> bool:
+    """A name made only of English words, none of them a known given or family name where a name
+    would have it, names a thing: "Curlew Sandpiper", "Candlelight Carol" (but "Kate Bush", "Chen Wei")."""
+    first, last = tokens[0].text, tokens[-1].text
+    if names.is_first_name(first) or names.is_family_name(first) or names.is_family_name(last):
+        return False
+    vocabulary = _english_words()
+    return all(t.lower_ in vocabulary or _singular(t.lower_) in vocabulary for t in tokens)
+
+
+def _name_tokens(span) -> list:
+    """The words of a name: no possessive ("Chen Wei's"), no lone punctuation ("Sigma - Aldrich")."""
+    return [
+        t
+        for t in span
+        if t.is_alpha or (any(ch.isalpha() for ch in t.text) and t.lower_ not in ("'s", "’s") and len(t.text) > 2)
+    ]
 
 
 def _not_a_name_word(token) -> bool:
@@ -369,20 +390,53 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
         return TECHNOLOGY
     if entity_type == TECHNOLOGY:
         return entity_type
+    if key in names.organization_keys() and not name.islower():
+        return ORGANIZATION
     if looks_like_code(name):
         return CONCEPT
     words = name.split()
-    if len(words) > 1 and words[0][:1].isupper():
-        head = words[-1].lower()
+    if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and names.is_first_name(words[0])):
+        head = words[-1].lower()  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
         if head in EVENT_HEADS:
             return EVENT
         if head in PLACE_HEADS:
             return LOCATION
         if head in ORG_NAME_HEADS:
             return ORGANIZATION
+        if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
+            return WORK  # "the Working Time Regulations 1998"
     if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
         return CONCEPT  # an acronym is not a person
     return entity_type
+
+
+# The model's labels that the words around a name may overrule: its organisations and places are
+# usually right, its people, works, groups and products of unknown words often are not.
+_WEAK_LABELS = frozenset([PERSON, WORK, GROUP, PRODUCT, CONCEPT, LOCATION])
+
+
+def _type_from_context(span, entity_type: str) -> str | None:
+    """A type the words around a name settle, or None: a title before it ("Dr Tomasz Kowal", "Judge
+    Harcourt") or a known given name opening it ("Ingrid Halvorsen") make a person; a role in
+    apposition says either ("the supplier, Kitlocker"); being where something was bought or booked
+    from ("a brood box from Thornes") makes an organisation."""
+    if entity_type not in _WEAK_LABELS and entity_type != ORGANIZATION:
+        return None
+    tokens = _name_tokens(span)
+    if not tokens or _foreign(span.doc):
+        return None
+    if names.titled(span) and all(t.text[:1].isupper() for t in tokens) and not any(t.is_upper for t in tokens):
+        return PERSON
+    role = names.role_in_apposition(span)
+    if role is not None:
+        return role  # "the supplier, Kitlocker", "the treasurer, Joanna Lewis"
+    if entity_type == ORGANIZATION:
+        return None  # "a policy with Adrian Flux": the model's organisation stands against a given name
+    if names.sold_by(span):
+        return ORGANIZATION
+    if entity_type != LOCATION and names.looks_like_full_name(tokens):
+        return PERSON
+    return None
 
 
 def _shouted_word(name: str) -> bool:
@@ -409,6 +463,9 @@ def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[st
         return settled
     if entity_type == TECHNOLOGY:
         return entity_type
+    context = _type_from_context(span, entity_type)
+    if context is not None:
+        return context
     if entity_type == PERSON:
         return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
     if entity_type != CONCEPT and (
@@ -512,6 +569,7 @@ def _entity_spans(doc) -> list[_Found]:
 # Ashford Town", "Handel's Messiah at St Mary's Church"); "of" stays ("Bank of England"), and so does
 # one between hyphens ("Southend-on-Sea").
 _JOINING_PREPOSITIONS = frozenset("at against vs versus near with in from on".split())
+_PLACE_PREPOSITIONS = frozenset("at near in".split())
 
 
 def _entity_parts(ents) -> Iterator[tuple[object, str]]:
@@ -519,6 +577,7 @@ def _entity_parts(ents) -> Iterator[tuple[object, str]]:
     Wonderland")."""
     for ent in ents:
         start = ent.start
+        label = ent.label_
         for token in ent[1:-1] if ent.label_ not in ("WORK_OF_ART", "LAW", "EVENT") else ():
             doc = token.doc
             if (
@@ -527,9 +586,11 @@ def _entity_parts(ents) -> Iterator[tuple[object, str]]:
                 and doc[token.i - 1].text != "-"
                 and doc[token.i + 1].text != "-"
             ):
-                yield doc[start : token.i], ent.label_
+                yield doc[start : token.i], label
                 start = token.i + 1
-        yield (ent if start == ent.start else ent.doc[start : ent.end]), ent.label_
+                # What follows "at", "in" or "near" is where ("the Curlew Sandpiper at Titchwell").
+                label = "FAC" if token.lower_ in _PLACE_PREPOSITIONS else ent.label_
+        yield (ent if start == ent.start else ent.doc[start : ent.end]), label
 
 
 def _first_names(found: list[_Found]) -> None:
@@ -554,27 +615,23 @@ def _spans(doc) -> list[_Found]:
     lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
     lowercase_words |= {_singular(word) for word in lowercase_words}
     for ent, label in _entity_parts(doc.ents):
-        entity_type = LABEL_TYPES.get(label)
-        if entity_type is None:
+        if LABEL_TYPES.get(label) is None:
             covered.update(range(ent.start, ent.end))
             continue
-        span = ent
-        while len(span) and span[0].pos_ in ("DET", "PUNCT"):
-            span = span[1:]
-        while len(span) and span[-1].is_alpha and span[-1].is_lower and span[-1].pos_ in ("ADP", "DET", "CCONJ"):
-            span = span[:-1]  # "CI on": a name does not end in a preposition, an article or "and"
-        if not len(span):
+        span, label = _trimmed(ent, label)
+        if span is None:
             continue
+        entity_type = LABEL_TYPES[label]
         name = display_name(span.text)
         key = canonical_key(name, entity_type)
         if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)) or _repeated(name):
-            covered.update(range(ent.start, ent.end))
+            covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
             continue
         entity_type = _retype(span, name, key, entity_type, lowercase_words)
         if entity_type is None or (entity_type == CONCEPT and _foreign(doc)):
             continue  # in another language, a name the rules demoted is a fragment
         key = canonical_key(name, entity_type)
-        covered.update(range(ent.start, ent.end))
+        covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
     if _foreign(doc):
@@ -587,9 +644,53 @@ def _spans(doc) -> list[_Found]:
         concept = _concept(chunk, text)
         if concept is not None:
             found.append(concept)
+        prefix = _proper_prefix(chunk, text)
+        if prefix is not None:
+            found.append(prefix)
     _first_names(found)
     found.sort(key=lambda f: f.start)
     return found
+
+
+_YEAR = re.compile(r"(1[89]|20)\d\d")
+
+
+def _widen(span, label: str) -> tuple[object, str]:
+    """The whole name where the model stopped short: a given name left in front of a one-word person
+    ("Met Gwen Tallis"), a capitalised word in front of an organisation or place ("the Norfolk Bird
+    Club"), a business named by a possessive ("Patel's Bakery"), a law's year."""
+    doc = span.doc
+    start, end = span.start, span.end
+    before = doc[start - 1] if start > 0 else None
+    if before is not None and before.pos_ == "PROPN" and before.text[:1].isupper() and not before.is_upper:
+        if label in ("PERSON", "NORP") and len(span) == 1 and names.is_first_name(before.text):
+            return doc[start - 1 : end], "PERSON"
+        if label in ("ORG", "FAC") and not before.is_sent_start and not before.ent_type_:
+            start -= 1
+    after = doc[end : end + 2]
+    if (
+        len(after) == 2
+        and after[0].lower_ in ("'s", "’s")
+        and after[1].text[:1].isupper()
+        and after[1].lower_ in ORG_NAME_HEADS | PLACE_HEADS
+    ):
+        return doc[start : end + 2], "ORG"  # the head word then says which
+    if span[-1].lower_ in LAW_HEADS and len(after) and _YEAR.fullmatch(after[0].text):
+        return doc[start : end + 1], "LAW"
+    return doc[start:end], label
+
+
+def _trimmed(ent, label: str) -> tuple[object | None, str]:
+    """The name in an entity span: no leading article or punctuation, no trailing preposition, and
+    widened where the model stopped short (None when nothing is left)."""
+    span = ent
+    while len(span) and span[0].pos_ in ("DET", "PUNCT"):
+        span = span[1:]
+    while len(span) and span[-1].is_alpha and span[-1].is_lower and span[-1].pos_ in ("ADP", "DET", "CCONJ"):
+        span = span[:-1]  # "CI on": a name does not end in a preposition, an article or "and"
+    if not len(span):
+        return None, label
+    return _widen(span, label)
 
 
 def _has_digit(text: str) -> bool:
@@ -626,7 +727,55 @@ def _concept(chunk, text: str) -> _Found | None:
         if key in AMBIGUOUS_TECH_TERMS and name.islower():
             return None
         return _Found(key, name, TECHNOLOGY, start, end, root)
-    return _Found(key, name, CONCEPT, start, end, root)
+    entity_type = _proper_name_type(chunk.doc[tokens[0].i : tokens[-1].i + 1], name, key)
+    return _Found(canonical_key(name, entity_type), name, entity_type, start, end, root)
+
+
+# The common noun a name modifies can say what the name is: "the Arbor app", "the RSPB volunteer team".
+# ("site", "office" and "branch" are left out: "the Titchwell site", "the London office" name places.)
+_TECHNOLOGY_NOUNS = frozenset("app apps software platform website portal plugin".split())
+_ORGANIZATION_NOUNS = frozenset("team committee staff volunteers volunteer members".split())
+
+
+def _proper_prefix(chunk, text: str) -> _Found | None:
+    """The name at the front of a noun chunk that goes on in common nouns ("RSPB volunteer team",
+    "Musicians' Union cover", "Arbor app"), which the model left unlabelled inside the phrase."""
+    tokens = [t for t in chunk if t.pos_ not in _DROP_LEADING_POS]
+    end = 0
+    while end < len(tokens) and tokens[end].pos_ == "PROPN" and tokens[end].text[:1].isupper():
+        end += 1
+    if end == 0 or end == len(tokens) or not all(t.pos_ == "NOUN" and t.is_lower for t in tokens[end:]):
+        return None
+    if tokens[0].is_sent_start or any(t.ent_type_ for t in tokens[:end]):
+        return None
+    start, stop = tokens[0].idx, tokens[end - 1].idx + len(tokens[end - 1])
+    name = display_name(text[start:stop])
+    key = canonical_key(name, CONCEPT)
+    if not is_meaningful(name, key) or looks_like_code(name) or _shouted_word(name):
+        return None
+    if key in GAZETTEER:
+        return _Found(key, name, TECHNOLOGY, start, stop, tokens[end - 1])
+    head = tokens[-1].lower_
+    span = chunk.doc[tokens[0].i : tokens[end - 1].i + 1]
+    if head in _TECHNOLOGY_NOUNS:
+        entity_type = TECHNOLOGY
+    elif head in _ORGANIZATION_NOUNS:
+        entity_type = ORGANIZATION
+    else:
+        entity_type = _proper_name_type(span, name, key)
+    return _Found(canonical_key(name, entity_type), name, entity_type, start, stop, tokens[end - 1])
+
+
+def _proper_name_type(span, name: str, key: str) -> str:
+    """The type of a noun chunk the model did not label: a concept, unless it is a proper name
+    whose head word, title, given name or context says what it names ("Bluebird Coaches", "Mr
+    Hargreaves", "Ingrid Halvorsen", "hinges from Hartley Fixings")."""
+    if not all(t.text[:1].isupper() for t in span) or (span[0].is_sent_start and len(span) == 1):
+        return CONCEPT
+    settled = type_for_name(name, key, CONCEPT)
+    if settled not in (CONCEPT, None):
+        return settled
+    return _type_from_context(span, CONCEPT) or CONCEPT
 
 
 def _path_up(token, stop) -> list:

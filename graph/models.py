@@ -223,14 +223,17 @@ class MemoryLink(models.Model):
 
 
 class MemoryExtraction(models.Model):
-    """Which content a memory's graph reflects: the content hash its entities were extracted from.
-    A memory whose hash differs (or that has no row) is due for extraction."""
+    """Which content a memory's graph reflects: the content hash its entities were extracted from, and
+    by which version of the rules. A memory whose hash differs (or that has no row) is due for
+    extraction, and so is one read by older rules."""
 
     memory = models.OneToOneField(
         "memories.Memory", on_delete=models.CASCADE, primary_key=True, related_name="graph_extraction"
     )
     content_hash = models.CharField(max_length=64)
     extracted_at = models.DateTimeField()
+    # graph.vocabulary.EXTRACTION_RULES_VERSION at extraction: a memory read by older rules is due again.
+    rules_version = models.PositiveSmallIntegerField(default=1, db_default=1)
 
     def __str__(self) -> str:
         return f"{self.memory_id}: {self.content_hash[:12]}"

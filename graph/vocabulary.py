@@ -4,6 +4,11 @@ technical terms and name patterns the spaCy pipeline is taught. Data only; the m
 
 from __future__ import annotations
 
+# The version of the extraction rules (this vocabulary, graph.entities, graph.names and their data).
+# Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
+# step then reads every memory extracted by an older version again, so old entities are re-typed.
+EXTRACTION_RULES_VERSION = 2
+
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.
 PERSON, ORGANIZATION, LOCATION, CONCEPT = "person", "organization", "location", "concept"
@@ -81,7 +86,8 @@ entire real true full best better worse worst early late long short similar avai
 """.split()
 )
 # Technical terms the statistical model does not know as such: languages, frameworks, data stores,
-# protocols and well-known algorithms. Matched case-insensitively, as whole words.
+# protocols, well-known algorithms, and the everyday software people name in notes (chat, office and
+# design apps, hobby computers). Matched case-insensitively, as whole words.
 TECH_TERMS = """
 python javascript typescript java kotlin scala rust golang c++ c# ruby php perl haskell elixir erlang swift
 sql nosql graphql grpc rest http https json yaml xml html css webassembly wasm
@@ -108,6 +114,9 @@ llm llms rag crdt crdts lru bm25 tf-idf transformer transformers sentence-transf
 ollama llama mistral chatgpt gpt-4 whisper
 vscode vim neovim emacs intellij pycharm xcode
 rustc rustup clippy crates.io tokio serde reqwest ureq actix axum rayon wasm-bindgen toml ini
+whatsapp slack zoom skype discord telegram gmail outlook dropbox notion trello asana figma canva miro
+evernote onenote excel powerpoint onedrive sharepoint icloud airtable zapier salesforce hubspot shopify
+wordpress squarespace mailchimp arduino scratch tableau
 """.split()
 # Terms that are also everyday English words ("react", "express", "spring"): taken as technology
 # only when written with a capital (React, Express) or inside a longer technical name.
@@ -116,6 +125,7 @@ AMBIGUOUS_TECH_TERMS = frozenset(
 go rust swift ruby spring express rails react vue angular flask spark helm argo lambda vault consul
 snowflake parcel babel jest mocha yarn poetry conda cargo maven chroma prometheus airflow
 packer pulumi whisper llama mistral storybook jenkins travis nats transformer transformers
+slack zoom notion scratch outlook excel canva miro
 """.split()
 )
 # Other names of the same technology (lower case) -> the key they are filed under, and the name a
@@ -225,6 +235,8 @@ PLACE_HEADS = frozenset(
 street st road avenue ave lane boulevard square station airport market park temple shrine church cathedral
 museum bridge river lake mountain mount hill valley beach bay island harbour harbor castle palace tower
 gardens garden district village town city county province
+marsh marshes fen fens moor moors heath wood woods forest reserve estuary coast cove sands dunes downs vale
+glen loch falls meadow meadows common trail quay wharf docks pier hall gallery galleries stadium arena
 """.split()
 )
 # The last word of a name that says it names a business, a club or an ensemble: "Brook & Sons",
@@ -233,10 +245,21 @@ ORG_NAME_HEADS = frozenset(
     """
 partners sons brothers bros associates bakery cafe café restaurant pub brewery shop store stores
 fc afc united rovers wanderers rangers athletic albion harriers choir chorus orchestra ensemble band
+llp lp trust union chambers club league federation association society institute foundation council
+committee agency tribunal academy school college university hospital clinic surgery solicitors
+coaches hire rentals logistics transport removals couriers motors garage autocentre tiles carpets
+builders supplies services solutions consulting consultancy promotions productions records studios
+insurance bank pharmacy opticians
 """.split()
 )
+# The last word of a law's name ("Working Time Regulations", "Data Protection Act"); a year after it
+# belongs to the name.
+LAW_HEADS = frozenset("act acts regulations regulation directive convention treaty charter".split())
 # Words that introduce a person's name: "Dr. Patel", "Ms Chen".
-PERSON_TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. professor sir dame lady lord".split())
+PERSON_TITLES = frozenset(
+    """dr dr. mr mr. mrs mrs. ms ms. mx prof prof. professor sir dame lady lord sister nurse judge justice
+    rev rev. revd reverend cllr councillor sgt sergeant capt captain coach uncle aunt auntie""".split()
+)
 TECH_PHRASES = """
 machine learning|deep learning|neural network|neural networks|natural language processing|computer vision
 gradient descent|stochastic gradient descent|binary search|random forest|logistic regression|linear regression
@@ -244,7 +267,8 @@ support vector machine|decision tree|reinforcement learning|dijkstra's algorithm
 large language model|large language models|vector database|knowledge graph|rest api|hnsw|bm25|tf-idf
 argo cd|github actions|google cloud|amazon web services|sql server|react query|testing library|cross-encoder
 retrieval-augmented generation|retrieval augmented generation|dynamic programming|lru cache|hash map
-hugging face|stable diffusion|gitlab ci
+hugging face|stable diffusion|gitlab ci|raspberry pi|google docs|google sheets|google drive|google meet
+microsoft teams|microsoft excel|microsoft word|visual studio code|power bi
 """.replace("\n", "|").split("|")
 _TECH_HEADS = ["api", "apis", "sdk", "framework", "library", "protocol", "algorithm", "database", "engine"]
 _ORG_HEADS = [

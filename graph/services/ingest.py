@@ -26,7 +26,7 @@ from graph.services.upkeep import (
     person_aliases_merge,
     relationships_recount,
 )
-from graph.vocabulary import TYPE_PRIORITY
+from graph.vocabulary import EXTRACTION_RULES_VERSION, TYPE_PRIORITY
 from memories.models import Memory, MemoryChunk
 
 # Characters of text per unit of extraction work (about 80 full chunks, or 300 short notes).
@@ -133,18 +133,21 @@ def _mark_extracted(hashes: dict[int, str]) -> None:
         return
     with connection.cursor() as cursor:
         cursor.execute(
-            "INSERT INTO graph_memoryextraction (memory_id, content_hash, extracted_at) "
-            "SELECT m.id, v.hash, now() FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) "
+            "INSERT INTO graph_memoryextraction (memory_id, content_hash, extracted_at, rules_version) "
+            "SELECT m.id, v.hash, now(), %s FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) "
             "JOIN memories_memory m ON m.id = v.id AND m.content_hash = v.hash "
             "ON CONFLICT (memory_id) DO UPDATE SET content_hash = EXCLUDED.content_hash, "
-            "extracted_at = EXCLUDED.extracted_at",
-            [list(hashes), list(hashes.values())],
+            "extracted_at = EXCLUDED.extracted_at, rules_version = EXCLUDED.rules_version",
+            [EXTRACTION_RULES_VERSION, list(hashes), list(hashes.values())],
         )
 
 
 def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
-    """Those of these memories whose graph does not reflect their current content."""
-    current = MemoryExtraction.objects.filter(memory_id=OuterRef("pk"), content_hash=OuterRef("content_hash"))
+    """Those of these memories whose graph does not reflect their current content read by the
+    current rules."""
+    current = MemoryExtraction.objects.filter(
+        memory_id=OuterRef("pk"), content_hash=OuterRef("content_hash"), rules_version=EXTRACTION_RULES_VERSION
+    )
     return list(
         Memory.objects.filter(pk__in=list(memory_ids))
         .exclude(Exists(current))
@@ -209,6 +212,7 @@ def _store_owner_graph(
                 types[mention.key][mention.type] += 1
         entity_ids, created = _entities_resolve(owner_id=owner_id, names=names, types=types, now=now)
         counts["entities_created"] = created
+        _surface_aliases_add(items=items, entity_ids=entity_ids)
 
         mentions = []
         for chunk_id, memory_id, graph in items:
@@ -246,6 +250,26 @@ def _store_owner_graph(
     counts["relationships"] = len(new_relationships)
     counts["relationships_removed"] = removed_relationships
     return counts, set(memory_ids)
+
+
+def _surface_aliases_add(*, items: list, entity_ids: dict[str, int]) -> None:
+    """A name filed under another key keeps its own key as an alias, so it finds the entity later:
+    "Intensive Treatment Unit", defined in the text as ITU, is an alias of ITU."""
+    extra: dict[int, set[str]] = defaultdict(set)
+    for _, _, graph in items:
+        for mention in graph.mentions:
+            own = extractor.canonical_key(mention.name, mention.type)
+            if own and own != mention.key:
+                extra[entity_ids[mention.key]].add(own[:200])
+    if not extra:
+        return
+    with connection.cursor() as cursor:
+        for entity_id, keys in extra.items():
+            cursor.execute(
+                "UPDATE graph_entity SET aliases = ARRAY(SELECT DISTINCT a FROM unnest(aliases || %s::varchar[]) a "
+                "WHERE a <> key ORDER BY a) WHERE id = %s AND NOT (aliases @> %s::varchar[])",
+                [sorted(keys), entity_id, sorted(keys)],
+            )
 
 
 def _best_type(votes: Counter) -> str:

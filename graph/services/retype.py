@@ -23,19 +23,20 @@ def graph_owner_retype(*, owner_id: int) -> dict:
     """Merge alias entities, apply the types names settle, drop non-entities; returns counts."""
     with transaction.atomic():
         lock_owner_graph(owner_id)
-        rows = list(Entity.objects.filter(owner_id=owner_id).values_list("pk", "key", "name", "type"))
-        by_key = {key: pk for pk, key, _, _ in rows}
+        rows = list(Entity.objects.filter(owner_id=owner_id).values_list("pk", "key", "name", "type", "aliases"))
+        by_key = {key: pk for pk, key, *_ in rows}
         retyped: dict[str, list[int]] = defaultdict(list)
         dropped: list[int] = []
         merges: list[tuple[int, int]] = []
         rekeyed = 0
-        for pk, key, name, entity_type in rows:
+        for pk, key, name, entity_type, aliases in rows:
             settled = type_for_name(name, key, entity_type)
             if settled is None:
                 dropped.append(pk)
                 continue
             wanted = canonical_key(name, settled)
-            if wanted != key and wanted:
+            # A name shown from a key folded into this entity ("Megan" in "Megan Doyle") keeps the key.
+            if wanted != key and wanted and wanted not in aliases:
                 target = by_key.get(wanted)
                 if target is None:
                     Entity.objects.filter(pk=pk).update(key=wanted)

@@ -85,7 +85,8 @@ def _type_rank_sql() -> str:
 
 def entities_recount(*, entity_ids: Iterable[int]) -> int:
     """Counts, name, type and dates from the mentions, in one statement; entities left without any
-    mention are deleted. The display name is the most frequent surface form (capitalised wins ties)
+    mention are deleted. The display name is the most frequent surface form (capitalised, then the
+    longer, wins ties: "Megan Doyle" over the "Megan" merged into it)
     and the type the one most of its mentions in the owner's collection have (the more specific kind
     wins a tie): one sentence's guess does not outvote the rest."""
     ids = sorted(set(entity_ids))
@@ -103,7 +104,7 @@ def entities_recount(*, entity_ids: Iterable[int]) -> int:
                 SELECT DISTINCT ON (entity_id) entity_id, surface
                   FROM (SELECT entity_id, surface, count(*) AS n FROM graph_entitymention
                          WHERE entity_id = ANY(%(ids)s) GROUP BY entity_id, surface) x
-                 ORDER BY entity_id, n DESC, (surface ~ '^[[:upper:]]') DESC, surface
+                 ORDER BY entity_id, n DESC, (surface ~ '^[[:upper:]]') DESC, length(surface) DESC, surface
             ), types AS (
                 SELECT DISTINCT ON (entity_id) entity_id, type
                   FROM (SELECT entity_id, type, count(*) AS n FROM graph_entitymention

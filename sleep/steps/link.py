@@ -11,6 +11,8 @@ from collections import defaultdict
 
 from django.db.models import Q
 
+from graph.vocabulary import EXTRACTION_RULES_VERSION
+from memories.models import Memory
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
 
 EXTRACTION_METRICS = {
@@ -47,16 +49,25 @@ class LinkStep(Step):
     batch_size = 500
 
     def due(self, scope: Scope):
-        """Memories created, edited or re-tagged since the last completed cycle began (all, the first time)."""
+        """Memories created, edited or re-tagged since the last completed cycle began (all, the first
+        time), and those whose graph was extracted by older rules (graph.vocabulary's
+        EXTRACTION_RULES_VERSION), so better rules re-type old entities."""
         memories = scope.memories()
         if scope.changed_since is None:
             return memories
         since = scope.changed_since
         # Re-tagging by that cycle's own Tag step is stamped with its start, and that cycle linked
         # those memories after tagging them: only later re-tags count.
-        return memories.filter(Q(updated_at__gte=since) | Q(created_at__gte=since) | Q(auto_tagged_at__gt=since))
+        return memories.filter(
+            Q(updated_at__gte=since)
+            | Q(created_at__gte=since)
+            | Q(auto_tagged_at__gt=since)
+            | Q(graph_extraction__rules_version__lt=EXTRACTION_RULES_VERSION)
+        )
 
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
+        # Read again by newer rules, a memory is no longer due when the step finishes: remember it.
+        self.processed_ids = {*getattr(self, "processed_ids", ()), *ids}
         try:
             changed, metrics = _extract(ids)
         except Exception:  # noqa: BLE001 - narrowed below, memory by memory
@@ -68,7 +79,8 @@ class LinkStep(Step):
         from graph.services import graph_owner_retype, memory_links_refresh
 
         by_owner: dict[int, list[int]] = defaultdict(list)
-        for memory_id, owner_id in self.due(scope).values_list("pk", "owner_id"):
+        due = set(self.due(scope).values_list("pk", flat=True)) | getattr(self, "processed_ids", set())
+        for memory_id, owner_id in Memory.objects.filter(pk__in=sorted(due)).values_list("pk", "owner_id"):
             by_owner[owner_id].append(memory_id)
         metrics = {
             "links_created": 0,

@@ -306,3 +306,162 @@ def test_an_acronym_defined_in_the_text_files_its_long_form_under_it():
     )
     assert {m.key for m in first.mentions if m.name.lower().startswith(("slo", "service"))} == {"slo"}
     assert "slo" in {m.key for m in second.mentions}
+
+
+@pytest.mark.django_db
+def test_the_sleep_cycle_retypes_entities_extracted_by_older_rules(user, monkeypatch):
+    """Better rules reach old entities: a memory extracted by an older rules version is read again by
+    the next cycle's Link step, even though its content did not change."""
+    from graph.models import MemoryExtraction
+    from graph.vocabulary import EXTRACTION_RULES_VERSION
+    from sleep import pipeline
+    from sleep.models import SleepRun
+
+    monkeypatch.setattr("django_q.tasks.async_task", lambda *args, **kwargs: None)
+
+    def cycle():
+        run, _ = pipeline.sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=user)
+        pipeline.sleep_run_execute(run_id=run.pk)
+        return {s.step: s.metrics for s in run.steps.all()}
+
+    memory = make_memory(user, content="Final hearing before Employment Judge Harcourt in Bristol next week.")
+    cycle()
+    judge = Entity.objects.get(owner=user, key="harcourt")
+    assert judge.type == "person"
+    assert MemoryExtraction.objects.get(memory=memory).rules_version == EXTRACTION_RULES_VERSION
+    assert cycle()["link"]["processed"] == 0  # nothing changed, nothing read again
+
+    # As the older rules left it: a concept, extracted by version 1.
+    EntityMention.objects.filter(entity=judge).update(type="concept")
+    Entity.objects.filter(pk=judge.pk).update(type="concept")
+    MemoryExtraction.objects.filter(memory=memory).update(rules_version=EXTRACTION_RULES_VERSION - 1)
+    link = cycle()["link"]
+    assert link["processed"] == 1 and link["extracted"] == 1
+    assert Entity.objects.get(owner=user, key="harcourt").type == "person"
+    assert MemoryExtraction.objects.get(memory=memory).rules_version == EXTRACTION_RULES_VERSION
+
+
+@pytest.mark.parametrize(
+    "text, key, expected",
+    [
+        # A title before the name makes a person, whatever the model's label.
+        ("The ward round is led by Sister Joan Whitfield on Mondays.", "joan whitfield", "person"),
+        ("The appeal was heard by Judge Fairbanks in Leeds.", "fairbanks", "person"),
+        ("Ask Mr Okonkwo about the new timetable.", "okonkwo", "person"),
+        # A known given name opens a person's full name; a given name before a head word stays a person.
+        ("Lunch with Ingrid Halvorsen went well.", "ingrid halvorsen", "person"),
+        ("Emma Stone and Jack Wood signed the lease.", "jack wood", "person"),
+        # A role in apposition says what the name is.
+        ("The new shirts come from the supplier, Boxwell, next week.", "boxwell", "organization"),
+        # What something was bought or booked from is a seller.
+        ("We ordered the replacement hinges from Hartley Fixings last week.", "hartley fixings", "organization"),
+        # Name heads: a legal partnership, a coach firm, a nature reserve, a law with its year.
+        ("The contract was drafted by Penrose Adler LLP.", "penrose adler", "organization"),
+        ("The coach from Greenway Coaches leaves at eight.", "greenway coaches", "organization"),
+        ("We walked round Holme Marshes at dawn.", "holme marshes", "location"),
+        ("The claim rests on the Equality Act 2010 and its guidance.", "equality act 2010", "work"),
+        # Everyday software is technology.
+        ("Send the photos on WhatsApp and put the rota in Trello.", "whatsapp", "technology"),
+    ],
+)
+def test_general_rules_type_names_a_person_agrees_with(text, key, expected):
+    found = types_of(text)
+    assert found.get(key) == expected, found
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("We saw a Spotted Flycatcher and a Reed Bunting by the hide.", "reed bunting"),
+        ("Rehearse Evening Hymn before the concert.", "evening hymn"),
+    ],
+)
+def test_names_made_only_of_common_words_are_not_people(text, name):
+    assert types_of(text).get(name) != "person"
+
+
+def _spans_with(text: str, labelled: list[tuple[str, str]]) -> dict[str, str]:
+    """The extractor's names and types for a text whose model labels are set by hand."""
+    from spacy.tokens import Span
+
+    from graph.entities import _spans
+    from graph.nlp import get_nlp
+
+    doc = get_nlp()(text)
+    ents = []
+    for surface, label in labelled:
+        start = text.index(surface)
+        ents.append(doc.char_span(start, start + len(surface), label=label))
+    doc.ents = [Span(doc, e.start, e.end, label=e.label_) for e in ents]
+    return {f.key: f.type for f in _spans(doc)}
+
+
+def test_a_name_the_model_ran_into_a_place_after_at_is_a_place():
+    found = _spans_with(
+        "Counted 30 Golden Plover at Snettisham on the rising tide.", [("Golden Plover at Snettisham", "ORG")]
+    )
+    assert found.get("snettisham") == "location", found
+
+
+def test_a_name_in_front_of_common_nouns_is_found_with_the_kind_the_noun_gives():
+    found = _spans_with("Dates are entered in the Clarion app by the Wildfowl volunteer team.", [])
+    assert found.get("clarion") == "technology", found
+    assert found.get("wildfowl") == "organization", found
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "content",
+    [
+        "def parse(path):\n    with open(path) as fh:\n        return [line.split(',') for line in fh]\n",
+        "12 34 56 78 90 3.5 7.25 1e10 0x1F 2026-01-05 15:30 £1,200 €45 99% 1/2",
+        "Harriet Harriet Harriet Harriet Harriet Harriet Harriet Harriet",
+        "Gestern habe ich mit Frau Schneider über die Steuererklärung gesprochen. Das Finanzamt in München "
+        "verlangt die Belege bis Ende Juli.",
+        "Nous avons pris le train pour Lyon avec Marie Dubois. La réservation de l'hôtel était confirmée.",
+    ],
+)
+def test_bad_input_through_the_api_yields_no_nonsense_entities(api, content):
+    response = api.post("/api/v1/memories", {"title": "odd", "content": content})
+    assert response.status_code == 201, response.content
+    graph = api.get("/api/v1/graph", {"view": "entities"})
+    assert graph.status_code == 200, graph.content
+    entities = api.get("/api/v1/entities", {"limit": 100})
+    assert entities.status_code == 200, entities.content
+    items = entities.json()["items"]
+    assert len(items) <= 3, items
+    for item in items:
+        assert item["name"].lower() in content.lower()
+        assert not any(ch in item["name"] for ch in "(){}=:<>,")
+        assert item["type"] != "person" or item["name"] in ("Harriet", "Marie Dubois", "Frau Schneider")
+
+
+@pytest.mark.parametrize(
+    "name, entity_type",
+    [("Ofsted", "concept"), ("Barclays", "concept"), ("HMRC", "person"), ("Royal Mail", "location")],
+)
+def test_well_known_organisations_are_organisations_whatever_the_model_said(name, entity_type):
+    from graph.entities import canonical_key, type_for_name
+
+    assert type_for_name(name, canonical_key(name, entity_type), entity_type) == "organization"
+
+
+def test_the_organisation_list_leaves_everyday_words_alone():
+    from graph.entities import canonical_key, type_for_name
+
+    for name in ("apple", "Apple", "amazon", "mind"):  # "Mind" the charity, but not "mind"
+        assert type_for_name(name, canonical_key(name, "concept"), "concept") == "concept", name
+
+
+@pytest.mark.django_db
+def test_the_long_form_of_a_defined_acronym_finds_its_entity(user, api):
+    memory = make_memory(
+        user, content="The outreach team from the Intensive Treatment Unit (ITU) runs the session. The ITU is busy."
+    )
+    graph_extract_memories(memory_ids=[memory.pk])
+    itu = Entity.objects.get(owner=user, key="itu")
+    assert "intensive treatment unit" in itu.aliases
+    found = api.get("/api/v1/entities", {"q": "Intensive Treatment Unit"}).json()["items"]
+    assert [item["id"] for item in found] == [itu.pk]
+    graph_extract_memories(memory_ids=[memory.pk])  # again: the alias is kept once
+    assert Entity.objects.get(pk=itu.pk).aliases.count("intensive treatment unit") == 1
