@@ -21,7 +21,6 @@ our machines, and all three are replaced here by code that gives the same annota
 from __future__ import annotations
 
 import functools
-
 import re
 import threading
 from collections import defaultdict
