@@ -12,11 +12,11 @@ import os
 import time
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding, search
+from memories.bench import vector_search as vector_search_option
 from memories.bench.datasets import read_jsonl, read_qrels
 from memories.models import Memory
 from memories.search import hybrid_search
@@ -58,13 +58,7 @@ class Command(BaseCommand):
             help="relevance floor for the floored figures (default: the setting)",
         )
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
-        parser.add_argument(
-            "--vector-search",
-            choices=("auto", "exact", "index"),
-            default="auto",
-            help="how vector candidates are found: as the product decides (KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS), "
-            "always exactly, or always through the HNSW index",
-        )
+        vector_search_option.add_argument(parser)
 
     def handle(
         self,
@@ -82,8 +76,7 @@ class Command(BaseCommand):
     ):
         if lexical_form:
             search.LEXICAL_FORM = lexical_form
-        if vector_search != "auto":  # this process only
-            settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 2**62 if vector_search == "exact" else 0
+        vector_search_option.apply(vector_search)
         floor = search.default_min_score() if min_score is None else min_score
         folder = Path(data)
         if not (folder / "corpus.jsonl").exists():
@@ -155,7 +148,7 @@ class Command(BaseCommand):
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
             "min_score": floor,
             "lexical_form": search.LEXICAL_FORM,
-            "vector_search": "exact" if search._exact_for(owner.pk) else "index",
+            "vector_search": vector_search_option.used_for(owner.pk),
             "empty_at_limit_10": empty,
             # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.
             "relevant_in_top10_below_floor": floored_relevant,

@@ -15,13 +15,13 @@ import statistics
 import time
 
 import numpy as np
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, search
+from memories import embedding, lexical
+from memories.bench import vector_search as vector_search_option
 from memories.bench.synthetic import sentence
 from memories.models import Memory, MemoryChunk
 from memories.search import hybrid_search
@@ -42,19 +42,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--user", default=BENCH_USER, help="the bench user (one per corpus size keeps each corpus built)"
         )
-        parser.add_argument(
-            "--vector-search",
-            choices=("auto", "exact", "index"),
-            default="auto",
-            help="how vector candidates are found: as the product decides (KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS), "
-            "always exactly, or always through the HNSW index",
-        )
+        vector_search_option.add_argument(parser)
 
     def handle(
         self, *args, chunks: int, queries: int, seed: int, rebuild: bool, user: str, vector_search: str, **options
     ):
-        if vector_search != "auto":  # this process only
-            settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 2**62 if vector_search == "exact" else 0
+        vector_search_option.apply(vector_search)
         rng = random.Random(seed)
         owner, _ = get_user_model().objects.get_or_create(username=user, defaults={"email": f"{user}@localhost"})
         if rebuild:
@@ -99,7 +92,7 @@ class Command(BaseCommand):
                     "p99_ms": pct(99),
                     "embed_query_ms": round(statistics.median(embed_times), 2),
                     "queries": len(timings),
-                    "vector_search": "exact" if search._exact_for(owner.pk) else "index",
+                    "vector_search": vector_search_option.used_for(owner.pk),
                     "load_average": [round(x, 2) for x in os.getloadavg()],
                 }
             )
