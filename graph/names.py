@@ -28,8 +28,7 @@ def family_names() -> frozenset[str]:
 
 def organization_names() -> list[str]:
     """Well-known organisations as they are written (graph/data/organizations.txt)."""
-    lines = [line.strip() for line in ORGANIZATIONS_FILE.read_text(encoding="utf-8").splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
+    return _entries(ORGANIZATIONS_FILE)
 
 
 @functools.cache
@@ -50,9 +49,14 @@ def is_family_name(word: str) -> bool:
     return word.casefold() in family_names()
 
 
+def _entries(path: Path) -> list[str]:
+    """A data file's entries: one per line, blank lines and # comments left out."""
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def _read_names(path: Path) -> frozenset[str]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return frozenset(line.strip().casefold() for line in lines if line.strip() and not line.startswith("#"))
+    return frozenset(entry.casefold() for entry in _entries(path))
 
 
 def titled(span) -> bool:
