@@ -161,8 +161,9 @@ def memory_record(
                 "charEnd": end,
                 "textHash": text_hash,
                 "embedding": _vector_b64(vector),
+                "embeddingKey": key,
             }
-            for position, start, end, text_hash, vector in chunks
+            for position, start, end, text_hash, vector, key in chunks
         ]
     return record
 
@@ -204,18 +205,19 @@ def _memory_batches(owner, batch_size: int) -> Iterator[list[Memory]]:
 
 
 def _chunk_vectors(memory_ids: list[int]) -> dict[int, list[tuple]]:
-    """memory id -> [(position, char start, char end, text hash, float32 vector)]. The vectors are read as
-    text and parsed by numpy: pgvector's Python parser would take most of an export's time."""
+    """memory id -> [(position, char start, char end, text hash, float32 vector, embedding key)]. The
+    vectors are read as text and parsed by numpy: pgvector's Python parser would take most of an
+    export's time. The key says which model and backend made each vector, from which text."""
     out: dict[int, list[tuple]] = {}
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT memory_id, position, char_start, char_end, text_hash, embedding::text "
+            "SELECT memory_id, position, char_start, char_end, text_hash, embedding::text, embedding_key "
             "FROM memories_memorychunk WHERE memory_id = ANY(%s) ORDER BY memory_id, position",
             [memory_ids],
         )
-        for memory_id, position, start, end, text_hash, vector in cursor.fetchall():
+        for memory_id, position, start, end, text_hash, vector, key in cursor.fetchall():
             parsed = np.fromstring(vector[1:-1], dtype=np.float32, sep=",")
-            out.setdefault(memory_id, []).append((position, start, end, text_hash, parsed))
+            out.setdefault(memory_id, []).append((position, start, end, text_hash, parsed, key))
     return out
 
 
@@ -438,7 +440,7 @@ class _Prepared:
     original: dict | None = None  # the record's "original", checked: path, name, mediaType, sha256, pageCount
 
 
-def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _Prepared:
+def _prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now) -> _Prepared:
     """Validate a record with the same rules (and messages) as the API, and build the unsaved memory."""
     memory = _memory_from_record(record, owner=owner, now=now)
     _restore_auto_tags(memory, record, now=now)
@@ -448,13 +450,13 @@ def _prepare(record: dict, *, label: str, owner, reuse_vectors: bool, now) -> _P
         raise _RecordError("contentHash does not match the content (was the file edited?)")
     moves = _tier_moves(record, owner=owner, now=now)
     chunks = chunks_for(memory.content)
-    known = _known_vectors(record) if reuse_vectors else {}
+    known = _known_vectors(record) if vectors.included else {}
     session_ref = memory.metadata.get("sessionId") if memory.source == MemorySource.CHAT else None
     return _Prepared(
         label=label,
         memory=memory,
         chunks=chunks,
-        vectors=[known.get(content_hash(chunk.text)) for chunk in chunks],
+        vectors=[vectors.reusable(known.get(content_hash(chunk.text)), memory.title, chunk.text) for chunk in chunks],
         moves=moves,
         restore_tier=restore_tier,
         session_ref=session_ref if isinstance(session_ref, int) else None,
@@ -548,16 +550,37 @@ def _tier_moves(record: dict, *, owner, now) -> list[TierMove]:
     return moves
 
 
-def _known_vectors(record: dict) -> dict[str, np.ndarray]:
-    """The exported chunk vectors by chunk text hash (reused when the embedding model matches)."""
-    known: dict[str, np.ndarray] = {}
+@dataclass(frozen=True)
+class VectorReuse:
+    """Whether an exported chunk vector may be stored as this instance's own, so that search never
+    compares vectors of two models. A chunk exported with its `embeddingKey` is reused only when that
+    key is the one this instance would give the same text under the same title (same model, backend
+    and embedded text), whatever the manifest says; a chunk without one (older exports) only when the
+    manifest names this instance's model and backend."""
+
+    included: bool  # the export carries vectors of the right dimension
+    model_matches: bool  # its manifest names this instance's model and backend
+
+    def reusable(self, exported: tuple[np.ndarray, str | None] | None, title: str, text: str) -> np.ndarray | None:
+        if exported is None:
+            return None
+        vector, key = exported
+        if key is None:
+            return vector if self.model_matches else None
+        return vector if key == embedding.embedding_key(embedding.chunk_embedding_text(title, text)) else None
+
+
+def _known_vectors(record: dict) -> dict[str, tuple[np.ndarray, str | None]]:
+    """The exported chunk vectors, with the embedding key each was exported with, by chunk text hash."""
+    known: dict[str, tuple[np.ndarray, str | None]] = {}
     for item in record.get("chunks") or []:
         try:
             vector = np.frombuffer(base64.b64decode(item["embedding"], validate=True), dtype="<f4")
         except (KeyError, TypeError, ValueError):
             raise _RecordError("chunks: an embedding is not base64 float32") from None
+        key = item.get("embeddingKey")
         if vector.shape == (EMBEDDING_DIMENSIONS,) and np.isfinite(vector).all():
-            known[str(item.get("textHash"))] = vector
+            known[str(item.get("textHash"))] = (vector, key if isinstance(key, str) and key else None)
     return known
 
 
@@ -684,10 +707,9 @@ def import_source(
         report.processed += 1
         report.fail(item.label, item.error)
     manifest = source.manifest
-    reuse = (
-        bool(manifest.get("includesVectors"))
-        and manifest.get("embeddingModel") == embedding_model_id()
-        and manifest.get("embeddingDimensions") == EMBEDDING_DIMENSIONS
+    included = bool(manifest.get("includesVectors")) and manifest.get("embeddingDimensions") == EMBEDDING_DIMENSIONS
+    reuse = VectorReuse(
+        included=included, model_matches=included and manifest.get("embeddingModel") == embedding_model_id()
     )
     sessions = _restore_sessions(owner, source.chat_sessions) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
@@ -715,7 +737,7 @@ def _import_batch(
     batch: list[Item],
     report: ImportReport,
     *,
-    reuse: bool,
+    reuse: VectorReuse,
     sessions: dict,
     duplicates: _Duplicates,
     open_original=None,
@@ -728,7 +750,7 @@ def _import_batch(
             report.fail(item.label, item.error)
             continue
         try:
-            prepared.append(_prepare(item.record, label=item.label, owner=owner, reuse_vectors=reuse, now=now))
+            prepared.append(_prepare(item.record, label=item.label, owner=owner, vectors=reuse, now=now))
         except _RecordError as exc:
             report.fail(item.label, str(exc))
     fresh = []

@@ -155,14 +155,61 @@ def test_vectors_are_reused_when_the_model_matches_and_recomputed_without_them(u
     assert MemoryChunk.objects.get(owner=other).embedding == pytest.approx(original, abs=1e-5)
 
 
+def _count_embeds(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = embedding.embed_texts
+    monkeypatch.setattr(embedding, "embed_texts", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    return calls
+
+
 def test_a_different_embedding_model_means_vectors_are_recomputed(user, tmp_path, monkeypatch):
     make_memory(user, "Vectors from another model must not be mixed in.")
     data = export_bytes(user)
-    monkeypatch.setattr(portability, "embedding_model_id", lambda: "some/other-model")
-    calls = []
-    real = embedding.embed_texts
-    monkeypatch.setattr(embedding, "embed_texts", lambda texts, **kw: calls.append(len(texts)) or real(texts, **kw))
+    monkeypatch.setattr(embedding, "backend_id", lambda: "some/other-model")  # the importing instance's model
+    calls = _count_embeds(monkeypatch)
     import_bytes(UserFactory(), data, "a.zip", tmp_path)
+    assert calls == [1]
+
+
+def test_a_stale_vector_is_recomputed_even_when_the_manifest_names_this_model(user, tmp_path, monkeypatch):
+    """A chunk still holding a vector of the backend used before a switch (reembed not yet run) is
+    exported with the key it was made under; the import embeds it again instead of taking it as
+    this instance's, while the chunk whose key matches is reused."""
+    memory = make_memory(user, "First paragraph of a note.\n\n" + "Second paragraph, long enough. " * 60)
+    stale = MemoryChunk.objects.filter(memory=memory).order_by("position").first()
+    MemoryChunk.objects.filter(pk=stale.pk).update(embedding_key="0" * 64)
+    chunks = MemoryChunk.objects.filter(memory=memory).count()
+    assert chunks >= 2
+    data = export_bytes(user)
+    calls = _count_embeds(monkeypatch)
+    other = UserFactory()
+    import_bytes(other, data, "a.zip", tmp_path)
+    assert calls == [1]
+    first = MemoryChunk.objects.filter(owner=other).order_by("position").first()
+    assert first.embedding_key == embedding.embedding_key(embedding.chunk_embedding_text(memory.title, first.text))
+
+
+def test_an_export_without_chunk_keys_reuses_vectors_only_when_its_manifest_names_this_model(
+    user, tmp_path, monkeypatch
+):
+    make_memory(user, "An export made before chunks carried their embedding key.")
+    unpacked = unpack(export_bytes(user))
+    for record in unpacked["memories"]:
+        for chunk in record["chunks"]:
+            del chunk["embeddingKey"]
+
+    def rezip(manifest_model: str) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("manifest.json", json.dumps({**unpacked["manifest"], "embeddingModel": manifest_model}))
+            archive.writestr("memories.jsonl", "".join(json.dumps(r) + "\n" for r in unpacked["memories"]))
+            archive.writestr("chat_sessions.jsonl", "".join(json.dumps(r) + "\n" for r in unpacked["sessions"]))
+        return buffer.getvalue()
+
+    calls = _count_embeds(monkeypatch)
+    import_bytes(UserFactory(), rezip(embedding.backend_id()), "same.zip", tmp_path)
+    assert calls == []
+    import_bytes(UserFactory(), rezip("some/other-model"), "other.zip", tmp_path)
     assert calls == [1]
 
 
