@@ -125,9 +125,9 @@ def bulk_build(owner, chunks: int, rng: random.Random, *, progress: Callable[[st
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_backend_pid()")
             backend_pid = cursor.fetchone()[0]
-            # Django's foreign keys are deferred to the commit; checked row by row instead, so the
-            # tens of millions of postings queue no trigger events and the indexes can be built
-            # in this transaction (CREATE INDEX refuses a table with pending trigger events).
+            # Django's foreign keys are deferred to the commit; the ones left in place (the
+            # memories') are checked row by row instead, so no trigger events queue up for the
+            # commit (and CREATE INDEX refuses a table with pending trigger events).
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             for name in definitions:
                 cursor.execute(f'DROP INDEX "{name}"')
