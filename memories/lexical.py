@@ -146,16 +146,32 @@ def reindex_all(*, batch: int = 2000) -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
-        owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
-        for owner_id in owners:
-            ids = list(Memory.objects.filter(owner_id=owner_id).values_list("pk", flat=True))
-            for start in range(0, len(ids), batch):
-                cursor.execute(_COUNT_CORPUS_SQL, {"owner": owner_id, "memory_ids": ids[start : start + batch]})
-            for start in range(0, len(ids), batch):
-                cursor.execute(
-                    _REINDEX_SQL,
-                    {"owner": owner_id, "memory_ids": ids[start : start + batch], "default_avg": DEFAULT_AVG_LENGTH},
-                )
+    owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
+    for owner_id in owners:
+        _index_owner(owner_id, batch=batch)
+
+
+def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
+    """Rebuild one owner's lexical index the way `reindex_all` does (the final average length for
+    every chunk), set-based in batches of `batch` memories; a bulk load indexes its chunks with it."""
+    with connection.cursor() as cursor:
+        for table in ("memories_chunkterm", "memories_termstat", "memories_corpusstat"):
+            cursor.execute(f"DELETE FROM {table} WHERE owner_id = %s", [owner_id])
+    _index_owner(owner_id, batch=batch)
+
+
+def _index_owner(owner_id: int, *, batch: int) -> None:
+    from memories.models import Memory
+
+    ids = list(Memory.objects.filter(owner_id=owner_id).order_by("pk").values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), batch):
+            cursor.execute(_COUNT_CORPUS_SQL, {"owner": owner_id, "memory_ids": ids[start : start + batch]})
+        for start in range(0, len(ids), batch):
+            cursor.execute(
+                _REINDEX_SQL,
+                {"owner": owner_id, "memory_ids": ids[start : start + batch], "default_avg": DEFAULT_AVG_LENGTH},
+            )
 
 
 def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:

@@ -260,6 +260,19 @@ def test_reindex_all_weighs_every_chunk_against_the_final_average_length(user, o
     assert shortest["alpha"] > 1.0 > longest["alpha"]
 
 
+def test_reindex_owner_rebuilds_one_owner_as_reindex_all_does_and_leaves_the_others(user, other_user):
+    for owner, text in ((user, "Alpha bravo charlie."), (user, "Delta echo alpha."), (other_user, "Golf hotel.")):
+        make_memory(owner, title=text, content=text)
+    lexical.reindex_all()
+    mine, theirs = _impacts(user), _impacts(other_user)
+    stats = {(s.owner_id, s.lexeme): s.df for s in TermStat.objects.all()}
+    ChunkTerm.objects.filter(owner=user).delete()  # as after a bulk load: no postings yet
+    lexical.reindex_owner(user.pk, batch=1)
+    assert _impacts(user) == pytest.approx(mine) and _impacts(other_user) == theirs
+    assert {(s.owner_id, s.lexeme): s.df for s in TermStat.objects.all()} == stats
+    assert CorpusStat.objects.get(owner=user).chunk_count == 2
+
+
 def test_bm25_idf_is_never_negative():
     assert lexical.idf(df=10, n=10) > 0 and lexical.idf(df=1, n=1000) > lexical.idf(df=500, n=1000)
 
