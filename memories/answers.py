@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memories import embedding
-from memories.search import SearchError, SearchFilters, hybrid_search
+from memories.search import QUESTION, SearchError, SearchFilters, hybrid_search
 
 CANDIDATE_CHUNKS = 8
 MAX_SENTENCES = 3
@@ -97,6 +97,22 @@ def content_words(text: str) -> set[str]:
 
 def is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence))
+
+
+def asks(message) -> bool:
+    """Whether a chat message (a memory) asks something: the rule the chat applied when it stored it
+    (`metadata.kind`, see `memories.services.chat.message_kind`): a question, or a request such as
+    "remind me ..." or "find my ..."."""
+    return (message.metadata or {}).get("kind") == QUESTION
+
+
+def answer_message(*, user, message) -> Answer:
+    """The reply to a chat message: one that asks something gets its extractive answer; a note
+    ("Parked on level 3, bay C42.") is kept, not answered, so its reply cites nothing and only lists
+    the related memories."""
+    if not asks(message):
+        return Answer(question=message.content)
+    return answer_question(user=user, question=message.content, exclude_memory_ids=[message.pk])
 
 
 def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences: int = MAX_SENTENCES) -> Answer:
@@ -215,7 +231,8 @@ def chat_exchanges(*, session) -> list[dict]:
         key = f"chat-answer:{message.pk}:{stamp}"
         answer = cache.get(key)
         if answer is None:
-            answer = answer_question(user=session.owner, question=message.content, exclude_memory_ids=[message.pk])
+            answer = answer_message(user=session.owner, message=message)
             cache.set(key, answer, 3600)
         exchange["answer"] = answer
+        exchange["asks"] = asks(message)
     return exchanges

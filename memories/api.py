@@ -185,16 +185,26 @@ def upload_status(request: HttpRequest, job_id: Id):
 def chat_send(request: HttpRequest, payload: ChatMessageIn):
     """Stores the message as a memory and replies as the chat page does: an extractive answer (the
     sentences from your memories that best answer it, each with its memory and chunk; questions you
-    typed before are never cited), then the most related memories you already have."""
+    typed before are never cited), then the most related memories you already have. A message that
+    asks nothing (a note) is kept and gets no answer, only its related memories (`asked` is false)."""
     session = (
         selectors.chat_session_get(user=request.auth, session_id=payload.sessionId)
         if payload.sessionId is not None
         else None
     )
     session, memory = services.chat_message_send(owner=request.auth, content=payload.content, session=session)
-    answer = answers.answer_question(user=request.auth, question=memory.content, exclude_memory_ids=[memory.pk])
+    answer = answers.answer_message(user=request.auth, message=memory)
     related = selectors.memory_related(user=request.auth, memory=memory)
-    return Status(201, {"session_id": session.pk, "memory": memory, "answer": answer.sentences, "related": related})
+    return Status(
+        201,
+        {
+            "session_id": session.pk,
+            "memory": memory,
+            "asked": answers.asks(memory),
+            "answer": answer.sentences,
+            "related": related,
+        },
+    )
 
 
 @router.get("/chat/sessions", response={200: ChatSessionListOut, **ERRORS}, summary="List chat sessions")

@@ -239,8 +239,13 @@ class AnswerSentenceOut(OutSchema):
 class ChatMessageOut(OutSchema):
     session_id: int
     memory: MemoryDetailOut
+    asked: bool = Field(
+        description="Whether the message asks something (a question, or a request such as 'find ...'); a note is "
+        "kept as a memory and gets no answer"
+    )
     answer: list[AnswerSentenceOut] = Field(
-        description="The 1-3 sentences from your memories that best answer the message (empty when none does)"
+        description="The 1-3 sentences from your memories that best answer the message (empty when none does, "
+        "and for a note)"
     )
     related: list[RelatedMemoryOut]
 

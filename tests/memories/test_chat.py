@@ -63,6 +63,25 @@ def test_the_api_answer_is_empty_when_nothing_answers(api, user):
     assert body["answer"] == []
 
 
+def test_a_note_is_kept_and_not_answered_while_a_question_about_it_is(api, user, logged_in_client):
+    """A message that asks nothing gets no answer quoted at it, only its related memories: "Parked on
+    level 3" is not a question that the car-park note could answer."""
+    make_memory(user, content="The car park at the station closes at midnight on weekdays.", title="Car park")
+    note = api.post("/api/v1/chat/messages", {"content": "Parked the car on level 3 of the car park, bay C42."})
+    body = note.json()
+    assert note.status_code == 201 and body["asked"] is False and body["answer"] == []
+    question = api.post(
+        "/api/v1/chat/messages", {"sessionId": body["sessionId"], "content": "When does the car park close?"}
+    ).json()
+    assert question["asked"] is True
+    assert question["answer"][0]["text"] == "The car park at the station closes at midnight on weekdays."
+
+    page = logged_in_client.get("/chat/", {"session": body["sessionId"]}).content.decode()
+    assert page.count("Noted: kept as a memory.") == 1
+    assert "No sentence in your memories answers this directly." not in page
+    assert "From your memories:" in page
+
+
 def test_sessions_are_listed_and_reopened(api):
     first = api.post("/api/v1/chat/messages", {"content": "First message"}).json()
     api.post("/api/v1/chat/messages", {"sessionId": first["sessionId"], "content": "Second message"})
@@ -118,3 +137,21 @@ def test_another_users_chat_page_is_404(logged_in_client, other_user):
     session, _ = services.chat_message_send(owner=other_user, content="private")
     assert logged_in_client.get(f"/chat/?session={session.pk}").status_code == 404
     assert logged_in_client.get("/chat/?session=abc").status_code == 404
+
+
+def test_chat_messages_stored_before_they_were_classified_are_marked_by_the_migration(user):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("memories.migrations.0020_chat_question_kind")
+    session, question = services.chat_message_send(owner=user, content="Where did I park the car?")
+    _, note = services.chat_message_send(owner=user, content="Parked on level 3, bay C42.", session=session)
+    Memory.objects.filter(pk=question.pk).update(metadata={"sessionId": session.pk})  # as stored before
+    upload = make_memory(user, content="Where is the spare key? Under the blue pot.", title="Key")
+
+    migration.mark_questions(apps, None)
+
+    assert Memory.objects.get(pk=question.pk).metadata == {"sessionId": session.pk, "kind": "question"}
+    assert "kind" not in Memory.objects.get(pk=note.pk).metadata
+    assert "kind" not in Memory.objects.get(pk=upload.pk).metadata, "only chat messages are classified"
