@@ -42,8 +42,8 @@ _model = None  # the sentence-transformers model (torch backend, and the referen
 _encoder = None  # the ONNX encoder, when that backend is active
 _active_backend: str | None = None
 _model_lock = threading.Lock()
-# One forward pass at a time per process: the backend already uses every thread it was given, and
-# concurrent callers would only thrash.
+# torch: one forward pass at a time per process, as it already uses every thread it was given and
+# concurrent callers would only thrash. (The ONNX encoder bounds its own runs: one slot per lane.)
 _encode_lock = threading.Lock()
 
 
@@ -184,8 +184,8 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
         with _encode_lock:
             vectors = _torch_encode(list(texts), batch_size)
     else:
-        # The lock is taken per run of a few texts, so a query never waits for a whole document.
-        vectors = _encoder.encode(list(texts), batch_size=batch_size, lock=_encode_lock)
+        # One text per run, each in a lane of its own: a query waits for one run, never a document.
+        vectors = _encoder.encode(list(texts))
     return vectors.astype(np.float32, copy=False)
 
 

@@ -5,8 +5,8 @@ Building (no hub, no network, no optimum):
    graph (inputs passed by keyword through a small wrapper), with transformers' eager attention:
    the SDPA graph (IsNaN/Where masking) is not recognised by the fuser, which then leaves attention
    as 12 loose ops per layer;
-2. onnxruntime's transformer optimiser fuses embeddings + layer norm, attention, skip layer norm and
-   GELU (`onnx`);
+2. onnxruntime's transformer optimiser fuses embeddings + layer norm, attention and GELU (`onnx`),
+   but not the residual add with its layer norm (UNFUSED: that fused kernel is slow on CPU);
 3. for `onnx-int8`, dynamic quantisation of the fused graph's MatMul and Attention weights to QInt8,
    per channel (per-tensor QInt8 loses too much: mean cosine 0.937 to fp32). The embedding table
    stays float: quantising it saves no time and loses a little agreement.
@@ -19,21 +19,22 @@ back to torch with a warning (memories.embedding).
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 logger = logging.getLogger(__name__)
 
-EXPORT_VERSION = 2  # bump when the export recipe changes: old builds are then ignored
+EXPORT_VERSION = 3  # bump when the export recipe changes: old builds are then ignored
 PROBES = (
     "Kybernesis keeps memories and finds them again by meaning.",
     "Mitochondrial DNA mutations accumulate with age in human tissue.",
@@ -42,9 +43,11 @@ PROBES = (
 )
 # The least cosine between a build's probe vectors and torch's: int8 weights move vectors a little
 # (0.995 on average), anything else would be a broken file.
-# Rows per run are capped so that rows x longest row stays within this many tokens (see encode).
-TOKENS_PER_RUN = 1024
 MIN_PROBE_COSINE = {"onnx": 0.999, "onnx-int8": 0.98}
+# Fusions left out, at build and at load: ONNX Runtime 1.32's CPU SkipLayerNormalization kernel took
+# 25.7% of an int8 run's kernel time, where the Add and LayerNormalization it replaces take 6.3%
+# (one thread, SciFact abstracts: 50 texts a second with it, 60-65 without).
+UNFUSED = ("SkipLayerNormFusion",)
 
 
 class OnnxUnavailable(RuntimeError):
@@ -107,13 +110,22 @@ class Tokenizer:
 
 
 class OnnxEncoder:
-    """An ONNX Runtime session over a built model; encode() returns L2-normalised float32 vectors."""
+    """An ONNX Runtime session over a built model; encode() returns L2-normalised float32 vectors.
+
+    Each text runs on its own, on one thread, and up to `lanes` texts run at once in a process (a
+    slot each; ONNX Runtime releases the GIL). On 2 cores, SciFact abstracts: one text per run on
+    2 lanes embedded 88-94 texts a second; one session of 2 threads over padded runs of up to 1,024
+    tokens 75-82 (the threads synchronise at every op, and a run that outgrows the CPU caches slows
+    down). One text per run also makes a text's vector depend on that text alone: int8 activations
+    are quantised with one scale per run, so in a padded batch a vector moved with its neighbours
+    (cosine 0.9936 at worst between the two ways), and a chunk now gets the vector its text gets as
+    a query."""
 
     def __init__(self, model_file: Path, model_path: Path, *, threads: int):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -121,55 +133,52 @@ class OnnxEncoder:
         # Without the arena, most memory for a large batch goes back to the system afterwards: after
         # one 50-abstract batch a process held 430 MB instead of 724 MB (speed not measured apart).
         options.enable_cpu_mem_arena = False
-        # Threads sleep between ops instead of spinning: a web worker's request threads, the task
-        # worker and PostgreSQL share these cores, and a spinning pool steals their time (with the
-        # machine busy, 2 spinning threads embedded at half the rate of 1 thread).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(
+            str(model_file), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(UNFUSED)
+        )
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dimensions = self.session.get_outputs()[0].shape[-1] or 384
         self.tokenizer = Tokenizer(model_path)
+        self.lanes = max(1, threads)
+        self._pid = None
+        self._slots: threading.BoundedSemaphore | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._setup_lock = threading.Lock()
 
-    def _run(self, rows: list[list[int]]) -> np.ndarray:
-        width = max(len(row) for row in rows)
-        input_ids = np.zeros((len(rows), width), dtype=np.int64)
-        mask = np.zeros_like(input_ids)
-        for r, row in enumerate(rows):
-            input_ids[r, : len(row)] = row
-            mask[r, : len(row)] = 1
-        feed = {"input_ids": input_ids, "attention_mask": mask}
+    def _lanes(self) -> tuple[threading.BoundedSemaphore, ThreadPoolExecutor]:
+        # Made per process: a forked child (core.workers) has none of its parent's threads, and a
+        # slot its parent held at the fork would never be given back.
+        with self._setup_lock:
+            if self._pid != os.getpid():
+                self._slots = threading.BoundedSemaphore(self.lanes)
+                self._pool = ThreadPoolExecutor(max_workers=self.lanes, thread_name_prefix="onnx-lane")
+                self._pid = os.getpid()
+            return self._slots, self._pool
+
+    def _run(self, row: list[int]) -> np.ndarray:
+        input_ids = np.asarray([row], dtype=np.int64)
+        feed = {"input_ids": input_ids, "attention_mask": np.ones_like(input_ids)}
         if "token_type_ids" in self.inputs:
             feed["token_type_ids"] = np.zeros_like(input_ids)
-        return self.session.run(None, feed)[0]
+        return self.session.run(None, feed)[0][0]
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32, lock=None) -> np.ndarray:
-        """`lock`, when given, is held around each run only: a query waits for one small run of a
-        long document's chunks, not for the whole document."""
-        lock = lock or contextlib.nullcontext()
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The texts' vectors, in order. A query (one text) runs on the calling thread; more texts
+        are spread over the lanes, longest first so the lanes finish together."""
         ids = self.tokenizer.encode(texts)
-        if len(ids) == 1:  # a query: no sorting, no copies
-            with lock:
-                return self._run(ids)
+        slots, pool = self._lanes()
         out = np.zeros((len(ids), self.dimensions), dtype=np.float32)
-        # Similar lengths batched together (padding costs as much as text), and few tokens per run:
-        # ONNX Runtime's throughput falls as a batch outgrows the CPU caches (int8, 1 thread, SciFact
-        # abstracts of ~256 tokens: 30 texts per CPU-second 1 to 4 at a time, 16.5 at 32 at a time).
-        order = np.argsort([len(row) for row in ids], kind="stable")
-        start = 0
-        while start < len(order):
-            # sorted ascending, so the batch's longest row is its last: grow while within budget
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < batch_size
-                and (end - start + 1) * len(ids[order[end]]) <= TOKENS_PER_RUN
-            ):
-                end += 1
-            rows = order[start:end]
-            with lock:
-                out[rows] = self._run([ids[i] for i in rows])
-            start = end
+
+        def run(i: int) -> None:
+            with slots:  # shared with every other caller in this process
+                out[i] = self._run(ids[i])
+
+        if len(ids) == 1:
+            run(0)
+            return out
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        for _ in pool.map(run, order):  # raises the first run's error, if any
+            pass
         return out
 
 
@@ -215,9 +224,14 @@ def _export(model_path: Path, target: Path) -> None:
 
 
 def _fuse(source: Path, target: Path, model_path: Path) -> None:
+    from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
     config = json.loads((model_path / "config.json").read_text())
+    options = FusionOptions("bert")
+    # Residual add + layer norm stay two ops (see UNFUSED): fused, they were the slowest kernel.
+    options.enable_skip_layer_norm = False
+    options.enable_bias_skip_layer_norm = False
     optimized = optimize_model(
         str(source),
         model_type="bert",
@@ -225,6 +239,7 @@ def _fuse(source: Path, target: Path, model_path: Path) -> None:
         hidden_size=config.get("hidden_size", 384),
         opt_level=1,
         use_gpu=False,
+        optimization_options=options,
     )
     optimized.save_model_to_file(str(target))
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import select
 import shutil
+import threading
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -57,6 +61,63 @@ def test_each_backend_can_be_selected(backend, name, least_cosine):
     vectors = embedding.embed_texts([SENTENCE, "Budget review on Thursday."])
     assert vectors.shape == (2, 384)
     assert float(vectors[0] @ _torch_vector(SENTENCE)) >= least_cosine
+
+
+def test_an_int8_vector_depends_on_its_text_alone_not_on_what_it_was_embedded_with():
+    """int8 activations are quantised per run; one text per run makes a chunk's vector the same in
+    any batch, and the same as the text's query vector."""
+    alone = embedding.embed_texts([SENTENCE])[0]
+    neighbours = ["Budget review on Thursday.", "x " * 300, "Mitochondria", SENTENCE, "Kubernetes pods restart."]
+    assert np.array_equal(embedding.embed_texts(neighbours)[3], alone)
+    assert np.array_equal(embedding.embed_query(SENTENCE, cache=False), alone)
+
+
+def test_onnx_runs_at_most_one_per_lane_at_once(monkeypatch):
+    embedding.embed_texts(["warm"])
+    encoder = embedding._encoder
+    running, most = [0], [0]
+    lock = threading.Lock()
+    real_run = encoder._run
+
+    def counted(row):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.002)
+            return real_run(row)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(encoder, "_run", counted)
+    texts = [f"note {i} about lanes" for i in range(40)]
+    threads = [threading.Thread(target=embedding.embed_texts, args=(texts,)) for _ in range(3)]
+    threads.append(threading.Thread(target=lambda: [embedding.embed_query(t, cache=False) for t in texts[:10]]))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == encoder.lanes
+
+
+def test_a_forked_child_embeds_with_lanes_of_its_own():
+    embedding.embed_texts(["warm", "up"])  # the parent's lanes exist before the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its parent's lane threads are gone; it must not hang
+        try:
+            vectors = embedding.embed_texts([SENTENCE, "Budget review on Thursday."])
+            os.write(write, b"ok" if vectors.shape == (2, 384) else b"bad")
+        finally:
+            os._exit(0)
+    os.close(write)
+    try:
+        ready, _, _ = select.select([read], [], [], 60)
+        assert ready and os.read(read, 2) == b"ok"
+    finally:
+        os.waitpid(pid, 0)
+        os.close(read)
 
 
 def test_an_unknown_backend_is_refused_at_start_up(monkeypatch):
