@@ -7,8 +7,10 @@ from datetime import timedelta
 
 from django.http import HttpRequest
 from django.utils import timezone
+from ninja.errors import Throttled
 from ninja.security import HttpBearer, SessionAuth
 
+from core import throttling
 from core.models import ApiToken
 
 TOKEN_PREFIX = "kyb_"
@@ -20,6 +22,27 @@ def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
     key = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, name=name[:100], prefix=key[:12], key_hash=ApiToken.hash_key(key))
     return token, key
+
+
+class TooManyWrongTokens(Throttled):
+    """A 429 for an address that presented too many wrong tokens lately."""
+
+    def __init__(self, wait: int):
+        super().__init__(wait=wait)
+        self.message = f"Too many wrong API tokens from this address; try again in {wait} s"
+
+
+def api_token_user_for(request: HttpRequest, key: str):
+    """The user of a bearer token presented with this request, or None. An address that presented
+    too many wrong tokens lately (KYBERNESIS_API_AUTH_FAILURE_RATE) is refused with Throttled
+    (429, Retry-After) whatever token it sends now, so tokens cannot be guessed at speed."""
+    wait = throttling.auth_failure_wait(request)
+    if wait is not None:
+        raise TooManyWrongTokens(wait)
+    user = api_token_user(key)
+    if user is None:
+        throttling.auth_failure_record(request)
+    return user
 
 
 def api_token_user(key: str):
@@ -37,7 +60,7 @@ def api_token_user(key: str):
 
 class BearerTokenAuth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str):
-        user = api_token_user(token)
+        user = api_token_user_for(request, token)
         if user is not None:
             request.user = user
         return user

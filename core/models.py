@@ -1,4 +1,4 @@
-"""API tokens: the bearer credentials every router accepts."""
+"""API tokens (the bearer credentials every router accepts), task runs, and rate-limit counts."""
 
 from __future__ import annotations
 
@@ -58,3 +58,20 @@ class TaskRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.func} on {self.host}:{self.pid} at {self.started_at:%Y-%m-%d %H:%M:%S}"
+
+
+class RateCounter(models.Model):
+    """Requests counted against one rate limit (core.throttling): a row per key ("account:7",
+    "address:10.0.0.5", "auth-failure:…"), holding the current slot's count and the previous slot's.
+    The table is UNLOGGED (migration 0004): counting writes no WAL, and a crash empties it."""
+
+    key = models.CharField(max_length=200, primary_key=True)
+    slot = models.BigIntegerField()
+    count = models.IntegerField()
+    previous = models.IntegerField()
+    expires_at = models.BigIntegerField(help_text="Unix time after which the row counts for nothing")
+
+    objects = models.Manager()
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} (+{self.previous} before)"

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest
 from ninja import NinjaAPI
-from ninja.errors import HttpError
+from ninja.errors import HttpError, Throttled
 from ninja.parser import Parser
 
 from connectors.api import router as connectors_router
 from core.auth import BearerTokenAuth, session_auth
 from core.text import MAX_JSON_DEPTH, TextError, check_json
-from core.throttling import api_throttles
+from core.throttling import api_throttles, refusal
 from graph.api import router as graph_router
 from graph.selectors import GraphQueryError
 from kybernesis.docs import VendoredSwagger
@@ -87,7 +89,20 @@ def http_error(request: HttpRequest, exc: HttpError):
         return api.create_response(
             request, {"detail": f"The request body is not valid JSON: {exc.__cause__}"}, status=422
         )
+    if isinstance(exc, Throttled):
+        return _throttled(request, exc)
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+def _throttled(request: HttpRequest, exc: Throttled):
+    wait = math.ceil(exc.wait) if exc.wait else None
+    detail = exc.message
+    if detail == Throttled(wait=None).message:  # ninja's own wording: a rate limit (core.throttling)
+        detail = refusal(wait)
+    response = api.create_response(request, {"detail": detail}, status=429)
+    if wait:
+        response["Retry-After"] = str(wait)
+    return response
 
 
 @api.exception_handler(Http404)

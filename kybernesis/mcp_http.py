@@ -18,7 +18,8 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from core.auth import api_token_user
+from core import throttling
+from core.auth import TooManyWrongTokens, api_token_user_for
 from kybernesis.mcp_server import acting_as, server
 
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection"}
@@ -33,7 +34,7 @@ def _bearer_user(request: HttpRequest):
     scheme, _, key = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         return None
-    return api_token_user(key.strip())
+    return api_token_user_for(request, key.strip())
 
 
 def _scope(request: HttpRequest) -> dict:
@@ -83,7 +84,13 @@ async def _answer(scope: dict, body: bytes, user) -> tuple[int, list, bytes]:
 @csrf_exempt
 @login_not_required
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
-    user = _bearer_user(request)
+    # The same limits as the JSON API: wrong tokens per address, requests per account and address.
+    try:
+        user = _bearer_user(request)
+    except TooManyWrongTokens as exc:
+        return _error(429, exc.message, headers={"Retry-After": str(exc.wait)})
+    if user is not None and (wait := throttling.hit(throttling.request_limits(request, user))) is not None:
+        return _error(429, throttling.refusal(wait), headers={"Retry-After": str(wait)})
     if user is None:
         return _error(
             401,

@@ -197,11 +197,14 @@ if env_str("KYBERNESIS_REDIS_URL"):
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "kybernesis_cache"}}
 
-# --- API rate limits (core.throttling): requests per account and per client address; empty turns a
-# limit off. KYBERNESIS_NUM_PROXIES: how many proxies in front append to X-Forwarded-For (0: none,
-# the address is the connection's, so a client cannot pick its own).
-KYBERNESIS_API_RATE = env_str("KYBERNESIS_API_RATE", "600/m")
-KYBERNESIS_API_ADDRESS_RATE = env_str("KYBERNESIS_API_ADDRESS_RATE", "1200/m")
+# --- API rate limits (core.throttling): requests per account and per client address, and wrong bearer
+# tokens per address; empty turns a limit off. They stop a runaway or hostile client, not heavy use:
+# 16 clients searching flat out get about 130 answers a second from a 2-core server, far below them.
+# KYBERNESIS_NUM_PROXIES: how many proxies in front append to X-Forwarded-For (0: none, the address
+# is the connection's, so a client cannot pick its own).
+KYBERNESIS_API_RATE = env_str("KYBERNESIS_API_RATE", "18000/m")
+KYBERNESIS_API_ADDRESS_RATE = env_str("KYBERNESIS_API_ADDRESS_RATE", "36000/m")
+KYBERNESIS_API_AUTH_FAILURE_RATE = env_str("KYBERNESIS_API_AUTH_FAILURE_RATE", "60/m")
 NINJA_NUM_PROXIES = env_int("KYBERNESIS_NUM_PROXIES", 0)
 
 # --- Connectors: OAuth through allauth (client ids from env, or SocialApp rows added in admin) ----

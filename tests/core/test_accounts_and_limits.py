@@ -100,7 +100,7 @@ def test_the_api_answers_429_with_retry_after_over_its_rate(api, settings):
     assert statuses == [200, 200, 200, 429]
     response = api.get("/api/v1/memories")
     assert response.status_code == 429
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert 1 <= int(response["Retry-After"]) <= 2 * 60  # a sliding minute: into the next one at most
     assert "detail" in response.json()
 
 
