@@ -225,6 +225,17 @@ def timed(client: Client, results: Results, method: str, path: str, body: dict |
     return content if status < 400 else None
 
 
+def _stored(client: Client, memory_id: int, *, attempts: int = 20) -> bool:
+    """Whether a memory answered 201 can be read back: a 429 (the phase just spent the account's
+    rate) or a 503 is waited out as its Retry-After says; any other answer but 200 is a lost write."""
+    for _ in range(attempts):
+        status, _ = client.request("GET", f"/api/v1/memories/{memory_id}")
+        if status not in (429, 503):
+            return status == 200
+        time.sleep(1)
+    raise RuntimeError(f"memory {memory_id} could not be read back: still {status} after {attempts} tries")
+
+
 def run_phase(
     *,
     base_url: str,
@@ -365,10 +376,9 @@ def bench_load(
             created.extend(results.created)
             log(f"  {json.dumps(phases[name])}")
         rss = server.web_worker_rss_mb()
-        lost = 0
-        for token, memory_id in created:
-            status, _ = Client(server.base_url, token, keep_alive=True).request("GET", f"/api/v1/memories/{memory_id}")
-            lost += status != 200
+        lost = sum(
+            not _stored(Client(server.base_url, token, keep_alive=True), memory_id) for token, memory_id in created
+        )
         return {
             **phases,
             "errors": sum(phase["errors"] for phase in phases.values()),
