@@ -4,13 +4,14 @@ embeddings and lexical index exist; derived rows are made consistent with the ro
 from __future__ import annotations
 
 import hashlib
+import time
 
 import factory
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from connectors.models import ConnectorAccount, ConnectorItem, Provider
-from core.models import ApiToken, TaskRun
+from core.models import ApiToken, RateCounter, TaskRun
 from graph.models import (
     Entity,
     EntityMention,
@@ -87,6 +88,19 @@ class TaskRunFactory(factory.django.DjangoModelFactory):
 
 
 # --- memories ---------------------------------------------------------------------------------------
+
+
+class RateCounterFactory(factory.django.DjangoModelFactory):
+    """One account's requests in the current minute of a rate limit."""
+
+    class Meta:
+        model = RateCounter
+
+    key = factory.Sequence(lambda n: f"account:{n}")
+    slot = factory.LazyFunction(lambda: int(time.time() // 60))
+    count = 1
+    previous = 0
+    expires_at = factory.LazyAttribute(lambda o: (o.slot + 2) * 60)
 
 
 class MemoryFactory(factory.django.DjangoModelFactory):

@@ -61,6 +61,9 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; without TCP_NODELAY a kept-alive client (the
+            # connectors' requests.Session) waits ~40 ms for each body (Nagle and delayed ACK).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # keep test output quiet
                 pass

@@ -43,22 +43,57 @@ def run_async(main):
 
 
 class Agent:
-    """One MCP client per call batch: `agent.run(fn)` opens a session as this token and awaits fn(session)."""
+    """An MCP client as one token, with one session kept open for all its calls (as a real agent
+    keeps one): `agent.run(fn)` awaits fn(session) there. The session lives in a task of its own on
+    an event loop in a thread of its own (anyio's blocking portal), because the SDK's contexts must
+    be left in the task that entered them; `close()` ends it."""
 
     def __init__(self, url: str, token: str):
         self.url, self.token = url, token
+        self._portal_cm = self._portal = self._requests = None
+
+    async def _serve(self, requests_in, *, task_status=anyio.TASK_STATUS_IGNORED):
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http,
+            streamable_http_client(self.url, http_client=http) as (read, write, *_),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            task_status.started()
+            async for fn, answer in requests_in:
+                try:
+                    answer["value"] = await fn(session)
+                except Exception as exc:
+                    answer["error"] = exc
+                answer["done"].set()
 
     def run(self, fn):
-        async def main():
-            async with (
-                create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"}) as http,
-                streamable_http_client(self.url, http_client=http) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                return await fn(session)
+        if self._portal is None:
+            from anyio.from_thread import start_blocking_portal
 
-        return run_async(main)
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+            send, receive = anyio.create_memory_object_stream(1)
+            self._requests = send
+            self._served = self._portal.start_task(self._serve, receive)[0]
+
+        async def ask():
+            answer = {"done": anyio.Event()}
+            await self._requests.send((fn, answer))
+            await answer["done"].wait()
+            return answer
+
+        answer = self._portal.call(ask)
+        if "error" in answer:
+            raise answer["error"]
+        return answer["value"]
+
+    def close(self):
+        if self._portal is not None:
+            self._portal.call(self._requests.aclose)
+            self._served.result(timeout=30)
+            self._portal_cm.__exit__(None, None, None)
+            self._portal = None
 
     def call(self, name: str, arguments: dict | None = None):
         return self.run(lambda s: s.call_tool(name, arguments or {}))
@@ -85,18 +120,20 @@ def stranger(db):
     return UserFactory()
 
 
-def _agent(live_server, user) -> Agent:
-    return Agent(live_server.url + "/mcp", api_token_create(user=user)[1])
+def _agent(live_server, user):
+    agent = Agent(live_server.url + "/mcp", api_token_create(user=user)[1])
+    yield agent
+    agent.close()
 
 
 @pytest.fixture
-def agent(live_server, owner) -> Agent:
-    return _agent(live_server, owner)
+def agent(live_server, owner):
+    yield from _agent(live_server, owner)
 
 
 @pytest.fixture
-def stranger_agent(live_server, stranger) -> Agent:
-    return _agent(live_server, stranger)
+def stranger_agent(live_server, stranger):
+    yield from _agent(live_server, stranger)
 
 
 def test_no_token_or_a_wrong_one_is_401_before_any_mcp(live_server):
