@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import logging
 import math
+import os
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
 from core import workers
 from graph import names
@@ -273,8 +276,38 @@ def _english_words() -> frozenset[str]:
 
 
 def words_never_nouns() -> frozenset[str]:
-    """English verbs, adjectives and adverbs that are never nouns ("naive", "linear", "restart")."""
-    return (_lexicon("verb") | _lexicon("adj") | _lexicon("adv")) - _lexicon("noun")
+    """English verbs, adjectives and adverbs that are never nouns ("naive", "linear", "restart").
+
+    Auto-tagging asks for them in every process that creates a memory, web workers included, which
+    otherwise never import spaCy; reading its tables means importing it (about 2.5 s and its memory).
+    So the list is kept in a file under the data directory, one per model version, written by the
+    first process that derives it; a file that cannot be read is derived again."""
+    cache = _never_nouns_file()
+    try:
+        return frozenset(json.loads(cache.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        pass
+    words = (_lexicon("verb") | _lexicon("adj") | _lexicon("adv")) - _lexicon("noun")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        staged = cache.with_suffix(f".{os.getpid()}.tmp")
+        staged.write_text(json.dumps(sorted(words)), encoding="utf-8")
+        staged.replace(cache)  # whole or not at all, whichever process writes it
+    except OSError:
+        logger.warning("could not keep the never-nouns word list in %s", cache, exc_info=True)
+    return words
+
+
+def _never_nouns_file() -> Path:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from django.conf import settings
+
+    try:
+        model = f"{spacy_pipeline.SPACY_MODEL}-{version(spacy_pipeline.SPACY_MODEL.replace('_', '-'))}"
+    except PackageNotFoundError:
+        model = spacy_pipeline.SPACY_MODEL
+    return Path(settings.DATA_DIR) / "cache" / f"never-nouns-{model}-v1.json"
 
 
 def looks_like_code(name: str) -> bool:
