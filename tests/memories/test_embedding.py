@@ -92,12 +92,23 @@ def test_onnx_runs_at_most_one_per_lane_at_once(monkeypatch):
 
     monkeypatch.setattr(encoder, "_run", counted)
     texts = [f"note {i} about lanes" for i in range(40)]
-    threads = [threading.Thread(target=embedding.embed_texts, args=(texts,)) for _ in range(3)]
-    threads.append(threading.Thread(target=lambda: [embedding.embed_query(t, cache=False) for t in texts[:10]]))
+    shapes: list = []
+
+    def embed(many: bool):
+        try:
+            if many:
+                shapes.append(embedding.embed_texts(texts).shape)
+            else:
+                shapes.extend(embedding.embed_query(t, cache=False).shape for t in texts[:10])
+        except Exception as exc:  # surfaced below
+            shapes.append(exc)
+
+    threads = [threading.Thread(target=embed, args=(many,)) for many in (True, True, True, False)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    assert sorted(shapes, key=str) == sorted([(40, 384)] * 3 + [(384,)] * 10, key=str)
     assert most[0] == encoder.lanes
 
 
