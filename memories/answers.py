@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memories import embedding
+from memories import embedding, questions
 from memories.search import QUESTION, SearchError, SearchFilters, hybrid_search
 
 CANDIDATE_CHUNKS = 8
@@ -28,11 +28,6 @@ SENTENCE_MAX_CHARS = 600
 WEIGHTS = {"meaning": 0.6, "words": 0.3, "chunk": 0.1}
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
-_QUESTION_START = re.compile(
-    r"^\s*(who|whom|whose|what|when|where|which|why|how|is|are|was|were|do|does|did|can|could|should|would|"
-    r"will|shall|may|might|has|have|had|tell me|show me|find|list)\b",
-    re.IGNORECASE,
-)
 
 
 @dataclass
@@ -96,7 +91,9 @@ def content_words(text: str) -> set[str]:
 
 
 def is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence))
+    """The chat's own rule (memories.questions): a sentence of a chat message that asks something
+    is never quoted back as an answer, while "Where I parked: level 3." is."""
+    return questions.asks(sentence)
 
 
 def asks(message) -> bool:

@@ -7,8 +7,6 @@ it is not where the answer is.
 
 from __future__ import annotations
 
-import re
-
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -16,41 +14,17 @@ from django.utils import timezone
 
 from core.text import strip_display_controls, text_problem
 from memories.models import ChatSession, Memory, Source
+from memories.questions import asks
 from memories.services.memory import memory_create
 from memories.services.validation import MemoryInputError, MemoryTooLargeError
 
 CHAT_TITLE_WORDS = 8
 QUESTION = "question"
 
-# The rule, as a person would put it: a message asks something when it ends with "?", or, unless it
-# ends with "!", when it opens with a question word (what, when, where, who, which, why, how, …), with a request to
-# recall ("remind me", "tell me", "do you know", "show me", "find"…), or with an auxiliary verb
-# followed by a person or "there" ("do I", "did we", "is there", "can you", "should I", …).
-_QUESTION_WORDS = r"what|what's|whats|when|when's|where|where's|who|who's|whom|whose|which|why|how|how's"
-_ASK_PHRASES = (
-    r"remind me|tell me|do you (?:know|remember)|can you (?:tell|remind|find|show)|show me|find me|"
-    r"find (?:my|the)|look up|i (?:wonder|forgot|can't remember|cannot remember|don't remember)"
-)
-_AUXILIARIES = r"do|does|did|is|are|was|were|can|could|should|would|will|have|has|had|am"
-_SUBJECTS = r"i|we|you|it|there|they|he|she|my|our|the|this|that"
-_QUESTION_START = re.compile(
-    rf"^\W*(?:(?:{_QUESTION_WORDS})\b|(?:{_ASK_PHRASES})\b|(?:{_AUXILIARIES})\s+(?:{_SUBJECTS})\b)",
-    re.IGNORECASE,
-)
-_ENDS_WITH_QUESTION_MARK = re.compile(r"\?[^\w.]*$")
-_EXCLAMATION = re.compile(r"![^\w?]*$")
-
 
 def message_kind(text: str) -> str:
-    """ "question" when the message asks something (the rule above), "" otherwise."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    if _ENDS_WITH_QUESTION_MARK.search(text):
-        return QUESTION
-    if _EXCLAMATION.search(text):  # "What a lovely day!" exclaims
-        return ""
-    return QUESTION if _QUESTION_START.search(text.replace("’", "'")) else ""
+    """ "question" when the message asks something (memories.questions), "" otherwise."""
+    return QUESTION if asks(text) else ""
 
 
 def _first_words(text: str, *, words: int = CHAT_TITLE_WORDS, max_chars: int = 80) -> str:

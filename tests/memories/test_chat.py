@@ -155,3 +155,14 @@ def test_chat_messages_stored_before_they_were_classified_are_marked_by_the_migr
     assert Memory.objects.get(pk=question.pk).metadata == {"sessionId": session.pk, "kind": "question"}
     assert "kind" not in Memory.objects.get(pk=note.pk).metadata
     assert "kind" not in Memory.objects.get(pk=upload.pk).metadata, "only chat messages are classified"
+
+
+def test_a_labelled_note_and_a_reminder_are_kept_as_notes_and_the_note_answers_later(api):
+    """"Where I parked: level 3" opens with a question word but labels what follows; "Remind me to
+    ..." is a reminder to keep. Neither is answered, and the note is quoted when asked about."""
+    note = api.post("/api/v1/chat/messages", {"content": "Where I parked: level 3 of the station car park, bay C42."})
+    reminder = api.post("/api/v1/chat/messages", {"content": "Remind me to renew the parking permit in May."})
+    assert note.json()["asked"] is False and reminder.json()["asked"] is False
+    asked = api.post("/api/v1/chat/messages", {"content": "Where did I park the car?"}).json()
+    assert asked["asked"] is True
+    assert asked["answer"][0]["text"] == "Where I parked: level 3 of the station car park, bay C42."

@@ -194,6 +194,14 @@ class _Lines:
         ("Do laundry on Sunday", ""),
         ("The party is at 8? No, at 9.", ""),
         ("What a lovely day!", ""),
+        ("Remind me where I parked", "question"),
+        ("I forgot when the bins go out", "question"),
+        ("Remind me to call Sam at 5.", ""),  # a reminder to keep, not a question
+        ("I forgot to pay the gas bill.", ""),
+        ("I forgot my umbrella at the office", ""),
+        ("Where I parked: level 3, bay C42.", ""),  # a labelled note
+        ("How to bake bread: mix flour, water and salt.", ""),
+        ("What time: 3pm or 4pm?", "question"),
     ],
 )
 def test_a_message_that_asks_something_is_a_question(text, kind):
