@@ -72,8 +72,11 @@
     remembered.set(xhr, { id: el.id, group: group ? group.dataset.focusGroup : null, index });
   });
   document.addEventListener("htmx:afterSettle", (event) => {
-    const target = event.detail.target;
-    const message = target && target.isConnected ? target.querySelector("[data-announce]") : null;
+    // After an outerHTML swap, detail.target is the element that was replaced (no longer in the page);
+    // the event itself fires on the new content, which is where the status message and focus belong.
+    const old = event.detail.target;
+    const target = old && old.isConnected ? old : event.target instanceof Element && event.target.isConnected ? event.target : null;
+    const message = target ? (target.matches("[data-announce]") ? target : target.querySelector("[data-announce]")) : null;
     if (message) announce(message.dataset.announce || message.textContent);
     const xhr = event.detail.xhr;
     const memory = xhr ? remembered.get(xhr) : null;
@@ -89,7 +92,7 @@
         next = items[Math.min(Math.max(memory.index, 0), items.length - 1)] || null;
       }
     }
-    if (!next && target && target.isConnected) {
+    if (!next && target) {
       next = target.querySelector("[data-focus-fallback]");
       if (!next) { next = target; if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1"); }
     }
