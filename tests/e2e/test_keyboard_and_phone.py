@@ -178,3 +178,16 @@ def test_the_graph_node_list_opens_the_side_panel_by_keyboard(page):
     page.keyboard.press("Enter")
     page.locator("#graph-panel .panel-title", has_text="Berlin").wait_for()
     assert page.evaluate("window.kybernesisGraph.$(':selected').data('label')") == "Berlin"
+
+
+def test_the_drop_zone_shows_keyboard_focus_on_its_hidden_file_input(page, artifacts):
+    user = UserFactory()
+    sign_in(page, user)
+    page.goto("/upload/")
+    page.focus("#id_tags")
+    page.keyboard.press("Shift+Tab")  # back onto the file input, hidden once JavaScript runs
+    assert page.evaluate("document.activeElement.id") == "id_files"
+    outline = page.evaluate("getComputedStyle(document.getElementById('dropzone')).outlineStyle")
+    assert outline == "solid"
+    page.screenshot(path=str(artifacts / "upload-dropzone-focus.png"))
+
