@@ -7,7 +7,7 @@ import pytest
 
 from graph.services import graph_extract_memories, memory_links_refresh
 from tests.e2e.test_pages_everywhere import sign_in
-from tests.factories import UserFactory, make_memory
+from tests.factories import EntityFactory, UserFactory, make_memory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -191,3 +191,40 @@ def test_the_drop_zone_shows_keyboard_focus_on_its_hidden_file_input(page, artif
     assert outline == "solid"
     page.screenshot(path=str(artifacts / "upload-dropzone-focus.png"))
 
+
+def _graph_of_many_nodes(user, n: int = 40):
+    for i in range(n):
+        EntityFactory(owner=user, name=f"Place {i:02d}", type="location", salience=1 - i / 100)
+
+
+def test_every_node_of_a_long_graph_list_is_in_view_of_its_vertical_scroll(page):
+    """The list was in CSS columns under a max-height: the columns past the second ran off to the right
+    of the card, so most nodes sat in a sideways scroll nobody sees."""
+    user = UserFactory()
+    _graph_of_many_nodes(user)
+    sign_in(page, user)
+    page.goto("/graph/")
+    page.wait_for_selector("#cy[data-ready=true]")
+    page.click("#graph-list summary")
+    box = page.locator("#graph-list ul").evaluate(
+        "u => ({sw: u.scrollWidth, cw: u.clientWidth, right: u.getBoundingClientRect().right,"
+        " links: [...u.querySelectorAll('a')].map(a => a.getBoundingClientRect().right)})"
+    )
+    assert len(box["links"]) == 40
+    assert box["sw"] <= box["cw"] and max(box["links"]) <= box["right"]
+
+
+def test_on_a_phone_a_node_tapped_in_the_drawing_brings_its_panel_into_view(browser, live_server):
+    user = UserFactory()
+    _graph_of_many_nodes(user)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    sign_in(page, user)
+    page.goto("/graph/")
+    page.wait_for_selector("#cy[data-ready=true]")
+    panel_top = "document.getElementById('graph-panel').getBoundingClientRect().top"
+    assert page.evaluate(panel_top) > 800  # below the drawing and the node list, out of sight
+    page.evaluate("window.kybernesisGraph.nodes()[0].emit('tap')")
+    page.locator("#graph-panel .panel-title").wait_for()
+    page.wait_for_function(f"() => {panel_top} >= -1 && {panel_top} < 800 - 150")
+    context.close()
