@@ -299,7 +299,8 @@ def memory_new(request):
         except services.MemoryInputError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:
-            messages.success(request, f"Saved “{memory.title}” in {memory.chunk_count} chunk(s).")
+            n = memory.chunk_count
+            messages.success(request, f"Saved “{memory.title}” in {n} chunk{'' if n == 1 else 's'}.")
             return redirect("memories:detail", memory_id=memory.pk)
     return render(request, "memories/new.html", {"form": form}, status=422 if form.errors else 200)
 
