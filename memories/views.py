@@ -75,19 +75,19 @@ def memory_bulk(request):
     back = safe_next(request, reverse("memories:list"))
     try:
         if request.POST.get("confirmed") != "1":
-            selected = bulk.memories_bulk_preview(owner=request.user, memory_ids=ids, action=action, tag=tag)
+            preview = bulk.memories_bulk_preview(owner=request.user, memory_ids=ids, action=action, tag=tag)
             return render(
                 request,
                 "memories/bulk_confirm.html",
-                {"selected": selected, "action": action, "tag": tag, "next": back},
+                {"selected": preview.memories, "action": action, "tag": preview.tag, "next": back},
             )
         result = bulk.memories_bulk(owner=request.user, memory_ids=ids, action=action, tag=tag)
     except services.MemoryInputError as exc:
         messages.error(request, capfirst(str(exc)) + ".")
         return redirect(back)
+    # The list shows the result once, in the bar that holds its Undo button (not again as a message).
     request.session[BULK_UNDO] = {"undo": result.undo, "message": result.message}
     request.session[BULK_UNDO_NOTICE] = True
-    messages.success(request, result.message)
     return redirect(back)
 
 
