@@ -147,6 +147,7 @@ def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(browser, live_serv
         "sleep": "/sleep/",
         "sleep-run": f"/sleep/{seeded['run'].pk}/",
         "api-docs": "/api/v1/docs",
+        "export-import": "/memories/data/",
         "account-email": "/accounts/email/",
         "password-change": "/accounts/password/change/",
         "not-found": "/no/such/page/",
