@@ -133,3 +133,9 @@ def test_the_add_form_suggests_no_priority_it_would_not_use_and_counts_chunks_in
     response = logged_in_client.post("/memories/new/", {"content": "One short note."}, follow=True)
     assert "in 1 chunk." in response.content.decode()
 
+
+def test_times_just_past_read_just_now_not_zero_minutes(logged_in_client, user):
+    memory = make_memory(user, content="Fresh.")
+    logged_in_client.post(f"/memories/{memory.pk}/edit/", {"title": "Fresh", "content": "Fresher.", "metadata": ""})
+    html = logged_in_client.get(f"/memories/{memory.pk}/").content.decode()
+    assert "(just now)" in html and "0\xa0minutes" not in html and "0 minutes" not in html
