@@ -1,6 +1,7 @@
 /* Behaviour shared by every page (no inline scripts, so a strict Content-Security-Policy can apply):
-   the collapsible nav, confirmations, keeping keyboard focus where it was across HTMX swaps,
-   live values next to range inputs, and Enter-to-send in the chat. */
+   the collapsible nav, confirmations, keeping keyboard focus where it was across HTMX swaps, the
+   first invalid field of a form sent back, live values next to range inputs, and Enter-to-send in
+   the chat. */
 (function () {
   "use strict";
   document.documentElement.classList.replace("no-js", "js");
@@ -114,6 +115,14 @@
   window.addEventListener("hashchange", highlightChunk);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", highlightChunk);
   else highlightChunk();
+
+  // --- A form sent back with errors (a full page, without HTMX): focus its first invalid field --
+  function focusFirstInvalid() {
+    const field = document.querySelector("main [aria-invalid=true]");
+    if (field && (!document.activeElement || document.activeElement === document.body)) field.focus();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", focusFirstInvalid);
+  else focusFirstInvalid();
 })();
 
 /* "All on this page" ticks every checkbox that belongs to the named form. */

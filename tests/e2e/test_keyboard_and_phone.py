@@ -228,3 +228,15 @@ def test_on_a_phone_a_node_tapped_in_the_drawing_brings_its_panel_into_view(brow
     page.locator("#graph-panel .panel-title").wait_for()
     page.wait_for_function(f"() => {panel_top} >= -1 && {panel_top} < 800 - 150")
     context.close()
+
+
+def test_a_form_sent_back_with_an_error_puts_focus_on_the_field_to_fix(page):
+    user = UserFactory()
+    memory = make_memory(user, content="Keep me.")
+    sign_in(page, user)
+    page.goto(f"/memories/{memory.pk}/edit/")
+    page.fill("[name=metadata]", '{"trip": "lisbon"')
+    page.focus("main button[type=submit]")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'id_metadata'")
