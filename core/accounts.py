@@ -3,7 +3,10 @@ KYBERNESIS_SIGNUP_INVITES) or closed (accounts are made by an administrator)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core import context as allauth_context
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
@@ -25,7 +28,25 @@ def is_invited(email: str) -> bool:
     return email in invites or domain in invites
 
 
+PRODUCT_NAME = "Kybernesis"
+
+
+def user_display(user) -> str:
+    """How a person is named in messages ("Successfully signed in as …"): by the email address they
+    signed up with, not the username allauth derived from it, which they never chose."""
+    return getattr(user, "email", "") or user.get_username()
+
+
 class AccountAdapter(DefaultAccountAdapter):
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        # allauth's mails greet and sign off with the current Site ("example.com" unless someone edits
+        # it in the admin); they name the product and the host the person actually uses instead.
+        request = allauth_context.request
+        domain = request.get_host() if request is not None else "localhost"
+        super().send_mail(
+            template_prefix, email, {"current_site": SimpleNamespace(name=PRODUCT_NAME, domain=domain), **context}
+        )
+
     def is_open_for_signup(self, request) -> bool:
         return signup_mode() != "closed"
 

@@ -173,6 +173,8 @@ if KYBERNESIS_SIGNUP not in ("open", "invite", "closed"):
     raise ImproperlyConfigured(f"KYBERNESIS_SIGNUP must be open, invite or closed; got {KYBERNESIS_SIGNUP!r}")
 KYBERNESIS_SIGNUP_INVITES = env_list("KYBERNESIS_SIGNUP_INVITES", "")
 ACCOUNT_ADAPTER = "core.accounts.AccountAdapter"
+ACCOUNT_USER_DISPLAY = "core.accounts.user_display"
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[Kybernesis] "
 # Sign-in, password reset and sign-up answer alike whether or not an address has an account. On
 # sign-up this needs KYBERNESIS_EMAIL_VERIFICATION=mandatory (the owner of a taken address is told by
 # mail); with "none" a new account is signed in at once, so a taken address has to be refused.

@@ -25,7 +25,12 @@ class MemoryForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": "project-x, meeting-notes"}),
     )
     priority = forms.FloatField(
-        required=False, min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0.5"})
+        required=False,
+        min_value=0,
+        max_value=1,
+        # Left empty, the priority is computed (tiering.default_priority), so no number is suggested here.
+        help_text="From 0 to 1. Leave empty to have it set from the source, manual tags and length; 0.65 or more keeps it hot.",
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "automatic"}),
     )
 
     def clean_tags(self) -> list[str]:

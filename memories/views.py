@@ -75,19 +75,19 @@ def memory_bulk(request):
     back = safe_next(request, reverse("memories:list"))
     try:
         if request.POST.get("confirmed") != "1":
-            selected = bulk.memories_bulk_preview(owner=request.user, memory_ids=ids, action=action, tag=tag)
+            preview = bulk.memories_bulk_preview(owner=request.user, memory_ids=ids, action=action, tag=tag)
             return render(
                 request,
                 "memories/bulk_confirm.html",
-                {"selected": selected, "action": action, "tag": tag, "next": back},
+                {"selected": preview.memories, "action": action, "tag": preview.tag, "next": back},
             )
         result = bulk.memories_bulk(owner=request.user, memory_ids=ids, action=action, tag=tag)
     except services.MemoryInputError as exc:
         messages.error(request, capfirst(str(exc)) + ".")
         return redirect(back)
+    # The list shows the result once, in the bar that holds its Undo button (not again as a message).
     request.session[BULK_UNDO] = {"undo": result.undo, "message": result.message}
     request.session[BULK_UNDO_NOTICE] = True
-    messages.success(request, result.message)
     return redirect(back)
 
 
@@ -299,7 +299,8 @@ def memory_new(request):
         except services.MemoryInputError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:
-            messages.success(request, f"Saved “{memory.title}” in {memory.chunk_count} chunk(s).")
+            n = memory.chunk_count
+            messages.success(request, f"Saved “{memory.title}” in {n} chunk{'' if n == 1 else 's'}.")
             return redirect("memories:detail", memory_id=memory.pk)
     return render(request, "memories/new.html", {"form": form}, status=422 if form.errors else 200)
 

@@ -147,18 +147,25 @@ def memories_bulk_undo(*, owner, undo: dict) -> str:
     raise MemoryInputError("there is nothing to undo", field="undo")
 
 
-def memories_bulk_preview(*, owner, memory_ids, action: str, tag: str = "") -> list[Memory]:
+@dataclass
+class BulkPreview:
+    memories: list[Memory]
+    tag: str = ""  # for "tag": the tag as it will be stored ("Reading List" becomes "reading-list")
+
+
+def memories_bulk_preview(*, owner, memory_ids, action: str, tag: str = "") -> BulkPreview:
     """Check a bulk request the way memories_bulk would, without changing anything; returns the
-    selected memories for the confirmation page."""
+    selected memories, and the tag as memories_bulk will store it, for the confirmation page."""
     if action not in ACTIONS:
         raise MemoryInputError(f"choose an action: {', '.join(ACTIONS)}", field="action")
     ids = _selected_ids(memory_ids)
+    stored_tag = ""
     if action == "tag":
         try:
-            normalize_tag(tag)
+            stored_tag = normalize_tag(tag)
         except TagError as exc:
             raise MemoryInputError(str(exc), field="tag") from None
     memories = list(Memory.objects.for_user(owner).filter(pk__in=ids).defer("content").order_by("-created_at"))
     if not memories:
         raise MemoryInputError("none of the selected memories exist any more", field="ids")
-    return memories
+    return BulkPreview(memories=memories, tag=stored_tag)

@@ -1,6 +1,7 @@
 /* Behaviour shared by every page (no inline scripts, so a strict Content-Security-Policy can apply):
-   the collapsible nav, confirmations, keeping keyboard focus where it was across HTMX swaps,
-   live values next to range inputs, and Enter-to-send in the chat. */
+   the collapsible nav, confirmations, keeping keyboard focus where it was across HTMX swaps, the
+   first invalid field of a form sent back, live values next to range inputs, and Enter-to-send in
+   the chat. */
 (function () {
   "use strict";
   document.documentElement.classList.replace("no-js", "js");
@@ -72,8 +73,11 @@
     remembered.set(xhr, { id: el.id, group: group ? group.dataset.focusGroup : null, index });
   });
   document.addEventListener("htmx:afterSettle", (event) => {
-    const target = event.detail.target;
-    const message = target && target.isConnected ? target.querySelector("[data-announce]") : null;
+    // After an outerHTML swap, detail.target is the element that was replaced (no longer in the page);
+    // the event itself fires on the new content, which is where the status message and focus belong.
+    const old = event.detail.target;
+    const target = old && old.isConnected ? old : event.target instanceof Element && event.target.isConnected ? event.target : null;
+    const message = target ? (target.matches("[data-announce]") ? target : target.querySelector("[data-announce]")) : null;
     if (message) announce(message.dataset.announce || message.textContent);
     const xhr = event.detail.xhr;
     const memory = xhr ? remembered.get(xhr) : null;
@@ -89,7 +93,7 @@
         next = items[Math.min(Math.max(memory.index, 0), items.length - 1)] || null;
       }
     }
-    if (!next && target && target.isConnected) {
+    if (!next && target) {
       next = target.querySelector("[data-focus-fallback]");
       if (!next) { next = target; if (!next.hasAttribute("tabindex")) next.setAttribute("tabindex", "-1"); }
     }
@@ -111,6 +115,14 @@
   window.addEventListener("hashchange", highlightChunk);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", highlightChunk);
   else highlightChunk();
+
+  // --- A form sent back with errors (a full page, without HTMX): focus its first invalid field --
+  function focusFirstInvalid() {
+    const field = document.querySelector("main [aria-invalid=true]");
+    if (field && (!document.activeElement || document.activeElement === document.body)) field.focus();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", focusFirstInvalid);
+  else focusFirstInvalid();
 })();
 
 /* "All on this page" ticks every checkbox that belongs to the named form. */

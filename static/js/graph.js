@@ -138,6 +138,18 @@
       cytoscape.use(cytoscapeFcose);
       fcoseRegistered = true;
     }
+    // On a narrow screen the side panel sits under the drawing and the node list, out of sight: when the
+    // person picks a node (not for the node the page opens centred on), the panel is scrolled into view.
+    // Focus stays on the link they used.
+    const panel = document.getElementById("graph-panel");
+    let picked = false;
+    document.addEventListener("htmx:afterSettle", (event) => {
+      if (event.target !== panel || !picked) return;
+      picked = false;
+      if (!window.matchMedia("(max-width: 900px)").matches) return;
+      const box = panel.getBoundingClientRect();
+      if (box.top < 0 || box.top > window.innerHeight * 0.6) panel.scrollIntoView({ block: "start" });
+    });
     const data = JSON.parse(dataTag.textContent);
     const urls = JSON.parse(document.getElementById("graph-urls").textContent);
     const cy = cytoscape({
@@ -153,6 +165,7 @@
     cy.on("tap", "node", (event) => {
       const url = panelUrl(urls, event.target);
       if (!url) return;
+      picked = true;
       cy.nodes().unselect();
       event.target.select();
       htmx.ajax("GET", url, { target: "#graph-panel", swap: "innerHTML" });
@@ -172,6 +185,7 @@
     document.addEventListener("click", (event) => {
       const link = event.target.closest("#graph-list [data-node-id]");
       if (!link) return;
+      picked = true;
       const node = cy.getElementById(link.dataset.nodeId);
       if (node.empty()) return;
       cy.nodes().unselect();

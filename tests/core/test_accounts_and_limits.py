@@ -114,3 +114,18 @@ def test_the_per_address_rate_covers_every_account_of_one_client(api, other_api,
     settings.KYBERNESIS_API_ADDRESS_RATE = "3/m"
     statuses = [client.get("/api/v1/memories").status_code for client in (api, other_api, api, other_api)]
     assert statuses == [200, 200, 200, 429]
+
+
+def test_the_sign_in_message_names_the_email_address_not_a_derived_username(client):
+    response = _sign_up(client, "ada.lovelace@example.org")
+    page = client.get(response["Location"]).content.decode()
+    assert "Successfully signed in as ada.lovelace@example.org." in page
+
+
+def test_account_mails_name_kybernesis_and_this_host_not_the_default_site(client, user, settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    client.post("/accounts/password/reset/", {"email": user.email})
+    [message] = mail.outbox
+    assert message.subject.startswith("[Kybernesis] ")
+    assert "example.com" not in message.subject + message.body.replace(user.email, "")
+    assert "Kybernesis" in message.body and "http://testserver/accounts/password/reset/key/" in message.body

@@ -65,3 +65,18 @@ def test_the_500_page_is_in_the_site_layout():
     html = response.content.decode()
     assert response.status_code == 500
     assert "Something went wrong on our side" in html and 'class="topbar"' in html
+
+
+def test_every_page_links_to_the_account_pages_which_offer_the_export(logged_in_client, user):
+    html = logged_in_client.get("/memories/").content.decode()
+    assert re.search(r'<a class="account-link" href="/accounts/email/"[^>]*aria-label="Account: ' + user.email, html)
+    for url in ("/accounts/email/", "/accounts/password/change/"):
+        page = logged_in_client.get(url).content.decode()
+        assert 'aria-label="Account"' in page and 'aria-current="page"' in page
+        assert 'href="/accounts/password/change/"' in page and 'href="/memories/data/"' in page
+        assert 'id="account-export-button" href="/api/v1/export" download' in page
+
+
+def test_the_import_file_input_has_a_label(logged_in_client):
+    html = logged_in_client.get("/memories/data/").content.decode()
+    assert '<label for="import-file"' in html and 'id="import-file"' in html

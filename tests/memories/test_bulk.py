@@ -32,10 +32,18 @@ def test_bulk_tag_then_undo_removes_it_only_where_it_was_added(logged_in_client,
     assert response.status_code == 302
     assert Memory.objects.get(pk=new.pk).manual_tags == ["travel"]
     page = logged_in_client.get("/memories/").content.decode()
-    assert "Tagged 2 memories with “travel”." in page and "Undo" in page
+    # said once, in the bar that holds the Undo button, not again as a flash message above it
+    assert page.count("Tagged 2 memories with “travel”.") == 1 and "Undo" in page
     logged_in_client.post("/memories/bulk/undo/", {"next": "/memories/"})
     assert Memory.objects.get(pk=new.pk).manual_tags == []
     assert Memory.objects.get(pk=had.pk).manual_tags == ["travel"]
+
+
+def test_the_confirmation_shows_the_tag_as_it_will_be_stored(logged_in_client, user):
+    note = make_memory(user, content="A book to read.")
+    page = _post(logged_in_client, [note.pk], "tag", tag="Reading List", confirmed=False).content.decode()
+    assert '<span class="badge tag-manual">reading-list</span>' in page
+    assert 'name="tag" value="reading-list"' in page
 
 
 def test_bulk_pin_and_undo(logged_in_client, user):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -111,3 +113,29 @@ def test_delete_from_the_page(logged_in_client, user):
     response = logged_in_client.post(f"/memories/{memory.pk}/delete/")
     assert response.status_code == 302
     assert not Memory.objects.exists()
+
+
+def test_help_texts_carry_the_ids_their_fields_are_described_by(logged_in_client, user):
+    memory = make_memory(user, content="Described.")
+    for url in ("/memories/new/", f"/memories/{memory.pk}/edit/"):
+        html = logged_in_client.get(url).content.decode()
+        described = re.findall(r'aria-describedby="([^"]+)"', html)
+        assert described, url
+        for ids in described:
+            for element_id in ids.split():
+                if not element_id.endswith("_error"):  # error lists exist only once there is an error
+                    assert f'id="{element_id}"' in html, (url, element_id)
+
+
+def test_the_add_form_suggests_no_priority_it_would_not_use_and_counts_chunks_in_words(logged_in_client, user):
+    html = logged_in_client.get("/memories/new/").content.decode()
+    assert 'placeholder="0.5"' not in html and "Leave empty to have it set" in html
+    response = logged_in_client.post("/memories/new/", {"content": "One short note."}, follow=True)
+    assert "in 1 chunk." in response.content.decode()
+
+
+def test_times_just_past_read_just_now_not_zero_minutes(logged_in_client, user):
+    memory = make_memory(user, content="Fresh.")
+    logged_in_client.post(f"/memories/{memory.pk}/edit/", {"title": "Fresh", "content": "Fresher.", "metadata": ""})
+    html = logged_in_client.get(f"/memories/{memory.pk}/").content.decode()
+    assert "(just now)" in html and "0\xa0minutes" not in html and "0 minutes" not in html

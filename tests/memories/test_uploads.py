@@ -200,6 +200,8 @@ def test_uploading_needs_authentication():
 def test_the_upload_page_works_without_javascript(logged_in_client, user):
     page = logged_in_client.get("/upload/")
     assert page.status_code == 200 and b'id="dropzone"' in page.content
+    # each file's result line (added by upload.js, or by the page itself) is read out as it arrives
+    assert b'id="upload-list" aria-live="polite"' in page.content
     response = logged_in_client.post(
         "/upload/", {"files": [upload("a.md", b"Alpha."), upload("b.pdf", b"nope")], "tags": "inbox"}
     )
