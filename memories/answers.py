@@ -103,13 +103,14 @@ def asks(message) -> bool:
     return (message.metadata or {}).get("kind") == QUESTION
 
 
-def answer_message(*, user, message) -> Answer:
+def answer_message(*, user, message, later_ids=()) -> Answer:
     """The reply to a chat message: one that asks something gets its extractive answer; a note
     ("Parked on level 3, bay C42.") is kept, not answered, so its reply cites nothing and only lists
-    the related memories."""
+    the related memories. `later_ids`: the session's messages sent after it, which its reply, shown
+    again, leaves out as it did when it was sent."""
     if not asks(message):
         return Answer(question=message.content)
-    return answer_question(user=user, question=message.content, exclude_memory_ids=[message.pk])
+    return answer_question(user=user, question=message.content, exclude_memory_ids=[message.pk, *later_ids])
 
 
 def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences: int = MAX_SENTENCES) -> Answer:
@@ -223,12 +224,13 @@ def chat_exchanges(*, session) -> list[dict]:
     state = Memory.objects.filter(owner_id=session.owner_id).aggregate(n=Count("id"), last=Max("updated_at"))
     stamp = f"{state['n']}:{state['last'].timestamp() if state['last'] else 0}"
     exchanges = chat_session_exchanges(session=session)
-    for exchange in exchanges:
+    for i, exchange in enumerate(exchanges):
         message = exchange["message"]
         key = f"chat-answer:{message.pk}:{stamp}"
         answer = cache.get(key)
         if answer is None:
-            answer = answer_message(user=session.owner, message=message)
+            later = [e["message"].pk for e in exchanges[i + 1 :]]
+            answer = answer_message(user=session.owner, message=message, later_ids=later)
             cache.set(key, answer, 3600)
         exchange["answer"] = answer
         exchange["asks"] = asks(message)

@@ -119,7 +119,9 @@ def tag_counts(*, user, prefix: str = "", limit: int = 500) -> list[dict]:
         return [{"tag": tag, "count": n, "manual": manual} for tag, n, manual in cursor.fetchall()]
 
 
-def memory_related(*, user, memory: Memory, limit: int = 5, min_score: float | None = None) -> list[dict]:
+def memory_related(
+    *, user, memory: Memory, limit: int = 5, min_score: float | None = None, exclude_memory_ids=()
+) -> list[dict]:
     """The user's other memories related to this one (a chat message), as hybrid search ranks them with
     the message as the query: the same relevance floor as search, never the memory itself, and
     questions after the notes.
@@ -145,7 +147,7 @@ def memory_related(*, user, memory: Memory, limit: int = 5, min_score: float | N
         group_by="memory",
         query_vector=anchor[0],
         min_score=min_score,
-        exclude_memory_ids=(memory.pk,),
+        exclude_memory_ids=(memory.pk, *exclude_memory_ids),
     )
     memories = Memory.objects.in_bulk([r.memory_id for r in response.results])
     return [
@@ -192,10 +194,18 @@ def chat_session_messages(*, session: ChatSession) -> QuerySet[Memory]:
 
 
 def chat_session_exchanges(*, session: ChatSession) -> list[dict]:
-    """Each message of a session with the related memories the reply shows for it."""
+    """Each message of a session with the related memories the reply shows for it. A reply is read
+    again each time the session is shown, so it leaves out the session's later messages: the reply
+    to a note never lists the question asked after it."""
+    messages = list(chat_session_messages(session=session))
     return [
-        {"message": message, "related": memory_related(user=session.owner_id, memory=message)}
-        for message in chat_session_messages(session=session)
+        {
+            "message": message,
+            "related": memory_related(
+                user=session.owner_id, memory=message, exclude_memory_ids=[m.pk for m in messages[i + 1 :]]
+            ),
+        }
+        for i, message in enumerate(messages)
     ]
 
 

@@ -158,7 +158,7 @@ def test_chat_messages_stored_before_they_were_classified_are_marked_by_the_migr
 
 
 def test_a_labelled_note_and_a_reminder_are_kept_as_notes_and_the_note_answers_later(api):
-    """"Where I parked: level 3" opens with a question word but labels what follows; "Remind me to
+    """ "Where I parked: level 3" opens with a question word but labels what follows; "Remind me to
     ..." is a reminder to keep. Neither is answered, and the note is quoted when asked about."""
     note = api.post("/api/v1/chat/messages", {"content": "Where I parked: level 3 of the station car park, bay C42."})
     reminder = api.post("/api/v1/chat/messages", {"content": "Remind me to renew the parking permit in May."})
@@ -166,3 +166,18 @@ def test_a_labelled_note_and_a_reminder_are_kept_as_notes_and_the_note_answers_l
     asked = api.post("/api/v1/chat/messages", {"content": "Where did I park the car?"}).json()
     assert asked["asked"] is True
     assert asked["answer"][0]["text"] == "Where I parked: level 3 of the station car park, bay C42."
+
+
+def test_a_session_shown_again_replies_as_it_did_when_each_message_was_sent(api, logged_in_client):
+    """Replies are worked out again when a session is shown: a message's reply leaves out the
+    messages sent after it, so the note's related memories never list the question that followed,
+    and the earlier question is not answered by the later note."""
+    first = api.post("/api/v1/chat/messages", {"content": "Where is the spare bike key kept?"}).json()
+    session = first["sessionId"]
+    api.post("/api/v1/chat/messages", {"sessionId": session, "content": "The spare bike key is kept in the blue tin."})
+    page = logged_in_client.get("/chat/", {"session": session}).content.decode()
+    first_reply = page.split('class="chat-message reply"')[1].split('class="chat-message mine"')[0]
+    assert "blue tin" not in first_reply, "the first reply predates the note"
+    assert "No sentence in your memories answers this directly." in first_reply or "Nothing related" in first_reply
+    asked_again = api.post("/api/v1/chat/messages", {"sessionId": session, "content": "Where is the spare bike key?"})
+    assert asked_again.json()["answer"][0]["text"] == "The spare bike key is kept in the blue tin."
