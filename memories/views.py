@@ -12,7 +12,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import capfirst
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
@@ -67,10 +67,13 @@ BULK_UNDO = "memories_bulk_undo"
 BULK_UNDO_NOTICE = "memories_bulk_undo_notice"
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def memory_bulk(request):
     """Tag, pin, unpin or delete the memories ticked on the list. The first post shows a confirmation
-    page; the confirmed post applies the action and leaves an undo button on the list."""
+    page; the confirmed post applies the action and leaves an undo button on the list. A GET (the
+    confirmation page reloaded, or its address opened again) goes back to the list."""
+    if request.method == "GET":
+        return redirect("memories:list")
     ids, action, tag = request.POST.getlist("ids"), request.POST.get("action", ""), request.POST.get("tag", "")
     back = safe_next(request, reverse("memories:list"))
     try:
@@ -91,8 +94,10 @@ def memory_bulk(request):
     return redirect(back)
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def memory_bulk_undo(request):
+    if request.method == "GET":
+        return redirect("memories:list")
     back = safe_next(request, reverse("memories:list"))
     record = request.session.pop(BULK_UNDO, None)
     if not record:

@@ -104,3 +104,9 @@ def test_the_list_sorts(logged_in_client, user, sort, first):
     make_memory(user, content="Notes on cactus.", title="Zulu", priority=0.3)
     page = logged_in_client.get("/memories/", {"sort": sort})
     assert page.context["page"].object_list[0].title == first
+
+
+def test_the_bulk_addresses_opened_with_a_get_lead_back_to_the_list(logged_in_client):
+    for path in ("/memories/bulk/", "/memories/bulk/undo/"):
+        response = logged_in_client.get(path)
+        assert response.status_code == 302 and response["Location"] == "/memories/"
