@@ -48,7 +48,10 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
     """
     limit = settings.KYBERNESIS_MAX_FILES_PER_UPLOAD
     if len(files) > limit:
-        raise MemoryTooLargeError(f"at most {limit} files can be uploaded at once; got {len(files)}", field="files")
+        files_word = "file" if limit == 1 else "files"
+        raise MemoryTooLargeError(
+            f"at most {limit} {files_word} can be uploaded at once; got {len(files)}", field="files"
+        )
     if not files:
         raise MemoryInputError("no files were sent", field="files")
     tags = clean_tags(list(manual_tags), index=None)
