@@ -252,6 +252,8 @@ def _lexicon(pos: str) -> frozenset[str]:
 
 
 _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
+# The same without the colon, which titles have ("Mission: Impossible").
+_NOT_IN_NAMES = re.compile(r"[(){}\[\]=;<>]")
 _NAME_PARTICLES = frozenset(
     ["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"]
 )
@@ -653,6 +655,10 @@ def _spans(doc) -> list[_Found]:
             continue
         span, label = _trimmed(ent, label)
         if span is None:
+            continue
+        if _NOT_IN_NAMES.search(span.text):
+            # A name holds no brackets or equals signs: "golden_ratio(n" is a call in a code file.
+            covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
             continue
         entity_type = LABEL_TYPES[label]
         name = display_name(span.text)

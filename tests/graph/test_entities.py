@@ -140,3 +140,10 @@ def test_ten_thousand_copies_of_one_name_stay_one_entity_and_bounded():
     assert {m.key for m in graph.mentions if m.type == "person"} == {"alice"}
     assert 0 < len(graph.mentions) <= 400
     assert len({(r.source_key, r.target_key) for r in graph.relations}) <= 1
+
+
+def test_a_call_in_a_code_file_is_no_entity():
+    """An identifier with its call ("golden_ratio(n)") came out as the concept "golden_ratio n"."""
+    code = "def golden_ratio(n):\n    return fib(n + 1) / fib(n)\n\nprint(golden_ratio(30))\n"
+    names = {m.name for m in extract_texts([code])[0].mentions}
+    assert not any("golden_ratio" in name or "(" in name for name in names), names
