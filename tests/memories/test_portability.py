@@ -395,3 +395,33 @@ def selectors_messages(session):
     from memories.selectors import chat_session_messages
 
     return chat_session_messages(session=session)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"content": "   "},
+        {"content": "Fine.", "priority": 1.5},
+        {"content": "Fine.", "source": "fax"},
+        {"content": "Fine.", "title": "t" * 501},
+        {"content": "Fine.", "tags": ["x" * 65]},
+        {"content": "Fine.", "metadata": [1, 2]},
+    ],
+)
+def test_an_import_record_is_checked_by_the_same_code_and_messages_as_a_create(user, tmp_path, fields):
+    with pytest.raises(services.MemoryInputError) as refused:
+        services.memory_create(
+            owner=user,
+            title=fields.get("title"),
+            content=fields["content"],
+            source=fields.get("source", "upload"),
+            priority=fields.get("priority"),
+            metadata=fields.get("metadata"),
+            manual_tags=fields.get("tags", ()),
+        )
+    record = {("manualTags" if k == "tags" else k): v for k, v in fields.items()}
+    path = tmp_path / "memories.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    report = portability.import_path(owner=user, path=path)
+    assert report.errors == [{"item": "memories.jsonl line 1", "error": f"{refused.value.field}: {refused.value}"}]
+    assert Memory.objects.filter(owner=user).count() == 0

@@ -14,22 +14,15 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memories import tiering
+from memories.chunking import Chunk
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, Tier, TierMove, content_hash
 from memories.models import Source as MemorySource
-from memories.services.memory import chunks_for
+from memories.services.memory import MemoryInput, memory_input_prepare
 from memories.services.portability.vectors import VectorReuse
 from memories.services.tags import autotag
 from memories.services.tiers import tier_facts
-from memories.services.validation import (
-    MemoryInputError,
-    clean_content,
-    clean_metadata,
-    clean_priority,
-    clean_source,
-    clean_tags,
-    clean_title,
-)
+from memories.services.validation import MemoryInputError
 
 
 class RecordError(ValueError):
@@ -111,14 +104,13 @@ class Prepared:
 
 def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now) -> Prepared:
     """Validate a record with the same rules (and messages) as the API, and build the unsaved memory."""
-    memory = _memory_from_record(record, owner=owner, now=now)
+    memory, chunks = _memory_from_record(record, owner=owner, now=now)
     _restore_auto_tags(memory, record, now=now)
     restore_tier = _restore_tier(memory, record, now=now)
     memory.sync_derived_fields()
     if (expected := record.get("contentHash")) is not None and expected != memory.content_hash:
         raise RecordError("contentHash does not match the content (was the file edited?)")
     moves = _tier_moves(record, owner=owner, now=now)
-    chunks = chunks_for(memory.content)
     known = _known_vectors(record) if vectors.included else {}
     session_ref = memory.metadata.get("sessionId") if memory.source == MemorySource.CHAT else None
     return Prepared(
@@ -133,31 +125,32 @@ def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now
     )
 
 
-def _memory_from_record(record: dict, *, owner, now) -> Memory:
-    """The unsaved memory: the API's own checks for the fields a person writes (the same messages),
-    then the stored state (summary, accesses, times) as exported."""
+def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk]]:
+    """The unsaved memory and its chunks: the API's own checks for the fields a person writes (the same
+    code and messages as a create), then the stored state (summary, accesses, times) as exported."""
     try:
-        content = clean_content(record.get("content"), index=None)
-        source = clean_source(record.get("source", MemorySource.UPLOAD), index=None)
-        manual_tags = clean_tags(record.get("manualTags") or [], index=None)
-        priority = clean_priority(record.get("priority"), index=None)
-        metadata = clean_metadata(record.get("metadata"), index=None)
-        title = clean_title(record.get("title"), content, index=None)
+        given = memory_input_prepare(
+            MemoryInput(
+                title=record.get("title"),
+                content=record.get("content"),
+                source=record.get("source", MemorySource.UPLOAD),
+                priority=record.get("priority"),
+                metadata=record.get("metadata"),
+                manual_tags=record.get("manualTags") or [],
+            ),
+            index=None,
+        )
     except MemoryInputError as exc:
         raise RecordError(f"{exc.field}: {exc}" if exc.field else str(exc)) from None
-    if priority is None:
-        priority = tiering.default_priority(
-            source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
-        )
     created_at = _time(record, "createdAt", now)
     memory = Memory(
         owner=owner,
-        title=title,
-        content=content,
-        source=source,
-        metadata=metadata,
-        manual_tags=manual_tags,
-        priority=priority,
+        title=given.title,
+        content=given.content,
+        source=given.source,
+        metadata=given.metadata,
+        manual_tags=given.manual_tags,
+        priority=given.priority,
         pinned=_field(record, "pinned", bool, False),
         summary=_field(record, "summary", str, ""),
         preview=_field(record, "preview", str, "")[:200],
@@ -170,7 +163,7 @@ def _memory_from_record(record: dict, *, owner, now) -> Memory:
     )
     if memory.access_count < 0:
         raise RecordError("accessCount must not be negative")
-    return memory
+    return memory, given.chunks
 
 
 def _restore_auto_tags(memory: Memory, record: dict, *, now) -> None:
