@@ -425,3 +425,17 @@ def test_an_import_record_is_checked_by_the_same_code_and_messages_as_a_create(u
     report = portability.import_path(owner=user, path=path)
     assert report.errors == [{"item": "memories.jsonl line 1", "error": f"{refused.value.field}: {refused.value}"}]
     assert Memory.objects.filter(owner=user).count() == 0
+
+
+def test_a_record_with_nan_in_its_metadata_is_one_error_not_a_database_failure(user, tmp_path):
+    path = tmp_path / "memories.jsonl"
+    path.write_text(
+        '{"content": "Metadata that JSON cannot hold.", "metadata": {"score": NaN}}\n'
+        + json.dumps({"content": "A good line after it."})
+        + "\n",
+        encoding="utf-8",
+    )
+    report = portability.import_path(owner=user, path=path)
+    assert (report.created, report.failed) == (1, 1)
+    assert "metadata.score" in report.errors[0]["error"] and "could not be stored" not in report.errors[0]["error"]
+    assert list(Memory.objects.filter(owner=user).values_list("content", flat=True)) == ["A good line after it."]
