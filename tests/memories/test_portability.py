@@ -439,3 +439,18 @@ def test_a_record_with_nan_in_its_metadata_is_one_error_not_a_database_failure(u
     assert (report.created, report.failed) == (1, 1)
     assert "metadata.score" in report.errors[0]["error"] and "could not be stored" not in report.errors[0]["error"]
     assert list(Memory.objects.filter(owner=user).values_list("content", flat=True)) == ["A good line after it."]
+
+
+def test_a_clean_text_refusal_names_its_field_once(user, tmp_path):
+    path = tmp_path / "memories.jsonl"
+    path.write_text(
+        json.dumps({"content": "lone \ud800 surrogate"})
+        + "\n"
+        + json.dumps({"content": "x", "metadata": {"a": "\x00"}}),
+        encoding="utf-8",
+    )
+    report = portability.import_path(owner=user, path=path)
+    assert [e["error"] for e in report.errors] == [
+        "content: contains a lone surrogate (\\ud800-\\udfff), which is not valid Unicode",
+        "metadata.a: contains a NUL byte (\\u0000), which text cannot hold",
+    ]

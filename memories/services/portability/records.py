@@ -141,7 +141,7 @@ def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk
             index=None,
         )
     except MemoryInputError as exc:
-        raise RecordError(f"{exc.field}: {exc}" if exc.field else str(exc)) from None
+        raise RecordError(exc.named) from None
     created_at = _time(record, "createdAt", now)
     memory = Memory(
         owner=owner,
