@@ -11,7 +11,7 @@ import json
 import re
 import stat
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
@@ -52,7 +52,7 @@ class Item:
 class Source:
     kind: str  # "export" or "markdown"
     manifest: dict = field(default_factory=dict)
-    chat_sessions: list[dict] = field(default_factory=list)
+    chat_sessions: list[Item] = field(default_factory=list)  # one per chat_sessions.jsonl line, or its error
     errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
     items: Iterator[Item] = field(default_factory=lambda: iter(()))
     total: int | None = None  # how many items, when known up front
@@ -134,12 +134,12 @@ class _Capped:
             return bytes(out)
         return self._take(self.raw.read(size))
 
-    def readline(self) -> bytes:
-        return self._take(self.raw.readline(MAX_ENTRY_BYTES + 1))
+    def readline(self, size: int = -1) -> bytes:
+        limit = MAX_ENTRY_BYTES + 1 if size is None or size < 0 else min(size, MAX_ENTRY_BYTES + 1)
+        return self._take(self.raw.readline(limit))
 
     def __iter__(self):
-        while line := self.readline():
-            yield line
+        return lines_of(self)
 
     def __enter__(self):
         return self
@@ -149,6 +149,19 @@ class _Capped:
 
 
 # --- Records from an export ----------------------------------------------------------------------
+
+
+def lines_of(stream, limit: int | None = None) -> Iterator[bytes]:
+    """Each line of a binary stream, never more than limit + 1 bytes of it in memory (MAX_ENTRY_BYTES by
+    default): a longer line is yielded as its first limit + 1 bytes, so the reader sees it is too long,
+    and the rest of it is skipped, so it is one line however long it is (a plain file's own iteration
+    would read it whole)."""
+    limit = MAX_ENTRY_BYTES if limit is None else limit
+    while line := stream.readline(limit + 1):
+        if len(line) > limit and not line.endswith(b"\n"):
+            while (rest := stream.readline(limit + 1)) and not rest.endswith(b"\n"):
+                pass
+        yield line
 
 
 def check_manifest(manifest) -> dict:
@@ -162,10 +175,10 @@ def check_manifest(manifest) -> dict:
     return manifest
 
 
-def _jsonl_items(lines, name: str) -> Iterator[Item]:
+def _jsonl_items(lines: Iterable[bytes], name: str) -> Iterator[Item]:
     for number, raw in enumerate(lines, start=1):
         label = f"{name} line {number}"
-        if len(raw) > MAX_ENTRY_BYTES:
+        if len(raw.rstrip(b"\r\n")) > MAX_ENTRY_BYTES:
             yield Item(label, error=f"the line is over {MAX_ENTRY_BYTES:,} bytes")
             continue
         if not raw.strip():
@@ -181,23 +194,22 @@ def _jsonl_items(lines, name: str) -> Iterator[Item]:
         yield Item(label, record=record)
 
 
-def _jsonl_objects(data: bytes, name: str) -> list[dict]:
-    out = []
-    for item in _jsonl_items(data.splitlines(), name):
-        if item.error:
-            raise ImportSourceError(f"{item.label}: {item.error}")
-        out.append(item.record)
-    return out
-
-
-def open_jsonl(path: Path) -> Source:
-    """A bare memories.jsonl in the export format (no manifest: vectors are not reused)."""
+def open_jsonl(path: Path, name: str = "") -> Source:
+    """A bare memories.jsonl in the export format (no manifest: vectors are not reused). Items are
+    labelled with `name`, the file's name as its owner knows it (an upload is kept under another)."""
 
     def items():
         with open(path, "rb") as handle:
-            yield from _jsonl_items(handle, path.name)
+            yield from _jsonl_items(lines_of(handle), name or path.name)
 
     return Source(kind="export", items=items())
+
+
+def _count(manifest: dict, name: str) -> int | None:
+    """One of the manifest's counts, for the progress bar only: anything but a whole number is unknown."""
+    counts = manifest.get("counts")
+    value = counts.get(name) if isinstance(counts, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _open_export_zip(archive: _BoundedZip, by_name: dict) -> Source:
@@ -210,12 +222,13 @@ def _open_export_zip(archive: _BoundedZip, by_name: dict) -> Source:
         if isinstance(exc, ImportSourceError):
             raise
         raise ImportSourceError(f"{MANIFEST} is not valid JSON: {exc}") from None
-    source = Source(kind="export", manifest=manifest, total=(manifest.get("counts") or {}).get("memories"))
+    source = Source(kind="export", manifest=manifest, total=_count(manifest, "memories"))
     if CHAT_SESSIONS_FILE in by_name:
         info = by_name[CHAT_SESSIONS_FILE]
         if refusal := archive.refusal(info):
             raise ImportSourceError(f"{CHAT_SESSIONS_FILE}: {refusal}")
-        source.chat_sessions = _jsonl_objects(archive.read(info), CHAT_SESSIONS_FILE)
+        with archive.open_bounded(info, MAX_ENTRY_BYTES) as stream:
+            source.chat_sessions = list(_jsonl_items(stream, CHAT_SESSIONS_FILE))
     for info in archive.infos:
         if info.filename not in (MANIFEST, MEMORIES_FILE, CHAT_SESSIONS_FILE) and (
             reason := unsafe_name(info.filename)
@@ -403,7 +416,7 @@ def open_source(path: Path, name: str = "") -> Source:
             raise ImportSourceError("an unpacked export: import the zip, or its memories.jsonl")
         return open_folder(path)
     if name.lower().endswith(".jsonl"):
-        return open_jsonl(path)
+        return open_jsonl(path, name)
     if name.lower().endswith(MARKDOWN_SUFFIXES):
         modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
         return Source(

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from memories import embedding, lexical, originals
 from memories.embedding import EMBEDDING_DIMENSIONS
@@ -22,7 +21,7 @@ from memories.models import ChatSession, Memory, MemoryChunk, TierMove
 from memories.originals import OriginalError
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
-from memories.services.portability.records import Prepared, RecordError, record_prepare
+from memories.services.portability.records import Prepared, RecordError, record_prepare, session_prepare
 from memories.services.portability.vectors import VectorReuse, embedding_model_id
 from memories.signals import content_changed_on_commit
 
@@ -107,23 +106,36 @@ class _OriginalRefused(ValueError):
     pass
 
 
-def _restore_sessions(owner, rows: list[dict]) -> dict[int, int]:
+def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[int, int]:
     """Chat sessions by their exported id -> this account's id; one already here (same title and start)
-    is reused, so a second import adds none."""
+    is reused, so a second import adds none. A line that cannot be a session is one error in the report,
+    and its messages come in without a session, as when it did not come along."""
     mapping = {}
-    for row in rows:
-        if not isinstance(row.get("id"), int):
+    now = timezone.now()
+    for item in items:
+        if item.error:
+            report.processed += 1
+            report.fail(item.label, item.error)
             continue
-        created = parse_datetime(row.get("createdAt") or "") or timezone.now()
-        updated = parse_datetime(row.get("updatedAt") or "") or created
-        title = str(row.get("title") or "")[:200]
-        session = ChatSession.objects.filter(owner=owner, title=title, created_at=created).first()
-        if session is None:
-            session = ChatSession.objects.create(owner=owner, title=title)
-            ChatSession.objects.filter(pk=session.pk).update(
-                created_at=created, updated_at=updated, message_count=max(0, int(row.get("messageCount") or 0))
-            )
-        mapping[row["id"]] = session.pk
+        try:
+            row = session_prepare(item.record, now=now)
+            session = ChatSession.objects.filter(owner=owner, title=row["title"], created_at=row["created_at"]).first()
+            if session is None:
+                with transaction.atomic():  # auto_now_add overwrites on insert: the times go in after
+                    session = ChatSession.objects.create(owner=owner, title=row["title"])
+                    ChatSession.objects.filter(pk=session.pk).update(
+                        created_at=row["created_at"], updated_at=row["updated_at"], message_count=row["message_count"]
+                    )
+        except RecordError as exc:
+            report.processed += 1
+            report.fail(item.label, str(exc))
+            continue
+        except Exception as exc:  # one session's failure must not stop the import
+            logger.exception("import of %s failed", item.label)
+            report.processed += 1
+            report.fail(item.label, f"could not be stored: {exc}")
+            continue
+        mapping[row["ref"]] = session.pk
     return mapping
 
 
@@ -162,7 +174,7 @@ def import_source(
     reuse = VectorReuse(
         included=included, model_matches=included and manifest.get("embeddingModel") == embedding_model_id()
     )
-    sessions = _restore_sessions(owner, source.chat_sessions) if source.chat_sessions else {}
+    sessions = _restore_sessions(owner, source.chat_sessions, report) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
     extra = {"open_original": source.open_original}
     batch: list[Item] = []
@@ -183,16 +195,8 @@ def import_source(
     return report
 
 
-def _import_batch(
-    owner,
-    batch: list[Item],
-    report: ImportReport,
-    *,
-    reuse: VectorReuse,
-    sessions: dict,
-    duplicates: _Duplicates,
-    open_original=None,
-) -> None:
+def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: VectorReuse) -> list[Prepared]:
+    """The batch's records checked into unsaved memories; each one that cannot be is reported by name."""
     now = timezone.now()
     prepared: list[Prepared] = []
     for item in batch:
@@ -204,6 +208,23 @@ def _import_batch(
             prepared.append(record_prepare(item.record, label=item.label, owner=owner, vectors=reuse, now=now))
         except RecordError as exc:
             report.fail(item.label, str(exc))
+        except Exception as exc:  # a record no check foresaw is still one item, not the end of the import
+            logger.exception("import of %s failed", item.label)
+            report.fail(item.label, f"could not be read: {exc}")
+    return prepared
+
+
+def _import_batch(
+    owner,
+    batch: list[Item],
+    report: ImportReport,
+    *,
+    reuse: VectorReuse,
+    sessions: dict,
+    duplicates: _Duplicates,
+    open_original=None,
+) -> None:
+    prepared = _prepare_batch(owner, batch, report, reuse=reuse)
     fresh = []
     for p, duplicate in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):
         if duplicate:

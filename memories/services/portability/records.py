@@ -1,10 +1,12 @@
 """An export record checked and turned into an unsaved memory: the API's rules (and messages) for what a
 person writes, and type checks for the stored state (tier and its history, times, accesses, auto tags,
-the chunk vectors and the original's description). Nothing here writes."""
+the chunk vectors and the original's description), so that whatever reaches the database fits it. Chat
+session lines are checked here too. Nothing here writes."""
 
 from __future__ import annotations
 
 import base64
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC
@@ -13,6 +15,7 @@ import numpy as np
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core.text import strip_display_controls, text_problem
 from memories import tiering
 from memories.chunking import Chunk
 from memories.embedding import EMBEDDING_DIMENSIONS
@@ -29,7 +32,12 @@ class RecordError(ValueError):
     pass
 
 
+MAX_STORED_INT = 2**31 - 1  # the counts are PostgreSQL integers
+
+
 def _field(record: dict, name: str, kind, default=None, *, required: bool = False):
+    """record[name] of the given JSON type, or the default; a string must be storable text, a number
+    finite and a whole number fit its column, each refusal naming the field."""
     value = record.get(name, default)
     if value is None:
         if required:
@@ -39,6 +47,12 @@ def _field(record: dict, name: str, kind, default=None, *, required: bool = Fals
         value = float(value)
     if not isinstance(value, kind) or (kind in (int, float) and isinstance(value, bool)):
         raise RecordError(f"{name} must be {_KIND_NAMES.get(kind, kind.__name__)}")
+    if kind is str and (problem := text_problem(value)):
+        raise RecordError(f"{name}: {problem}")
+    if kind is float and not math.isfinite(value):
+        raise RecordError(f"{name} must be a finite number, got {value}")
+    if kind is int and abs(value) > MAX_STORED_INT:
+        raise RecordError(f"{name} is {value:,}; the largest that can be stored is {MAX_STORED_INT:,}")
     return value
 
 
@@ -56,12 +70,20 @@ def _time(record: dict, name: str, default=None):
     value = record.get(name)
     if value is None:
         return default
-    parsed = parse_datetime(value) if isinstance(value, str) else None
+    try:
+        parsed = parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:  # the shape of a date, but no such day: 2020-13-45
+        parsed = None
     if parsed is None:
         raise RecordError(f"{name} is not an ISO 8601 date and time: {value!r}")
     if timezone.is_naive(parsed):
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+    try:
+        # In UTC, as it is stored: 9999-12-31T23:00-05:00 is in year 10000, which PostgreSQL keeps
+        # but no reader can load, so every list and export of the account would fail on it.
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise RecordError(f"{name} is outside the years 1 to 9999 in UTC: {value!r}") from None
 
 
 def _unit(record: dict, name: str, default=None):
@@ -83,10 +105,18 @@ def _auto_tags(record: dict) -> list[dict] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(
-        isinstance(t, dict) and isinstance(t.get("tag"), str) and isinstance(t.get("confidence"), (int, float))
+        isinstance(t, dict)
+        and isinstance(t.get("tag"), str)
+        and isinstance(t.get("confidence"), (int, float))
+        and not isinstance(t.get("confidence"), bool)
         for t in value
     ):
         raise RecordError('autoTags must be a list of {"tag": string, "confidence": number}')
+    for t in value:
+        if problem := text_problem(t["tag"]):
+            raise RecordError(f"autoTags: a tag {problem}")
+        if not 0.0 <= t["confidence"] <= 1.0:  # NaN too
+            raise RecordError(f"autoTags: the confidence of {t['tag']!r} must be from 0 to 1, got {t['confidence']}")
     return [{"tag": t["tag"], "confidence": float(t["confidence"])} for t in value]
 
 
@@ -247,4 +277,21 @@ def _original_spec(value) -> dict | None:
         "mediaType": _field(value, "mediaType", str, ""),
         "sha256": sha256,
         "pageCount": pages if pages is not None and pages >= 0 else None,
+    }
+
+
+def session_prepare(row: dict, *, now) -> dict:
+    """A chat_sessions.jsonl line checked: its id (what its messages' metadata.sessionId names), title,
+    message count and times, as ChatSession fields."""
+    ref = _field(row, "id", int, required=True)
+    count = _field(row, "messageCount", int, 0)
+    if count < 0:
+        raise RecordError("messageCount must not be negative")
+    created = _time(row, "createdAt", now)
+    return {
+        "ref": ref,
+        "title": strip_display_controls(_field(row, "title", str, ""))[:200],
+        "message_count": count,
+        "created_at": created,
+        "updated_at": _time(row, "updatedAt", created),
     }
