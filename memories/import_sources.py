@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import re
 import stat
+import struct
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path, PurePosixPath
 
 import yaml
@@ -344,11 +345,43 @@ def markdown_item(label: str, data: bytes, modified: datetime) -> Item:
     return Item(label, record=record)
 
 
+_EXTENDED_TIMESTAMP, _NTFS = 0x5455, 0x000A
+_FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=UTC)
+
+
 def _zip_time(info: zipfile.ZipInfo) -> datetime:
+    """An entry's modification time. A zip's own field is the zipping machine's local time with no zone;
+    Info-ZIP, macOS and most tools also write the exact time (UTC) in an extended-timestamp field, and
+    Windows tools in an NTFS field, so one of those is used when present, the local time read as UTC
+    otherwise."""
+    try:
+        if (exact := _extra_field_time(info.extra)) is not None:
+            return exact
+    except (struct.error, ValueError, OverflowError, OSError):
+        pass
     try:
         return datetime(*info.date_time, tzinfo=UTC)
     except ValueError:
         return datetime(1980, 1, 1, tzinfo=UTC)
+
+
+def _extra_field_time(extra: bytes) -> datetime | None:
+    at = 0
+    while at + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, at)
+        data = extra[at + 4 : at + 4 + size]
+        if tag == _EXTENDED_TIMESTAMP and len(data) >= 5 and data[0] & 1:  # flags; bit 0: mtime follows
+            return datetime.fromtimestamp(struct.unpack_from("<I", data, 1)[0], tz=UTC)
+        if tag == _NTFS and len(data) >= 4:  # 4 reserved bytes, then attributes; #1 is mtime, atime, ctime
+            inner = 4
+            while inner + 4 <= len(data):
+                attribute, length = struct.unpack_from("<HH", data, inner)
+                if attribute == 1 and length >= 8 and inner + 12 <= len(data):
+                    ticks = struct.unpack_from("<Q", data, inner + 4)[0]  # 100 ns since 1601
+                    return _FILETIME_EPOCH + timedelta(microseconds=ticks // 10)
+                inner += 4 + length
+        at += 4 + size
+    return None
 
 
 def _open_markdown_zip(archive: _BoundedZip) -> Source:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
+from datetime import UTC, datetime
 
 import pytest
 
@@ -148,3 +150,52 @@ def test_an_auto_tag_confidence_of_nan_is_refused_not_stored_in_jsonb(tmp_path):
     report = portability.import_path(owner=owner, path=path)
     assert "must be from 0 to 1, got nan" in report.errors[0]["error"]
     assert not Memory.objects.filter(owner=owner).exists()
+
+
+# --- Zip times -------------------------------------------------------------------------------------
+
+
+def _note_zip(extra: bytes, local=(2024, 4, 15, 8, 0, 0)) -> bytes:
+    """A note zipped on a machine four hours behind UTC: the zip's own time field says 08:00 local."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        info = zipfile.ZipInfo("Roadmap.md", date_time=local)
+        info.extra = extra
+        archive.writestr(info, "The roadmap.")
+    return buffer.getvalue()
+
+
+EXACT = datetime(2024, 4, 15, 12, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # Info-ZIP's extended timestamp (macOS, Linux zip): flags (bit 0: mtime), then seconds since 1970.
+        struct.pack("<HHBI", 0x5455, 5, 1, int(EXACT.timestamp())),
+        # The NTFS field (Windows tools): 4 reserved bytes, attribute 1 of 24 bytes: mtime, atime, ctime.
+        struct.pack(
+            "<HHIHHQQQ",
+            0x000A,
+            32,
+            0,
+            1,
+            24,
+            *[int((EXACT - datetime(1601, 1, 1, tzinfo=UTC)).total_seconds() * 10_000_000)] * 3,
+        ),
+    ],
+    ids=["extended-timestamp", "ntfs"],
+)
+def test_a_note_keeps_its_exact_file_time_from_the_zips_timestamp_field(user, tmp_path, extra):
+    """The zip's own field has no time zone; it was read as UTC, four hours off for this note."""
+    path = tmp_path / "vault.zip"
+    path.write_bytes(_note_zip(extra))
+    assert portability.import_path(owner=user, path=path).created == 1
+    assert Memory.objects.get(owner=user).updated_at == EXACT
+
+
+def test_a_zip_without_a_timestamp_field_reads_its_local_time_as_utc(user, tmp_path):
+    path = tmp_path / "vault.zip"
+    path.write_bytes(_note_zip(b""))
+    portability.import_path(owner=user, path=path)
+    assert Memory.objects.get(owner=user).updated_at == datetime(2024, 4, 15, 8, 0, 0, tzinfo=UTC)
