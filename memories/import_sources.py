@@ -287,7 +287,11 @@ def _tags_from(value) -> list[str]:
     """Obsidian's `tags:` as a list or as one string of comma- or space-separated tags; '#' dropped."""
     if value is None:
         return []
+    if isinstance(value, dict):
+        raise ValueError("the front matter's tags are a mapping; give a list of tags or one line of them")
     parts = value if isinstance(value, list) else re.split(r"[,\s]+", str(value))
+    if any(isinstance(p, (dict, list)) for p in parts):
+        raise ValueError("the front matter's tags hold a mapping or a list; each tag must be a word")
     return [str(p).strip().lstrip("#") for p in parts if str(p).strip().lstrip("#")]
 
 
@@ -325,7 +329,10 @@ def markdown_item(label: str, data: bytes, modified: datetime) -> Item:
         text = text[match.end() :]
     stem = PurePosixPath(label).stem
     title = front.pop("title", None)
-    tags = _tags_from(front.pop("tags", None)) + _tags_from(front.pop("tag", None))
+    try:
+        tags = _tags_from(front.pop("tags", None)) + _tags_from(front.pop("tag", None))
+    except ValueError as exc:
+        return Item(label, error=str(exc))
     created = _when(front.get("created")) or _when(front.get("date")) or modified
     metadata = {"path": label}
     if front:

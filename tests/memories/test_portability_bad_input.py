@@ -199,3 +199,12 @@ def test_a_zip_without_a_timestamp_field_reads_its_local_time_as_utc(user, tmp_p
     path.write_bytes(_note_zip(b""))
     portability.import_path(owner=user, path=path)
     assert Memory.objects.get(owner=user).updated_at == datetime(2024, 4, 15, 8, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("tags", ["[a, {nested: map}]", "[a, [b, c]]", "{one: two}"])
+def test_front_matter_tags_holding_a_mapping_are_an_error_not_a_strange_tag(user, tmp_path, tags):
+    """They became tags like "{'nested':-'map'}"."""
+    path = tmp_path / "note.md"
+    path.write_text(f"---\ntags: {tags}\n---\nA note.\n", encoding="utf-8")
+    report = portability.import_path(owner=user, path=path)
+    assert report.created == 0 and "tags" in report.errors[0]["error"]
