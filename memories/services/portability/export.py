@@ -174,6 +174,17 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
     """The export as zip bytes, produced batch by batch: 10,000 memories never sit in memory at once."""
     sink = _Sink()
     archive = zipfile.ZipFile(sink, mode="w", compression=zipfile.ZIP_DEFLATED, compresslevel=1)
+    try:
+        yield from _export_entries(archive, sink, owner=owner, vectors=vectors, batch_size=batch_size)
+    finally:
+        if archive.fp is not None:
+            # Stopped part-way (the download was cancelled, or a read failed): nothing more is written.
+            # Left open, the archive would try to finish itself when collected, into a closed sink,
+            # and log "Exception ignored in: ZipFile.__del__" for every cancelled download.
+            archive.fp = None
+
+
+def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bool, batch_size: int) -> Iterator[bytes]:
     counts = Counter()
     with archive.open(MEMORIES_FILE, mode="w", force_zip64=True) as out:
         for batch in _memory_batches(owner, batch_size):
