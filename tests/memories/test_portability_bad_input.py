@@ -54,7 +54,7 @@ def test_a_jsonl_file_is_reported_under_the_name_it_was_uploaded_with(user, tmp_
 def test_a_line_over_the_limit_is_one_error_and_the_lines_after_it_keep_their_numbers(
     user, tmp_path, monkeypatch, in_zip
 ):
-    monkeypatch.setattr(import_sources, "MAX_ENTRY_BYTES", 1000)
+    monkeypatch.setattr(import_sources.reading, "MAX_ENTRY_BYTES", 1000)
     lines = [
         json.dumps({"content": "Before the long line."}),
         json.dumps({"content": "y" * 5000}),  # five times the limit: read a limit at a time, then skipped
