@@ -8,10 +8,8 @@ items (what a source gives), reading (zips and lines within bounds), export and 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
-from memories.import_sources import reading
 from memories.import_sources.export import check_manifest, open_export_zip, open_jsonl
 from memories.import_sources.items import (
     CHAT_SESSIONS_FILE,
@@ -25,7 +23,7 @@ from memories.import_sources.items import (
     Item,
     Source,
 )
-from memories.import_sources.notes import markdown_item, open_folder, open_markdown_zip
+from memories.import_sources.notes import markdown_item, open_folder, open_markdown_zip, open_note
 from memories.import_sources.reading import BoundedZip, lines_of, unsafe_name
 
 __all__ = [
@@ -59,12 +57,7 @@ def open_source(path: Path, name: str = "") -> Source:
     if name.lower().endswith(".jsonl"):
         return open_jsonl(path, name)
     if name.lower().endswith(MARKDOWN_SUFFIXES):
-        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-        return Source(
-            kind="markdown",
-            items=iter([markdown_item(name, path.read_bytes()[: reading.MAX_ENTRY_BYTES + 1], modified)]),
-            total=1,
-        )
+        return open_note(path, name)
     archive = BoundedZip(path)
     by_name = {info.filename: info for info in archive.infos}
     if MANIFEST in by_name:

@@ -144,14 +144,19 @@ def open_folder(root: Path) -> Source:
     if not notes:
         raise ImportSourceError(f"{root} holds no Markdown (.md) notes")
 
-    def items():
-        for path in notes:
-            label = path.relative_to(root).as_posix()
-            size = path.stat().st_size
-            if size > reading.MAX_ENTRY_BYTES:
-                yield Item(label, error=f"refused: {size:,} bytes; the limit is {reading.MAX_ENTRY_BYTES:,}")
-                continue
-            modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-            yield markdown_item(label, path.read_bytes(), modified)
+    return Source(
+        kind="markdown", items=(note_file(p, p.relative_to(root).as_posix()) for p in notes), total=len(notes)
+    )
 
-    return Source(kind="markdown", items=items(), total=len(notes))
+
+def open_note(path: Path, name: str) -> Source:
+    """One note on its own (an uploaded .md)."""
+    return Source(kind="markdown", items=iter([note_file(path, name)]), total=1)
+
+
+def note_file(path: Path, label: str) -> Item:
+    """A note on disk, refused unread when it is over the limit, with the file's time."""
+    status = path.stat()
+    if status.st_size > reading.MAX_ENTRY_BYTES:
+        return Item(label, error=f"refused: {status.st_size:,} bytes; the limit is {reading.MAX_ENTRY_BYTES:,}")
+    return markdown_item(label, path.read_bytes(), datetime.fromtimestamp(status.st_mtime, tz=UTC))
