@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
@@ -15,7 +15,7 @@ from memories import embedding, embedding_batcher, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.originals import OriginalFile
-from memories.services.locking import memory_lock
+from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
@@ -165,11 +165,7 @@ def _create_unique(owner, prepared: list[PreparedInput]) -> list[Memory]:
             fresh.setdefault(digest, p)
     vectors = embedding_batcher.embed_texts(_all_embedding_texts(fresh.values()))
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
-                cursor.execute(
-                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_CONTENT_LOCK_NAMESPACE, f"{owner.pk}:{digest}"]
-                )
+        content_locks(owner_id=owner.pk, keys=fresh)
         known.update(_memories_by_hash(owner, list(fresh)))
         to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
         store_vectors = []
@@ -189,10 +185,6 @@ def _create_unique(owner, prepared: list[PreparedInput]) -> list[Memory]:
         seen.add(digest)
         results.append(memory)
     return results
-
-
-# pg_advisory_xact_lock(namespace, hashtext('owner:content hash')) serialises creating one content.
-_CONTENT_LOCK_NAMESPACE = 7_412
 
 
 def _memories_by_hash(owner, digests: Sequence[str]) -> dict[str, Memory]:

@@ -19,6 +19,7 @@ from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.import_sources import ImportSourceError, Item, Source, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
 from memories.originals import OriginalError
+from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
 from memories.services.portability.records import Prepared, RecordError, record_prepare, session_prepare
@@ -58,9 +59,14 @@ class ImportReport:
         }
 
 
-def _save(prepared: Prepared, *, sessions: dict[int, int], open_original=None) -> Memory:
+def _save(prepared: Prepared, *, copy: int, sessions: dict[int, int], open_original=None) -> Memory:
     """One memory with its chunks, lexical postings, tier history and original, in one transaction:
-    an original that is over the limit or does not match its sha256 leaves nothing of the memory."""
+    an original that is over the limit or does not match its sha256 leaves nothing of the memory.
+
+    `copy` says which record of this content it is in the import (1 for the first). It is stored only
+    while the account holds fewer memories with this content than that, counted under the content's
+    lock: a second import of the same file running at the same time (a double-clicked Import) then
+    finds what the first stored instead of storing it again."""
     memory = prepared.memory
     if prepared.session_ref is not None:
         if prepared.session_ref in sessions:
@@ -73,6 +79,9 @@ def _save(prepared: Prepared, *, sessions: dict[int, int], open_original=None) -
             memory.metadata = {k: v for k, v in memory.metadata.items() if k not in ("sessionId", "userId")}
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
     with transaction.atomic():
+        content_locks(owner_id=memory.owner_id, keys=[memory.content_hash])
+        if Memory.objects.filter(owner_id=memory.owner_id, content_hash=memory.content_hash).count() >= copy:
+            raise _AlreadyThere
         memory.save(force_insert=True)
         # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
         Memory.objects.filter(pk=memory.pk).update(**times)
@@ -106,6 +115,10 @@ class _OriginalRefused(ValueError):
     pass
 
 
+class _AlreadyThere(Exception):
+    """The content came in meanwhile, by another import running at the same time."""
+
+
 def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[int, int]:
     """Chat sessions by their exported id -> this account's id; one already here (same title and start)
     is reused, so a second import adds none. A line that cannot be a session is one error in the report,
@@ -119,9 +132,13 @@ def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[in
             continue
         try:
             row = session_prepare(item.record, now=now)
-            session = ChatSession.objects.filter(owner=owner, title=row["title"], created_at=row["created_at"]).first()
-            if session is None:
-                with transaction.atomic():  # auto_now_add overwrites on insert: the times go in after
+            with transaction.atomic():
+                # Looked for and created under a lock of its own, so two imports at once make one.
+                content_locks(owner_id=owner.pk, keys=[f"chat session {row['created_at'].isoformat()} {row['title']}"])
+                session = ChatSession.objects.filter(
+                    owner=owner, title=row["title"], created_at=row["created_at"]
+                ).first()
+                if session is None:  # auto_now_add overwrites on insert: the times go in after
                     session = ChatSession.objects.create(owner=owner, title=row["title"])
                     ChatSession.objects.filter(pk=session.pk).update(
                         created_at=row["created_at"], updated_at=row["updated_at"], message_count=row["message_count"]
@@ -141,12 +158,14 @@ def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[in
 
 class _Duplicates:
     """Idempotence by content hash: the k-th record with a given hash is a duplicate when the account
-    already held at least k memories with it before this import began."""
+    already held at least k memories with it before this import began. This look, before anything is
+    embedded, spares the work; _save looks again under the content's lock before it stores."""
 
     def __init__(self, owner):
         self.owner, self.before, self.seen = owner, {}, Counter()
 
-    def check(self, records_hashes: list[str]) -> list[bool]:
+    def check(self, records_hashes: list[str]) -> list[int | None]:
+        """For each record, None when it is a duplicate, else which copy of its content it is (1, 2, ...)."""
         unknown = [h for h in set(records_hashes) if h not in self.before]
         if unknown:
             counts = Counter(
@@ -156,7 +175,7 @@ class _Duplicates:
         out = []
         for h in records_hashes:
             self.seen[h] += 1
-            out.append(self.seen[h] <= self.before[h])
+            out.append(None if self.seen[h] <= self.before[h] else self.seen[h])
         return out
 
 
@@ -225,12 +244,13 @@ def _import_batch(
     open_original=None,
 ) -> None:
     prepared = _prepare_batch(owner, batch, report, reuse=reuse)
-    fresh = []
-    for p, duplicate in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):
-        if duplicate:
+    fresh, copies = [], {}
+    for p, copy in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):
+        if copy is None:
             report.duplicates += 1
         else:
             fresh.append(p)
+            copies[id(p)] = copy
     missing = [(p, i) for p in fresh for i, v in enumerate(p.vectors) if v is None]
     if missing:
         vectors = embedding.embed_texts(
@@ -241,8 +261,10 @@ def _import_batch(
     created = []
     for p in fresh:
         try:
-            created.append(_save(p, sessions=sessions, open_original=open_original).pk)
+            created.append(_save(p, copy=copies[id(p)], sessions=sessions, open_original=open_original).pk)
             report.created += 1
+        except _AlreadyThere:
+            report.duplicates += 1
         except _OriginalRefused as exc:
             report.fail(p.label, f"not imported: {exc}")
         except Exception as exc:  # one memory's failure must not stop the rest; it is reported by name
