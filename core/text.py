@@ -6,10 +6,13 @@ deep inside a query or the tokenizer; here they are refused up front with the fi
 any embedding work. Titles and other one-line labels also lose the characters that change how a
 line is displayed rather than what it says: terminal escape sequences, other control characters and
 the bidirectional overrides (``\\u202e``) used to disguise text, as upload file names already do.
+JSON values (metadata) are refused with a NaN or an Infinity in them too: Python's json reads both,
+jsonb cannot store either.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any
 
@@ -49,11 +52,15 @@ def check_text(value: str, *, field: str | None = None) -> str:
 
 
 def check_json(value: Any, *, field: str | None = None, depth: int = 0) -> Any:
-    """Every key and string in a JSON value passes check_text, and it nests at most MAX_JSON_DEPTH deep."""
+    """Every key and string in a JSON value passes check_text, no number is NaN or infinite, and it
+    nests at most MAX_JSON_DEPTH deep."""
     if depth > MAX_JSON_DEPTH:
         raise TextError(f"is nested more than {MAX_JSON_DEPTH} levels deep", field=field)
     if isinstance(value, str):
         check_text(value, field=field)
+    elif isinstance(value, float) and not math.isfinite(value):
+        # Python's json reads NaN and Infinity, but they are not JSON and jsonb refuses them.
+        raise TextError(f"is {value}, which JSON cannot hold: give a finite number", field=field)
     elif isinstance(value, dict):
         for key, item in value.items():
             key = str(key)

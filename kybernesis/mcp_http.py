@@ -10,8 +10,10 @@ under gunicorn's gthread workers, runserver and pytest-django's live_server.
 from __future__ import annotations
 
 import json
+import re
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
@@ -20,9 +22,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from core import throttling
 from core.auth import TooManyWrongTokens, api_token_user_for
-from kybernesis.mcp_server import acting_as, server
+from core.text import TextError, check_json
+from kybernesis.mcp_server import acting_as, arguments_refused, server
 
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection"}
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _error(status: int, message: str, *, headers: dict | None = None) -> HttpResponse:
@@ -56,7 +60,51 @@ def _scope(request: HttpRequest) -> dict:
     }
 
 
-async def _answer(scope: dict, body: bytes, user) -> tuple[int, list, bytes]:
+def _without_lone_surrogates(body: bytes) -> tuple[bytes, str | None]:
+    """The body the SDK can parse, and why its arguments are refused. JSON's \\u escapes can carry a lone
+    surrogate (\\ud800), which no text can hold; the SDK's parser refuses the whole message for it, a
+    transport error that names nothing. The API answers such a field with a 422 naming it, so here each
+    lone surrogate becomes U+FFFD, to be parsed, and the refusal names the argument, which the tool then
+    answers as its error. Only a body with a \\ud escape is looked at twice."""
+    if b"\\ud" not in body.lower():
+        return body, None
+    try:
+        message = json.loads(body)
+        if not _holds_lone_surrogate(message):
+            return body, None  # a surrogate pair (an escaped emoji) is fine
+    except (ValueError, RecursionError):
+        return body, None  # the SDK's own parse error says what is wrong
+    params = message.get("params") if isinstance(message, dict) else None
+    arguments = params.get("arguments") if isinstance(params, dict) and "arguments" in params else params
+    try:
+        check_json(arguments)
+        refusal = "the request contains a lone surrogate (\\ud800-\\udfff), which is not valid Unicode"
+    except TextError as exc:
+        refusal = str(exc)
+    return json.dumps(_replace_lone_surrogates(message)).encode(), refusal
+
+
+def _holds_lone_surrogate(value) -> bool:
+    if isinstance(value, str):
+        return bool(_LONE_SURROGATE.search(value))
+    if isinstance(value, dict):
+        return any(_holds_lone_surrogate(k) or _holds_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_lone_surrogate(v) for v in value)
+    return False
+
+
+def _replace_lone_surrogates(value):
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_lone_surrogates(k): _replace_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_lone_surrogates(v) for v in value]
+    return value
+
+
+async def _answer(scope: dict, body: bytes, user, refusal: str | None = None) -> tuple[int, list, bytes]:
     sent = False
     status, headers, chunks = 500, [], []
 
@@ -74,8 +122,15 @@ async def _answer(scope: dict, body: bytes, user) -> tuple[int, list, bytes]:
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
 
-    with acting_as(user):
-        manager = StreamableHTTPSessionManager(app=server._lowlevel_server, stateless=True, json_response=True)
+    with acting_as(user), arguments_refused(refusal):
+        # The body was read within Django's own limit (DATA_UPLOAD_MAX_MEMORY_SIZE, as for the API), so
+        # the SDK's smaller default (4 MB) must not refuse a memory_add the API would take.
+        manager = StreamableHTTPSessionManager(
+            app=server._lowlevel_server,
+            stateless=True,
+            json_response=True,
+            max_request_body_size=max(len(body), settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0, 1),
+        )
         async with manager.run():
             await manager.handle_request(scope, receive, send)
     return status, headers, b"".join(chunks)
@@ -107,10 +162,14 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         body = request.body
     except RequestDataTooBig:
         return _error(413, "the request body is too large")
-    status, headers, content = async_to_sync(_answer)(_scope(request), body, user)
+    body, refusal = _without_lone_surrogates(body)
+    status, headers, content = async_to_sync(_answer)(_scope(request), body, user, refusal)
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in headers}
+    if status >= 400 and not headers.get("content-type", "").startswith("application/json"):
+        # The SDK answers a few refusals (a wrong Content-Type) as plain text; a client reads JSON-RPC.
+        return _error(status, content.decode("utf-8", "replace").strip() or f"HTTP {status}")
     response = HttpResponse(content, status=status)
-    for name, value in headers:
-        name = name.decode("latin-1")
-        if name.lower() not in _HOP_BY_HOP:
-            response[name] = value.decode("latin-1")
+    for name, value in headers.items():
+        if name not in _HOP_BY_HOP:
+            response[name] = value
     return response

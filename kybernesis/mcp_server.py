@@ -21,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
+from core.text import CleanStr
 from graph import selectors as graph_selectors
 from graph.schemas import EntityOut, RelationshipOut
 from graph.selectors import GraphQueryError
@@ -67,6 +68,9 @@ class _Caller:
 
 
 _user: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_user", default=None)
+# Why this request's arguments cannot be used, when the transport found out before the SDK parsed them
+# (kybernesis.mcp_http: a lone surrogate, which the SDK's JSON parser refuses for the whole message).
+_refusal: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_refusal", default=None)
 
 server = MCPServer(
     name="kybernesis",
@@ -90,6 +94,17 @@ def acting_as(user):
         _user.reset(token)
 
 
+@contextlib.contextmanager
+def arguments_refused(message: str | None):
+    """Inside this block every tool answers `message` as its error: the argument it names cannot be
+    stored, whatever the tool would have done with it."""
+    token = _refusal.set(message)
+    try:
+        yield
+    finally:
+        _refusal.reset(token)
+
+
 def _owner():
     user = _user.get()
     if user is None:  # a transport that did not authenticate: never answer for nobody
@@ -103,10 +118,12 @@ def _db(fn):
 
     @functools.wraps(fn)
     def guarded(*args, **kwargs):
+        if refusal := _refusal.get():
+            raise ToolError(refusal)
         try:
             return fn(*args, **kwargs)
         except MemoryInputError as exc:
-            raise ToolError(f"{exc.field}: {exc}" if exc.field else str(exc)) from None
+            raise ToolError(exc.named) from None
         except (SearchError, GraphQueryError) as exc:
             raise ToolError(str(exc)) from None
 
@@ -198,7 +215,7 @@ async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
 )
 async def memory_list(
     tier: TierName | None = None,
-    tags: Annotated[list[str] | None, Field(description="A memory must carry every tag given.")] = None,
+    tags: Annotated[list[CleanStr] | None, Field(description="A memory must carry every tag given.")] = None,
     source: SourceName | None = None,
     limit: Annotated[int, Field(ge=1, le=500)] = 20,
     offset: Annotated[int, Field(ge=0)] = 0,
@@ -260,8 +277,8 @@ async def memory_delete(memory_id: MemoryId) -> dict[str, Any]:
 @server.tool(description="Add and/or remove manual tags. Auto tags belong to the system and cannot be removed.")
 async def memory_tag(
     memory_id: MemoryId,
-    add: Annotated[list[str], Field(description="Manual tags to add.")] = [],  # noqa: B006 (schema default)
-    remove: Annotated[list[str], Field(description="Manual tags to remove.")] = [],  # noqa: B006
+    add: Annotated[list[CleanStr], Field(description="Manual tags to add.")] = [],  # noqa: B006 (schema default)
+    remove: Annotated[list[CleanStr], Field(description="Manual tags to remove.")] = [],  # noqa: B006
 ) -> dict[str, Any]:
     def body():
         memory = _memory(_owner(), memory_id)
@@ -290,8 +307,8 @@ async def memory_pin(memory_id: MemoryId, pinned: bool = True) -> dict[str, Any]
 
 @server.tool(description="Find entities (people, organisations, places, ...) by name or alias, most salient first.")
 async def entity_search(
-    query: Annotated[str, Field(description="Part of a name or alias; empty lists all.", max_length=200)] = "",
-    types: Annotated[list[str], Field(description="Only these entity types, e.g. person, org.")] = [],  # noqa: B006
+    query: Annotated[CleanStr, Field(description="Part of a name or alias; empty lists all.", max_length=200)] = "",
+    types: Annotated[list[CleanStr], Field(description="Only these entity types, e.g. person, org.")] = [],  # noqa: B006
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
     offset: Annotated[int, Field(ge=0)] = 0,
 ) -> dict[str, Any]:
@@ -306,7 +323,9 @@ async def entity_search(
 @server.tool(description="An entity's relationships and the memories that mention it. Give entity_id or name.")
 async def entity_neighbors(
     entity_id: Annotated[int | None, Field(description="The entity's id, from entity_search.")] = None,
-    name: Annotated[str | None, Field(description="A name or alias; the best match is used.", max_length=200)] = None,
+    name: Annotated[
+        CleanStr | None, Field(description="A name or alias; the best match is used.", max_length=200)
+    ] = None,
 ) -> dict[str, Any]:
     def body():
         user = _owner()

@@ -112,6 +112,7 @@ SLOW: set[str] = {
     "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
     "tests/kybernesis/test_serve.py",
     "tests/memories/test_bench_load.py",
+    "tests/memories/test_bench_portability.py",
     # Benchmarks, simulations and fresh processes: the slowest of the fast set on one run
     # (`--durations=30`), each several seconds of CPU.
     "tests/graph/test_organise.py::test_bench_organise_scores_the_labelled_set",

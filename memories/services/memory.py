@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
@@ -15,7 +15,7 @@ from memories import embedding, embedding_batcher, lexical, tiering
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.originals import OriginalFile
-from memories.services.locking import memory_lock
+from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
@@ -46,7 +46,9 @@ class MemoryInput:
 
 
 @dataclass
-class _Prepared:
+class PreparedInput:
+    """A MemoryInput checked and cleaned by the API's rules, its priority defaulted and its content chunked."""
+
     title: str
     content: str
     source: str
@@ -61,7 +63,9 @@ def chunks_for(content: str) -> list[Chunk]:
     return chunk_text(content, max_chars=settings.KYBERNESIS_CHUNK_SIZE, overlap=settings.KYBERNESIS_CHUNK_OVERLAP)
 
 
-def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
+def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInput:
+    """The one set of checks for what a person writes (create, batch create, import): each refusal is a
+    MemoryInputError naming the field, with the same message wherever the input came from."""
     content = clean_content(item.content, index=index)
     source = clean_source(item.source, index=index)
     manual_tags = clean_tags(item.manual_tags, index=index)
@@ -70,7 +74,7 @@ def _prepare(item: MemoryInput, *, index: int | None) -> _Prepared:
         priority = tiering.default_priority(
             source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
         )
-    return _Prepared(
+    return PreparedInput(
         title=clean_title(item.title, content, index=index),
         content=content,
         source=source,
@@ -143,7 +147,7 @@ def memory_create_many(
     limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
     if len(items) > limit:
         raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
-    prepared = [_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
+    prepared = [memory_input_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
     if not prepared:
         return []
     if unique:
@@ -151,21 +155,17 @@ def memory_create_many(
     return _create(owner, prepared)
 
 
-def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
+def _create_unique(owner, prepared: list[PreparedInput]) -> list[Memory]:
     digests = [content_hash(p.content) for p in prepared]
     # Known content costs no embedding: look before the lock, then again under it.
     known = _memories_by_hash(owner, digests)
-    fresh: dict[str, _Prepared] = {}
+    fresh: dict[str, PreparedInput] = {}
     for digest, p in zip(digests, prepared, strict=True):
         if digest not in known:
             fresh.setdefault(digest, p)
     vectors = embedding_batcher.embed_texts(_all_embedding_texts(fresh.values()))
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            for digest in sorted(fresh):  # one order, so two batches cannot wait on each other in a circle
-                cursor.execute(
-                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [_CONTENT_LOCK_NAMESPACE, f"{owner.pk}:{digest}"]
-                )
+        content_locks(owner_id=owner.pk, keys=fresh)
         known.update(_memories_by_hash(owner, list(fresh)))
         to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
         store_vectors = []
@@ -187,10 +187,6 @@ def _create_unique(owner, prepared: list[_Prepared]) -> list[Memory]:
     return results
 
 
-# pg_advisory_xact_lock(namespace, hashtext('owner:content hash')) serialises creating one content.
-_CONTENT_LOCK_NAMESPACE = 7_412
-
-
 def _memories_by_hash(owner, digests: Sequence[str]) -> dict[str, Memory]:
     found: dict[str, Memory] = {}
     for memory in Memory.objects.for_user(owner).filter(content_hash__in=list(set(digests))).order_by("pk"):
@@ -204,7 +200,7 @@ def _all_embedding_texts(prepared) -> list[str]:
     return [text for p in prepared for text in _embedding_texts(p.title, p.chunks)]
 
 
-def _create(owner, prepared: list[_Prepared], *, vectors=None) -> list[Memory]:
+def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memory]:
 
     # Embedding is the slow part, so it happens before the transaction opens; nothing is written
     # unless every vector was computed. It runs on another thread while this one extracts the tags

@@ -26,6 +26,15 @@ class MemoryInputError(ValueError):
         prefix = f"item {index}: " if index is not None else ""
         super().__init__(prefix + message)
 
+    @property
+    def named(self) -> str:
+        """The message led by the field it refuses, once, as the MCP tools and the import report show it
+        (a clean-text refusal's message already starts with its field: "metadata.author: contains ...")."""
+        message = str(self)
+        if self.field and not message.startswith(f"{self.field}:"):
+            return f"{self.field}: {message}"
+        return message
+
 
 class MemoryTooLargeError(MemoryInputError):
     status = 413

@@ -231,3 +231,15 @@ def test_an_anonymous_post_is_401(db):
         "/api/v1/memories", {"content": "x"}, content_type="application/json"
     )
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_metadata_holding_nan_or_infinity_is_a_422_naming_it_not_a_500(api, user, number):
+    """Python's json reads these words, PostgreSQL's jsonb refuses them: a create was a 500."""
+    body = '{"content": "fine words", "metadata": {"score": ' + number + "}}"
+    _refused(_post_raw(api, "/api/v1/memories", body), "metadata.score")
+    memory = make_memory(user)
+    _refused(
+        _post_raw(api, f"/api/v1/memories/{memory.pk}", '{"metadata": {"a": [1, NaN]}}', method="patch"), "metadata"
+    )
+    assert Memory.objects.count() == 1

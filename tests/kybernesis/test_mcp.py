@@ -287,6 +287,12 @@ def test_the_memory_resource_reads_a_memory_and_counts_an_access(agent, owner):
         ("entity_neighbors", {}, "entity_id or name"),
         ("entity_neighbors", {"entity_id": 999999}, "entity_id"),
         ("sleep_run", {"action": "nap"}, "action"),
+        # Text no database can hold, where a selector would have met it unchecked (a DataError, or a tag
+        # filter dropped so that every memory was listed).
+        ("entity_search", {"query": "a\x00b"}, "query"),
+        ("entity_neighbors", {"name": "a\x00b"}, "name"),
+        ("memory_list", {"tags": ["a\x00b"]}, "tags"),
+        ("memory_tag", {"memory_id": 1, "remove": ["a\x00b"]}, "remove"),
     ],
 )
 def test_bad_arguments_are_a_tool_error_that_names_the_argument(agent, tool, arguments, named):
@@ -476,3 +482,78 @@ def test_get_and_a_body_that_is_not_json_are_answered_not_crashed(live_server, o
     broken = requests.post(url, headers={**headers, "Content-Type": "application/json"}, data=b"{not json", timeout=30)
     assert broken.status_code == 400
     assert broken.json()["error"]["code"] == -32700
+
+
+def _raw_call(live_server, owner, body: bytes, **headers) -> requests.Response:
+    """A tools/call as a held-out client may send it: raw bytes, no initialize (the server is stateless)."""
+    return requests.post(
+        live_server.url + "/mcp",
+        data=body,
+        headers={
+            "Authorization": f"Bearer {api_token_create(user=owner)[1]}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2025-11-25",
+            **headers,
+        },
+        timeout=60,
+    )
+
+
+def _call_body(tool: str, arguments_json: str) -> bytes:
+    envelope = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "TOOL", "arguments": ARGS}}'
+    return envelope.replace("TOOL", tool).replace("ARGS", arguments_json).encode()
+
+
+@pytest.mark.parametrize(
+    "tool, arguments, named",
+    [
+        ("memory_add", '{"content": "lone \\ud800 surrogate"}', "content: contains a lone surrogate"),
+        ("memory_add", '{"content": "fine", "title": "\\udfff"}', "title: contains a lone surrogate"),
+        ("memory_add", '{"content": "fine", "metadata": {"k": ["\\ud800"]}}', "metadata.k[0]: contains a lone"),
+        ("memory_search", '{"query": "\\ud800"}', "query: contains a lone surrogate"),
+        ("memory_add", '{"content": "fine", "metadata": {"score": NaN}}', "metadata.score: is nan"),
+        ("memory_add", '{"content": "fine", "metadata": {"k": "a\\u0000b"}}', "metadata.k: contains a NUL byte"),
+    ],
+)
+def test_text_json_cannot_carry_is_a_tool_error_naming_the_argument_once(live_server, owner, tool, arguments, named):
+    """A lone surrogate made the SDK's parser refuse the whole message (a 400 parse error naming nothing),
+    NaN in metadata was an unexplained tool error, and a clean-text message named its field twice."""
+    response = _raw_call(live_server, owner, _call_body(tool, arguments))
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert named in text and text.count(named.split(":")[0] + ":") == 1, text
+    assert not Memory.objects.filter(owner=owner).exists()
+
+
+def test_an_escaped_emoji_is_not_taken_for_a_lone_surrogate(live_server, owner):
+    response = _raw_call(live_server, owner, _call_body("memory_add", '{"content": "A brain \\ud83e\\udde0 note."}'))
+    assert response.json()["result"]["isError"] is False, response.text
+    assert Memory.objects.get(owner=owner).content == "A brain \U0001f9e0 note."
+
+
+def test_a_lone_surrogate_outside_the_arguments_is_an_mcp_error_not_a_parse_failure(live_server, owner):
+    body = b'{"jsonrpc": "2.0", "id": 8, "method": "resources/read", "params": {"uri": "memory://1\\ud800"}}'
+    response = _raw_call(live_server, owner, body)
+    assert response.status_code == 200 and response.json()["id"] == 8 and response.json()["error"], response.text
+
+
+def test_a_memory_over_the_sdks_default_body_limit_reaches_the_tool(live_server, owner, settings):
+    """The SDK refuses bodies over 4 MB as plain text by default; the API takes a memory up to
+    KYBERNESIS_MAX_MEMORY_CHARS within DATA_UPLOAD_MAX_MEMORY_SIZE, and so must memory_add."""
+    settings.KYBERNESIS_MAX_MEMORY_CHARS = 1000  # the tool's own limit answers, without embedding 5 MB
+    content = "x" * 5_000_000
+    response = _raw_call(live_server, owner, _call_body("memory_add", json.dumps({"content": content})))
+    assert response.status_code == 200, response.text[:200]
+    assert response.json()["result"]["content"][0]["text"].endswith(
+        "content: content is 5,000,000 characters; the limit is 1,000"
+    )
+
+
+def test_a_refusal_the_sdk_words_as_plain_text_comes_back_as_json_rpc(live_server, owner):
+    response = _raw_call(live_server, owner, _call_body("memory_list", "{}"), **{"Content-Type": "text/plain"})
+    assert response.status_code == 400
+    assert response.headers["Content-Type"].startswith("application/json")
+    assert response.json()["error"]["message"] == "Invalid Content-Type header"

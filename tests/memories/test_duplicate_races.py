@@ -84,3 +84,28 @@ def test_a_repeated_api_create_returns_the_existing_memory_with_200(api, user):
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["id"] == first.json()["id"]
     assert Memory.objects.filter(owner=user).count() == 1
+
+
+def test_imports_of_one_export_run_at_once_store_each_memory_and_session_once(user, tmp_path):
+    """A double-clicked Import queues two jobs that two workers run at the same time: each looked for
+    the contents before either stored any, and the account ended with every memory twice."""
+    from memories import services
+    from memories.models import ChatSession
+    from memories.services import portability
+    from tests.factories import UserFactory, make_memory
+
+    for i in range(6):
+        make_memory(user, f"Memory {i} of an account that is imported twice at once.")
+    make_memory(user, "Memory 0 of an account that is imported twice at once.")  # a content held twice
+    services.chat_message_send(owner=user, content="A chat line that comes along.")
+    path = tmp_path / "export.zip"
+    portability.export_to_file(owner=user, path=path)
+    newcomer = UserFactory()
+
+    reports = _concurrently(lambda: portability.import_path(owner=newcomer, path=path))
+
+    assert all(not isinstance(r, Exception) for r in reports), reports
+    assert sum(r.created for r in reports) == Memory.objects.filter(owner=user).count() == 8
+    assert sum(r.created + r.duplicates for r in reports) == 8 * CLIENTS
+    assert Memory.objects.filter(owner=newcomer).count() == 8
+    assert ChatSession.objects.filter(owner=newcomer).count() == 1

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from memories.models import ImportJob, Memory
-from tests.factories import make_memory
+from tests.factories import ImportJobFactory, make_memory
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +105,13 @@ def test_the_page_imports_an_upload_and_reports_a_bad_one(logged_in_client, user
     assert Memory.objects.filter(owner=user, title="note").exists()
     response = logged_in_client.post("/memories/data/", {"file": SimpleUploadedFile("x.exe", b"MZ")}, follow=True)
     assert "import a .zip" in response.content.decode()
+
+
+def test_a_running_import_of_unknown_size_shows_a_working_bar_not_a_full_one(logged_in_client, user):
+    """max="0" is no valid maximum: browsers took 1, and 40 lines read of a .jsonl showed a full bar."""
+    ImportJobFactory(owner=user, filename="notes.jsonl", status="running", total=None, processed=40)
+    ImportJobFactory(owner=user, filename="export.zip", status="running", total=200, processed=40)
+    page = logged_in_client.get("/memories/data/").content.decode()
+    assert '<progress aria-label="Import progress">40 read</progress>' in page
+    assert '<progress max="200" value="40" aria-label="Import progress">' in page
+    assert 'max="0"' not in page

@@ -1,0 +1,41 @@
+"""What a source gives an import: items (a record in the export format, or why an entry cannot be one),
+the Source holding them, the error for a source that cannot be read at all, and the format's names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+FORMAT_NAME = "kybernesis-export"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+MEMORIES_FILE = "memories.jsonl"
+CHAT_SESSIONS_FILE = "chat_sessions.jsonl"
+ORIGINALS_DIR = "originals/"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class ImportSourceError(ValueError):
+    """The whole source cannot be read (not a zip, unknown manifest version, nothing importable)."""
+
+
+@dataclass
+class Item:
+    """One memory to import (`record`, in the export format) or why it cannot be (`error`)."""
+
+    label: str
+    record: dict | None = None
+    error: str | None = None
+
+
+@dataclass
+class Source:
+    kind: str  # "export" or "markdown"
+    manifest: dict = field(default_factory=dict)
+    chat_sessions: list[Item] = field(default_factory=list)  # one per chat_sessions.jsonl line, or its error
+    errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
+    items: Iterator[Item] = field(default_factory=lambda: iter(()))
+    total: int | None = None  # how many items, when known up front
+    # An export zip's originals: open_original(entry, limit) is a bounded stream of one originals/ entry.
+    open_original: Callable[[str, int], BinaryIO] | None = None
