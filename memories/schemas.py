@@ -97,7 +97,7 @@ class MemoryOut(OutSchema):
     def resolve_chunk_count(memory) -> int:
         # Lists annotate the count (selectors) and services set it; a lone memory may have to ask.
         count = getattr(memory, "chunk_count", None)
-        return memory.chunks.count() if count is None else count
+        return memory.chunks.filter(owner_id=memory.owner_id).count() if count is None else count
 
 
 class TierMoveOut(OutSchema):

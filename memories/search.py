@@ -315,7 +315,8 @@ SELECT c.id, c.memory_id, c.position, c.tier,
        lx.bm25, lx.matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
        m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind
-FROM cands JOIN memories_memorychunk c ON c.id = cands.id JOIN memories_memory m ON m.id = c.memory_id
+FROM cands JOIN memories_memorychunk c ON c.owner_id = %(owner)s AND c.id = cands.id
+JOIN memories_memory m ON m.id = c.memory_id
 CROSS JOIN LATERAL (
     SELECT COALESCE(sum(t.idf * p.impact), 0) AS bm25, COALESCE(sum(t.idf), 0)::float8 AS matched_idf
     FROM q_terms t JOIN memories_chunkterm p ON p.chunk_id = c.id AND p.lexeme = t.lexeme

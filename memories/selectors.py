@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import connection
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, FilteredRelation, Q, QuerySet
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
@@ -19,18 +19,23 @@ MEMORY_SORTS = {
 }
 
 
+def with_chunk_count(qs: QuerySet[Memory]) -> QuerySet[Memory]:
+    """Each memory's chunk count, as `chunk_count`. The chunks are joined on the owner as well as the
+    memory, so the chunk table is read owner-first (README, "Past one database")."""
+    return qs.annotate(
+        owned_chunks=FilteredRelation("chunks", condition=Q(chunks__owner_id=F("owner_id"))),
+        chunk_count=Count("owned_chunks"),
+    )
+
+
 def memory_list(
     *, user, tier: str | None = None, source: str | None = None, tags: list[str] | None = None, sort: str | None = None
 ) -> QuerySet[Memory]:
     """The user's memories with chunk counts, newest first unless `sort` names one of MEMORY_SORTS;
     content is deferred."""
     order = MEMORY_SORTS.get(sort or "created", MEMORY_SORTS["created"])
-    qs = (
-        Memory.objects.for_user(user)
-        .defer("content")
-        .select_related("original")
-        .annotate(chunk_count=Count("chunks"))
-        .order_by(*order)
+    qs = with_chunk_count(Memory.objects.for_user(user).defer("content").select_related("original")).order_by(
+        *order
     )  # Meta.ordering is not applied to GROUP BY queries
     if tier:
         qs = qs.filter(tier=tier)
@@ -43,9 +48,7 @@ def memory_list(
 
 def memory_get(*, user, memory_id: int) -> Memory:
     """One of the user's memories with its chunk count; another user's memory is a 404."""
-    return get_object_or_404(
-        Memory.objects.for_user(user).select_related("original").annotate(chunk_count=Count("chunks")), pk=memory_id
-    )
+    return get_object_or_404(with_chunk_count(Memory.objects.for_user(user).select_related("original")), pk=memory_id)
 
 
 def memory_original(*, memory: Memory) -> Original | None:
@@ -70,7 +73,11 @@ def memory_chunk_page(*, memory: Memory, page=None, chunk=None, per_page: int = 
     so a link to chunk N opens the right page even when N is far down a long memory."""
     from django.core.paginator import Paginator
 
-    qs = memory.chunks.only("position", "text", "char_start", "char_end", "tier").order_by("position")
+    qs = (
+        MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
+        .only("position", "text", "char_start", "char_end", "tier")
+        .order_by("position")
+    )
     paginator = Paginator(qs, per_page)
     try:
         position = int(chunk) if chunk not in (None, "") else None
@@ -79,11 +86,6 @@ def memory_chunk_page(*, memory: Memory, page=None, chunk=None, per_page: int = 
     if position is not None and position >= 0:
         return paginator.get_page(position // per_page + 1)
     return paginator.get_page(page)
-
-
-def chunk_positions(*, chunk_ids) -> dict[int, int]:
-    """Chunk id -> its 0-based position in its memory (the #chunk-N anchors on a memory's page)."""
-    return dict(MemoryChunk.objects.filter(pk__in=list(chunk_ids)).values_list("pk", "position"))
 
 
 def memory_tier_counts(*, user) -> dict[str, int]:
@@ -186,11 +188,9 @@ def chat_session_get(*, user, session_id: int) -> ChatSession:
 
 def chat_session_messages(*, session: ChatSession) -> QuerySet[Memory]:
     """The session's messages, oldest first (they are memories with source=chat)."""
-    return (
+    return with_chunk_count(
         Memory.objects.filter(owner_id=session.owner_id, source="chat", metadata__sessionId=session.pk)
-        .annotate(chunk_count=Count("chunks"))
-        .order_by("created_at", "id")
-    )
+    ).order_by("created_at", "id")
 
 
 def chat_session_exchanges(*, session: ChatSession) -> list[dict]:

@@ -145,7 +145,11 @@ def memory_open(request, memory_id: int):
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
     url = reverse("memories:detail", args=[memory.pk])
     chunk = request.GET.get("chunk", "")
-    if chunk.isdigit() and len(chunk) < 10 and memory.chunks.filter(position=int(chunk)).exists():
+    if (
+        chunk.isdigit()
+        and len(chunk) < 10
+        and memory.chunks.filter(owner_id=memory.owner_id, position=int(chunk)).exists()
+    ):
         url += f"?chunk={chunk}#chunk-{chunk}"
     return redirect(url)
 

@@ -72,6 +72,33 @@ def test_database_settings_use_a_bounded_pool_instead_of_persistent_connections(
     assert pooled["CONN_MAX_AGE"] == 0
     plain = kybernesis_db.database_settings("postgres://u:p@localhost:5432/k", conn_max_age=60)
     assert "pool" not in plain["OPTIONS"] and plain["CONN_MAX_AGE"] == 60
+    # Either way a dead connection is noticed before use (Django hands the pool its check).
+    assert pooled["CONN_HEALTH_CHECKS"] is plain["CONN_HEALTH_CHECKS"] is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_persistent_connection_that_died_is_replaced_before_the_next_task_uses_it():
+    """A task worker keeps its connection for KYBERNESIS_DB_CONN_MAX_AGE seconds. When PostgreSQL
+    ends it meanwhile (a restart, a failover), the health check that Django runs after
+    close_old_connections (which django-q2 calls around every task) finds it dead and opens another,
+    so the task does not fail on a closed connection."""
+    from django.db import close_old_connections, connection
+
+    assert connection.settings_dict["CONN_MAX_AGE"] > 0 and connection.settings_dict["CONN_HEALTH_CHECKS"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    finally:
+        other.close()
+
+    close_old_connections()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        assert cursor.fetchone()[0] != pid
 
 
 @pytest.mark.django_db(transaction=True)

@@ -13,6 +13,7 @@ import pytest
 from memories import originals, services
 from memories.models import Memory, Original
 from memories.services import portability
+from memories.services.portability import export as portability_export
 from tests.factories import MemoryFactory, OriginalFactory, UserFactory
 from tests.files import make_pdf
 from tests.memories.originals_helpers import upload
@@ -204,3 +205,31 @@ def test_the_export_streams_originals_a_piece_at_a_time(user, settings):
     assert max(len(p) for p in pieces) < 4 * 1024 * 1024
     files = entries(b"".join(pieces))
     assert files[f"originals/{hashlib.sha256(big).hexdigest()}.bin"] == big
+
+
+def test_the_export_reads_without_a_server_side_cursor(account, monkeypatch):
+    """The response streams in autocommit: a server-side cursor there is WITH HOLD, fetched from in
+    later transactions, which a transaction pooler (PgBouncer) may hand to another server connection.
+    Every read of the export is a plain query, a batch at a time."""
+    from django.db import connection
+
+    services.chat_message_send(owner=account, content="Where did the report's numbers come from?")
+
+    def refused():
+        raise AssertionError("the export opened a server-side cursor")
+
+    monkeypatch.setattr(connection, "chunked_cursor", refused)
+    files = entries(export_bytes(account))
+    assert len(records(files)) == 5 and len(files["chat_sessions.jsonl"].splitlines()) == 1
+    assert sum(name.startswith("originals/") for name in files) == 2
+
+
+def test_keyset_batches_read_every_row_once_in_order(account):
+    """Originals in (sha256, memory) order, one per batch: the two memories sharing the PDF's bytes
+    have the same sha256, so the second key decides between them."""
+    rows = Original.objects.filter(owner=account)
+    expected = list(rows.order_by("sha256", "memory_id").values_list("pk", flat=True))
+    assert len(expected) == 3 and len(set(rows.values_list("sha256", flat=True))) == 2
+    for batch_size in (1, 2, 500):
+        read = [o.pk for o in portability_export._keyset(rows, ("sha256", "memory_id"), batch_size)]
+        assert read == expected

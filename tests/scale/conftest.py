@@ -110,8 +110,6 @@ def scale_env(tmp_path_factory, fake_notion_server) -> dict:
         "DJANGO_SETTINGS_MODULE": "kybernesis.settings",
         "KYBERNESIS_DATA_DIR": str(data),
         "KYBERNESIS_SECRET_KEY": SHARED_SECRET,
-        "KYBERNESIS_API_RATE": "",
-        "KYBERNESIS_API_ADDRESS_RATE": "",
         "KYBERNESIS_NOTION_API_URL": fake_notion_server.url,
         # Two web processes, and two qcluster processes with one task process each: "two workers".
         "KYBERNESIS_WEB_WORKERS": "2",

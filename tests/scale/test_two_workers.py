@@ -4,9 +4,12 @@ nothing. Executions are counted from the task-run log (core.TaskRun) each worker
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import threading
 import time
+import zipfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -331,12 +334,28 @@ def test_the_web_processes_reached_postgresql_through_pgbouncer_in_transaction_m
     import psycopg
     from psycopg import ClientCursor
 
+    from memories.models import Memory
+
     url = os.environ.get("KYBERNESIS_SCALE_WEB_DATABASE_URL")
     assert url, "KYBERNESIS_SCALE_WEB_DATABASE_URL is not set: run tests/scale through `make test-scale`"
     assert stack.web.process.poll() is None
     _, headers = owner
-    response = requests.get(f"{stack.url}/api/v1/search", params={"q": "budget"}, headers=headers, timeout=60)
-    assert response.status_code == 200, response.text
+    created = requests.post(f"{stack.url}/api/v1/memories", json=note(2000), headers=headers, timeout=120)
+    assert created.status_code == 201, created.text
+
+    def search(_):
+        return requests.get(f"{stack.url}/api/v1/search", params={"q": "budget"}, headers=headers, timeout=60)
+
+    # Requests at once, so that PgBouncer holds several server connections.
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert {r.status_code for r in pool.map(search, range(12))} == {200}
+    # The export streams after its view returned, in autocommit: each of its reads is a transaction of
+    # its own, which PgBouncer may give to any server connection (round robin here, .ci/test-scale).
+    export = requests.get(f"{stack.url}/api/v1/export", params={"vectors": "false"}, headers=headers, timeout=300)
+    assert export.status_code == 200, export.text[:2000]
+    with zipfile.ZipFile(io.BytesIO(export.content)) as archive:
+        manifest = json.loads(archive.read("manifest.json"))
+    assert manifest["counts"]["memories"] == Memory.objects.filter(owner=owner[0]).count() > 0
 
     admin = url.rsplit("/", 1)[0] + "/pgbouncer"
     # The admin console speaks only the simple query protocol: a client-side-binding cursor uses it.
@@ -347,3 +366,65 @@ def test_the_web_processes_reached_postgresql_through_pgbouncer_in_transaction_m
     (pool,) = [p for p in pools if p["database"] == "kybernesis" and p["user"] == "kybernesis"]
     assert pool["pool_mode"] == "transaction"
     assert pool["sv_active"] + pool["sv_idle"] + pool["sv_used"] + pool["sv_tested"] + pool["sv_login"] > 0
+
+
+class FromAddress(requests.adapters.HTTPAdapter):
+    """Connections from another loopback address (127.0.0.2): a client the server tells apart."""
+
+    def __init__(self, address: str):
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs):
+        kwargs["source_address"] = (self.address, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+def test_rate_limits_count_through_pgbouncer_and_refuse_wrong_tokens_with_429(stack, owner):
+    """The API's rate limits (core.throttling, at their production defaults here) are counted by the
+    web processes, so through PgBouncer's transaction pool: one autocommit INSERT … ON CONFLICT per
+    request on the UNLOGGED core_ratecounter, shared by both gunicorn workers. Every request is
+    counted exactly once, and an address that sends too many wrong tokens is refused with 429."""
+    from django.db import connection
+
+    from core.models import RateCounter
+
+    user, headers = owner
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE relname = 'core_ratecounter'")
+        assert cursor.fetchone() == ("u",)  # unlogged on the external server too
+
+    # N requests within one fixed slot (60 s) add exactly N to the account's count: none lost or
+    # counted twice by the two web processes. A slot that turns over meanwhile is measured again.
+    key, n = f"account:{user.pk}", 20
+    for _ in range(3):
+        before = RateCounter.objects.filter(key=key).values_list("slot", "count").first()
+        for _ in range(n):
+            response = requests.get(f"{stack.url}/api/v1/memories", params={"limit": 1}, headers=headers, timeout=60)
+            assert response.status_code == 200, response.text
+        after = RateCounter.objects.filter(key=key).values_list("slot", "count").first()
+        if before is not None and after is not None and before[0] == after[0]:
+            assert after[1] - before[1] == n
+            break
+    else:
+        pytest.fail(f"no {n} requests fitted in one slot: {before} then {after}")
+    assert RateCounter.objects.filter(key="address:127.0.0.1").exists()
+
+    # Wrong tokens from 127.0.0.2 (so the other tests' address stays unaffected): 401 while the
+    # address is within KYBERNESIS_API_AUTH_FAILURE_RATE (60/m), then 429 with Retry-After, for a
+    # right token too; the same right token from 127.0.0.1 still gets its answer.
+    elsewhere = requests.Session()
+    elsewhere.mount("http://", FromAddress("127.0.0.2"))
+    statuses = []
+    while len(statuses) < 200 and 429 not in statuses:
+        response = elsewhere.get(
+            f"{stack.url}/api/v1/memories", headers={"Authorization": "Bearer kyb_wrong"}, timeout=60
+        )
+        statuses.append(response.status_code)
+    assert statuses[-1] == 429 and set(statuses[:-1]) == {401} and len(statuses) > 60, statuses
+    assert int(response.headers["Retry-After"]) >= 1
+    refused = elsewhere.get(f"{stack.url}/api/v1/memories", headers=headers, timeout=60)
+    assert refused.status_code == 429, refused.text
+    failures = RateCounter.objects.get(key="auth-failure:127.0.0.2")
+    assert failures.count + failures.previous >= 60  # the window may span two slots
+    assert requests.get(f"{stack.url}/api/v1/memories", headers=headers, timeout=60).status_code == 200

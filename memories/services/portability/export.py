@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memories import originals
@@ -153,6 +154,28 @@ def _memory_batches(owner, batch_size: int) -> Iterator[list[Memory]]:
         last = batch[-1].pk
 
 
+def _keyset(qs: QuerySet, fields: tuple[str, ...], batch_size: int) -> Iterator:
+    """The rows of qs in the order of `fields` (unique together), one query per batch: keyset
+    pagination, never a server-side cursor. The export is read as the response streams, in
+    autocommit, where `.iterator()` would DECLARE a WITH HOLD cursor and FETCH from it in later
+    transactions, which a transaction pooler (PgBouncer) may send to a server connection that has no
+    such cursor (README, "Connection pooling")."""
+    after = None
+    while True:
+        page = qs.order_by(*fields)
+        if after is not None:
+            # (a, b) > (x, y): a > x, or a = x and b > y.
+            later = Q()
+            for i, name in enumerate(fields):
+                later |= Q(**dict(zip(fields[:i], after[:i], strict=True)), **{f"{name}__gt": after[i]})
+            page = page.filter(later)
+        batch = list(page[:batch_size])
+        if not batch:
+            return
+        yield from batch
+        after = tuple(getattr(batch[-1], name) for name in fields)
+
+
 def _chunk_vectors(memory_ids: list[int]) -> dict[int, list[tuple]]:
     """memory id -> [(position, char start, char end, text hash, float32 vector, embedding key)]. The
     vectors are read as text and parsed by numpy: pgvector's Python parser would take most of an
@@ -213,7 +236,7 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
             if data := sink.take():  # the compressor may still hold a small batch back
                 yield data
     with archive.open(CHAT_SESSIONS_FILE, mode="w") as out:
-        for session in ChatSession.objects.filter(owner=owner).order_by("pk").iterator(chunk_size=1000):
+        for session in _keyset(ChatSession.objects.filter(owner=owner), ("pk",), 1000):
             out.write(
                 (
                     json.dumps(
@@ -261,7 +284,7 @@ def _write_originals(archive: zipfile.ZipFile, sink: _Sink, owner) -> Iterator[b
     """Each distinct original of the owner into the zip, a megabyte at a time; yields the zip's bytes as
     they gather and None after each file written. A file missing from the store is left out (logged)."""
     seen: set[str] = set()
-    for original in Original.objects.filter(owner=owner).order_by("sha256", "memory_id").iterator(chunk_size=500):
+    for original in _keyset(Original.objects.filter(owner=owner), ("sha256", "memory_id"), 500):
         entry = original_entry(original)
         if original.sha256 in seen:
             continue
