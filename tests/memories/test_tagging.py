@@ -14,6 +14,7 @@ from memories.tagging import (
     keyword_tag,
     needs_retag,
     normalize_tag,
+    prose,
 )
 
 BUDGET = (
@@ -123,3 +124,17 @@ def test_non_english_text_gets_keywords_in_its_own_script():
     ]
     assert keywords and all(k == k.lower() and " " not in k for k in keywords)
     assert [k["tag"] for k in content_keywords("日本語 テキスト", limit=2)]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Call fib(n) then use golden_ratio here", "Call  .  then use  .  here"),
+        ("node.js and camelCase and a/b and x=1 and a->b", " .  and  .  and  .  and  .  and  . "),
+        ("plain words stay as they are", "plain words stay as they are"),
+        ("a" * 12_000, "a" * 12_000),  # one long run with no mark: left alone (and read once, not per start)
+        ("x" * 12_000 + " foo_bar baz", "x" * 12_000 + "  .  baz"),
+    ],
+)
+def test_prose_breaks_sentences_at_code_tokens_only(line, expected):
+    assert prose(line) == expected
