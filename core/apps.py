@@ -7,6 +7,10 @@ class CoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from core import torchless
+
+        torchless.install()  # before anything imports spaCy
+
         from django_q.signals import post_execute, post_execute_in_worker, pre_execute
 
         from core import queue, task_runs

@@ -148,7 +148,11 @@ SLOW: set[str] = {
     "tests/sleep/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
     "tests/sleep/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
     "tests/sleep/test_simulation.py::test_ninety_days_of_use_give_a_plausible_picture",
+    # Sweeps of every hostile string through every operation or page form: `make test` and
+    # `make fuzz` run them; the fast set keeps the focused cases (tests/core/test_hostile_input.py).
     "tests/kybernesis/test_api_fuzz.py",
+    "tests/kybernesis/test_pages_hostile.py",
+    "tests/core/test_torchless.py",  # a fresh interpreter that loads spaCy
     "tests/kybernesis/test_deploy_settings.py::test_check_deploy_is_clean_under_the_documented_production_settings",
     "tests/kybernesis/test_deploy_settings.py::test_without_https_check_deploy_names_what_is_missing",
     "tests/kybernesis/test_deploy_settings.py::test_https_turns_on_the_secure_set_and_the_proxy_header_is_opt_in",
