@@ -68,8 +68,9 @@ def applied(params: dict, dbname: str) -> set[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def cluster(django_db_setup, django_db_blocker):
     """Connection parameters of the test cluster, and a maker of empty databases in it (dropped at the end)."""
+    # The parameters only: a connection opened here outlived the tests that followed and kept the
+    # test database from being dropped at the end of the session.
     with django_db_blocker.unblock():
-        connection.ensure_connection()
         params = {
             k: v for k, v in connection.get_connection_params().items() if k in ("user", "password", "host", "port")
         }
