@@ -129,6 +129,8 @@ class MemoryChunk(models.Model):
     embedding_model = models.CharField(max_length=100, default="", db_default="")
     embedding_key = models.CharField(max_length=64, default="", db_default="", blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
+    # The text's lexemes, read only when the chunk's BM25 postings are written or removed
+    # (memories.lexical); search reads the postings, so this column has no index of its own.
     search_vector = models.GeneratedField(
         expression=SearchVector("text", config="english"),
         output_field=SearchVectorField(),
@@ -161,7 +163,6 @@ class MemoryChunk(models.Model):
                 opclasses=["vector_cosine_ops"],
                 condition=models.Q(tier=Tier.ARCHIVE),
             ),
-            GinIndex(fields=["search_vector"], name="memorychunk_search_gin"),
             models.Index(fields=["owner", "tier"], name="memorychunk_owner_tier"),
         ]
 

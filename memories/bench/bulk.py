@@ -39,7 +39,6 @@ from memories.models import Memory
 DEFERRED_INDEXES = (
     ("memories_memorychunk", "memorychunk_hnsw_active"),
     ("memories_memorychunk", "memorychunk_hnsw_archive"),
-    ("memories_memorychunk", "memorychunk_search_gin"),
     ("memories_chunkterm", "chunkterm_owner_lexeme_impact"),
 )
 # Constraints checked row by row during a load (each foreign key is a lookup per row, tens of
