@@ -44,7 +44,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from datetime import time as day_time
 
 import numpy as np
@@ -172,7 +172,9 @@ def _date_bound(value, *, name: str, end_of_day: bool) -> datetime | None:
         value = datetime.combine(value + timedelta(days=1) if end_of_day else value, day_time.min)
     if timezone.is_naive(value):
         value = timezone.make_aware(value, timezone.get_current_timezone())
-    return value
+    # The same instant in UTC: Python takes offsets up to ±23:59, PostgreSQL only up to ±15:59, and
+    # the years are bounded above, so this cannot leave the years datetime can hold.
+    return value.astimezone(UTC)
 
 
 def _camel(name: str) -> str:
