@@ -12,6 +12,7 @@ jsonb cannot store either.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Annotated, Any
@@ -49,6 +50,22 @@ def check_text(value: str, *, field: str | None = None) -> str:
     if isinstance(value, str) and (problem := text_problem(value)):
         raise TextError(problem, field=field)
     return value
+
+
+def parse_json(raw: str | bytes) -> Any:
+    """Untrusted JSON text as a value, or TextError saying why it is not JSON: malformed, nested
+    deeper than Python can read (a RecursionError otherwise), or an integer too long to convert
+    (Python's limit is 4,300 digits). The value is not checked further: see check_json."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise TextError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise TextError(f"not valid JSON here: it is nested more than {MAX_JSON_DEPTH} levels deep") from None
+    except UnicodeDecodeError as exc:
+        raise TextError(f"not valid JSON: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise TextError(f"not valid JSON here: {exc}".split("; use sys.")[0]) from None
 
 
 def check_json(value: Any, *, field: str | None = None, depth: int = 0) -> Any:

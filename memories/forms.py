@@ -2,7 +2,7 @@
 
 from django import forms
 
-from core.text import validate_clean_text
+from core.text import TextError, parse_json, validate_clean_text
 from memories.tagging import split_tags
 
 
@@ -163,17 +163,13 @@ class MemoryEditForm(forms.Form):
     )
 
     def clean_metadata(self) -> dict:
-        import json
-
         raw = self.cleaned_data["metadata"].strip()
         if not raw:
             return {}
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(
-                f"This is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
-            ) from None
+            value = parse_json(raw)
+        except TextError as exc:
+            raise forms.ValidationError(f"This is {exc}.") from None
         if not isinstance(value, dict):
             raise forms.ValidationError('Metadata must be a JSON object, like {"key": "value"}.')
         return value

@@ -3,10 +3,10 @@ line, and its originals opened on demand within the archive's bounds), or its me
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from core.text import TextError, parse_json
 from memories.import_sources import reading
 from memories.import_sources.items import (
     CHAT_SESSIONS_FILE,
@@ -42,9 +42,9 @@ def _jsonl_items(lines: Iterable[bytes], name: str) -> Iterator[Item]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except (UnicodeDecodeError, ValueError) as exc:
-            yield Item(label, error=f"not valid JSON: {exc}")
+            record = parse_json(raw)
+        except TextError as exc:
+            yield Item(label, error=str(exc))
             continue
         if not isinstance(record, dict):
             yield Item(label, error="each line must be a JSON object (one memory)")
@@ -75,11 +75,9 @@ def open_export_zip(archive: BoundedZip, by_name: dict) -> Source:
     if refusal := archive.refusal(info, 1024 * 1024):
         raise ImportSourceError(f"{MANIFEST}: {refusal}")
     try:
-        manifest = check_manifest(json.loads(archive.read(info, 1024 * 1024)))
-    except ValueError as exc:
-        if isinstance(exc, ImportSourceError):
-            raise
-        raise ImportSourceError(f"{MANIFEST} is not valid JSON: {exc}") from None
+        manifest = check_manifest(parse_json(archive.read(info, 1024 * 1024)))
+    except TextError as exc:
+        raise ImportSourceError(f"{MANIFEST} is {exc}") from None
     source = Source(kind="export", manifest=manifest, total=_count(manifest, "memories"))
     if CHAT_SESSIONS_FILE in by_name:
         info = by_name[CHAT_SESSIONS_FILE]

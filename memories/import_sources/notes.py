@@ -71,6 +71,8 @@ def markdown_item(label: str, data: bytes, modified: datetime) -> Item:
         except yaml.YAMLError as exc:
             problem = " ".join(str(exc).split())
             return Item(label, error=f"the front matter is not YAML: {problem}")
+        except RecursionError:
+            return Item(label, error="the front matter is nested too deeply to read")
         if loaded is not None and not isinstance(loaded, dict):
             return Item(label, error="the front matter is not a YAML mapping of keys to values")
         front = loaded or {}

@@ -43,7 +43,10 @@ def test_saving_unchanged_fields_does_not_mark_the_memory_edited(logged_in_clien
     [
         ("{not json", "not valid JSON"),
         ("[1, 2]", "must be a JSON object"),
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than"),
+        ('{"a": ' + "1" * 5000 + "}", "Exceeds the limit"),
     ],
+    ids=["malformed", "not-an-object", "too-deep", "long-integer"],
 )
 def test_bad_metadata_is_refused_with_a_reason(logged_in_client, user, metadata, message):
     memory = make_memory(user, content="Keep me.")

@@ -208,3 +208,47 @@ def test_front_matter_tags_holding_a_mapping_are_an_error_not_a_strange_tag(user
     path.write_text(f"---\ntags: {tags}\n---\nA note.\n", encoding="utf-8")
     report = portability.import_path(owner=user, path=path)
     assert report.created == 0 and "tags" in report.errors[0]["error"]
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # deeper than Python's parsers recurse
+LONG_NUMBER = "1" * 5000  # more digits than Python converts to an int
+
+
+@pytest.mark.parametrize(
+    "line, error",
+    [
+        (f'{{"content": "x", "metadata": {{"a": {DEEP}}}}}', "nested more than"),
+        (f'{{"content": "x", "priority": {LONG_NUMBER}}}', "Exceeds the limit"),
+    ],
+    ids=["deep", "long-integer"],
+)
+@pytest.mark.parametrize("in_zip", [False, True], ids=["jsonl", "export-zip"])
+def test_a_line_python_cannot_parse_is_one_error_not_a_stopped_import(user, tmp_path, monkeypatch, line, error, in_zip):
+    """Both stopped the import with a RecursionError or a ValueError from json."""
+    monkeypatch.setattr(import_sources.reading, "MAX_ENTRY_BYTES", 1_000_000)
+    lines = [line, json.dumps({"content": "After the bad line."})]
+    if in_zip:
+        path, name = export_zip(tmp_path, lines), "memories.jsonl"
+    else:
+        path = tmp_path / "notes.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        name = "notes.jsonl"
+    report = portability.import_path(owner=user, path=path)
+    assert report.error == "" and (report.created, report.failed) == (1, 1)
+    assert error in errors_of(report)[f"{name} line 1"]
+
+
+def test_a_manifest_nested_too_deeply_is_a_refused_import(user, tmp_path):
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.json", DEEP)
+        archive.writestr("memories.jsonl", json.dumps({"content": "A memory."}) + "\n")
+    report = portability.import_path(owner=user, path=path)
+    assert "manifest.json is not valid JSON here: it is nested" in report.error and report.created == 0
+
+
+def test_front_matter_nested_too_deeply_is_an_error_of_that_note(user, tmp_path):
+    path = tmp_path / "note.md"
+    path.write_text("---\ntags: " + "[" * 20_000 + "]" * 20_000 + "\n---\nA note.\n", encoding="utf-8")
+    report = portability.import_path(owner=user, path=path)
+    assert report.created == 0 and "nested too deeply" in report.errors[0]["error"]
