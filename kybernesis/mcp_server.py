@@ -21,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
+from core.schemas import MAX_BIGINT, MAX_OFFSET
 from core.text import CleanStr
 from graph import selectors as graph_selectors
 from graph.schemas import EntityOut, RelationshipOut
@@ -218,7 +219,7 @@ async def memory_list(
     tags: Annotated[list[CleanStr] | None, Field(description="A memory must carry every tag given.")] = None,
     source: SourceName | None = None,
     limit: Annotated[int, Field(ge=1, le=500)] = 20,
-    offset: Annotated[int, Field(ge=0)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, Any]:
     def body():
         qs = selectors.memory_list(user=_owner(), tier=tier, source=source, tags=tags or [])
@@ -310,7 +311,7 @@ async def entity_search(
     query: Annotated[CleanStr, Field(description="Part of a name or alias; empty lists all.", max_length=200)] = "",
     types: Annotated[list[CleanStr], Field(description="Only these entity types, e.g. person, org.")] = [],  # noqa: B006
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
-    offset: Annotated[int, Field(ge=0)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
 ) -> dict[str, Any]:
     def body():
         qs = graph_selectors.entity_list(user=_owner(), q=query, types=graph_selectors.entity_types_clean(types))
@@ -390,10 +391,17 @@ async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, 
     mime_type="text/markdown",
     description="The full text of one of your memories, titled. Reading it counts as an access.",
 )
-async def memory_resource(memory_id: int) -> str:
+async def memory_resource(memory_id: str) -> str:
+    # The id comes from the URI as text: read here, so that memory://abc is an error that says why
+    # (the SDK's own conversion answered "Error creating resource from template memory://abc").
+    if not memory_id.isascii() or not memory_id.isdigit():
+        raise ResourceError(f"memory://{memory_id[:40]}: a memory's id is a whole number, as memory_list gives it")
+    if len(memory_id) > len(str(MAX_BIGINT)):  # no id is that long (and int() stops at 4,300 digits)
+        raise ResourceError(f"no memory {memory_id[:40]}…")
+
     def body():
         try:
-            memory = selectors.memory_get(user=_owner(), memory_id=memory_id)
+            memory = selectors.memory_get(user=_owner(), memory_id=int(memory_id))
         except Http404:
             raise ResourceError(f"no memory {memory_id}") from None
         except ToolError as exc:

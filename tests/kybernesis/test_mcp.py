@@ -9,6 +9,7 @@ import pytest
 import requests
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from core.auth import api_token_create
@@ -279,6 +280,8 @@ BAD_ARGUMENTS = [
     ("memory_get", {"memory_id": 999999}, "memory_id"),
     ("memory_list", {"tier": "cold"}, "tier"),
     ("memory_list", {"limit": 0}, "limit"),
+    ("memory_list", {"offset": 10**20}, "offset"),  # was PostgreSQL's "bigint out of range"
+    ("entity_search", {"offset": 10**20}, "offset"),
     ("memory_update", {"memory_id": 999999, "title": "x"}, "memory_id"),
     ("memory_tag", {"memory_id": "x"}, "memory_id"),
     ("memory_pin", {"memory_id": 1, "pinned": "perhaps"}, "pinned"),
@@ -532,6 +535,28 @@ def test_text_json_cannot_carry_is_a_tool_error_naming_the_argument_once(live_se
     text = result["content"][0]["text"]
     assert named in text and text.count(named.split(":")[0] + ":") == 1, text
     assert not Memory.objects.filter(owner=owner).exists()
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("memory://abc", "a memory's id is a whole number"),
+        ("memory://1.5", "a memory's id is a whole number"),
+        ("memory://", "a memory's id is a whole number"),
+        ("memory://" + "9" * 5000, "no memory 999"),
+        ("memory://99999999999999999999", "no memory"),
+        ("memory://424242", "no memory 424242"),
+    ],
+)
+def test_a_memory_uri_without_a_memory_is_an_error_that_says_why(agent, uri, message):
+    """They were "Error creating resource from template memory://abc" from the SDK's conversion."""
+
+    async def read(session):
+        with pytest.raises(MCPError) as raised:
+            await session.read_resource(uri)
+        return raised.value.error.message
+
+    assert message in agent.run(read)
 
 
 def test_an_escaped_emoji_is_not_taken_for_a_lone_surrogate(live_server, owner):
