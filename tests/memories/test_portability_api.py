@@ -66,6 +66,31 @@ def test_import_answers_202_with_a_job_that_runs_in_the_worker(api, user, django
     assert not ImportJob.objects.get(pk=body["id"]).path  # the uploaded file is gone
 
 
+def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypatch, django_capture_on_commit_callbacks):
+    """A failure after the first batch ended the job "failed, created 0" while that batch's memories
+    stayed stored."""
+    from memories.services.portability import import_ as importing
+
+    real_source, real, calls = importing.import_source, importing._import_batch, []
+    monkeypatch.setattr(importing, "import_source", lambda **kwargs: real_source(**kwargs, batch_size=2))
+
+    def fails_the_second_time(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the disk went away")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(importing, "_import_batch", fails_the_second_time)
+    lines = "".join(json.dumps({"content": f"Imported memory {i}."}) + "\n" for i in range(5))
+    upload = SimpleUploadedFile("notes.jsonl", lines.encode(), content_type="application/jsonl")
+    with django_capture_on_commit_callbacks(execute=True):
+        body = post_file(api, upload).json()
+    status = api.get(body["statusUrl"]).json()
+    assert Memory.objects.filter(owner=user).count() == 2
+    assert (status["status"], status["created"], status["processed"]) == ("done", 2, 2)
+    assert status["error"] == "the import stopped: the disk went away"
+
+
 def test_import_refuses_a_file_it_cannot_read_with_a_reason(api):
     upload = SimpleUploadedFile("photo.png", b"\x89PNG...", content_type="image/png")
     response = post_file(api, upload)

@@ -56,7 +56,11 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         return None
     ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, updated_at=timezone.now())
 
+    last = ImportReport()
+
     def progress(report: ImportReport) -> None:
+        nonlocal last
+        last = report
         ImportJob.objects.filter(pk=job.pk).update(
             processed=report.processed,
             created=report.created,
@@ -72,7 +76,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         report = import_path(owner=job.owner, path=path, name=job.filename, progress=progress)
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
-        report = ImportReport(error=f"the import stopped: {exc}")
+        # What was stored before it stopped stays stored (each batch commits), and the job says so.
+        report = last
+        report.error = f"the import stopped: {exc}"
     finally:
         path.unlink(missing_ok=True)
     progress(report)
