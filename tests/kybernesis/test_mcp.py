@@ -9,8 +9,8 @@ import pytest
 import requests
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
 from core.auth import api_token_create
 from memories.models import Memory
