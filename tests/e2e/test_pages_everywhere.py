@@ -107,9 +107,14 @@ def seeded(db):
         for i in range(60)
     )
     long_memory = make_memory(user, long_text, title="Meeting minutes archive", manual_tags=["minutes"])
+    # One unbroken word longer than a desktop is wide (a pasted URL), in a title, a result and a chat
+    # message: each made its page wider than the window.
+    url = "https://example.com/product-team/" + "a" * 300
+    long_word = make_memory(user, f"The product team's long link: {url}", title=f"Product team link {url}")
     graph_extract_memories(memory_ids=[m.pk for m in [*notes, long_memory]])
     memory_links_refresh(owner=user)
     session, _ = chat_message_send(owner=user, content="Where is the Product Team based?")
+    chat_message_send(owner=user, content=f"Read {url} before the offsite.", session=session)
     account = ConnectorAccount.objects.create(
         owner=user, provider="notion", label="Team wiki", status=ConnectorAccount.Status.SYNCED
     )
@@ -119,6 +124,7 @@ def seeded(db):
         "user": user,
         "memory": notes[0],
         "long": long_memory,
+        "long_word": long_word,
         "session": session,
         "account": account,
         "run": run,
@@ -136,6 +142,7 @@ def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(browser, live_serv
         "memory": f"/memories/{seeded['memory'].pk}/",
         "memory-long-chunk": f"/memories/{long_memory.pk}/?chunk={last_chunk}#chunk-{last_chunk}",
         "memory-edit": f"/memories/{seeded['memory'].pk}/edit/",
+        "memory-edit-long-word": f"/memories/{seeded['long_word'].pk}/edit/",
         "add-memory": "/memories/new/",
         "tags": "/memories/tags/",
         "upload": "/upload/",
