@@ -297,19 +297,21 @@ def memory_new(request):
     form = MemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        item = services.MemoryInput(
+            title=data["title"], content=data["content"], priority=data["priority"], manual_tags=data["tags"]
+        )
         try:
-            memory = services.memory_create(
-                owner=request.user,
-                title=data["title"],
-                content=data["content"],
-                priority=data["priority"],
-                manual_tags=data["tags"],
-            )
+            # As the API's create: the same content twice (Save pressed again while a long note was
+            # still embedding, a resent form) stores it once and leads to the memory that has it.
+            memory = services.memory_create_many(owner=request.user, items=[item], _single=True, unique=True)[0]
         except services.MemoryInputError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:
-            n = memory.chunk_count
-            messages.success(request, f"Saved “{memory.title}” in {n} chunk{'' if n == 1 else 's'}.")
+            if memory.created:
+                n = memory.chunk_count
+                messages.success(request, f"Saved “{memory.title}” in {n} chunk{'' if n == 1 else 's'}.")
+            else:
+                messages.info(request, f"You already have this memory, “{memory.title}”: nothing was stored twice.")
             return redirect("memories:detail", memory_id=memory.pk)
     return render(request, "memories/new.html", {"form": form}, status=422 if form.errors else 200)
 

@@ -1,7 +1,7 @@
 /* Behaviour shared by every page (no inline scripts, so a strict Content-Security-Policy can apply):
-   the collapsible nav, confirmations, keeping keyboard focus where it was across HTMX swaps, the
-   first invalid field of a form sent back, live values next to range inputs, and Enter-to-send in
-   the chat. */
+   the collapsible nav and drop-downs (Esc closes them), confirmations, forms sent once, keeping
+   keyboard focus where it was across HTMX swaps, the first invalid field of a form sent back, live
+   values next to range inputs, and Enter-to-send in the chat. */
 (function () {
   "use strict";
   document.documentElement.classList.replace("no-js", "js");
@@ -23,6 +23,13 @@
   });
   document.addEventListener("keydown", (event) => {
     if (event.key !== "Escape") return;
+    // An open <details> drop-down (the graph's Types) closes first, and its summary keeps focus.
+    const open = event.target.closest && event.target.closest("details[open]");
+    if (open) {
+      open.open = false;
+      open.querySelector("summary").focus();
+      return;
+    }
     const toggle = document.querySelector(".nav-toggle[aria-expanded=true]");
     if (!toggle) return;
     toggle.setAttribute("aria-expanded", "false");
@@ -37,6 +44,40 @@
     const message = (submitter && submitter.dataset.confirm) || form.dataset.confirm;
     if (message && !form.hasAttribute("hx-post") && !window.confirm(message)) event.preventDefault();
   }, true);
+
+  // --- <form data-send-once>: sent once; its submit buttons are disabled and say so ------------
+  // (A long note takes a while to embed; pressing Save again sent it again.) The buttons are disabled
+  // after this event, so the pressed one's name and value still go with the form; coming back to the
+  // page from the history gives them back.
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (event.defaultPrevented || !form.hasAttribute("data-send-once")) return;
+    if (form.dataset.sending) {
+      event.preventDefault();
+      return;
+    }
+    form.dataset.sending = "1";
+    form.setAttribute("aria-busy", "true");
+    window.setTimeout(() => {
+      form.querySelectorAll("button[type=submit], button:not([type])").forEach((button) => {
+        button.disabled = true;
+        if (button.dataset.busyLabel) {
+          button.dataset.idleLabel = button.textContent;
+          button.textContent = button.dataset.busyLabel;
+        }
+      });
+    }, 0);
+  });
+  window.addEventListener("pageshow", () => {
+    document.querySelectorAll("form[data-sending]").forEach((form) => {
+      delete form.dataset.sending;
+      form.removeAttribute("aria-busy");
+      form.querySelectorAll("button[disabled]").forEach((button) => {
+        button.disabled = false;
+        if (button.dataset.idleLabel) button.textContent = button.dataset.idleLabel;
+      });
+    });
+  });
 
   // --- Range inputs show their value in the <output> named by data-output ----------------------
   document.addEventListener("input", (event) => {

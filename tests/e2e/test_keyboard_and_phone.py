@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graph.services import graph_extract_memories, memory_links_refresh
+from memories.models import Memory
 from tests.e2e.test_pages_everywhere import sign_in
 from tests.factories import EntityFactory, UserFactory, make_memory
 
@@ -242,3 +243,43 @@ def test_a_form_sent_back_with_an_error_puts_focus_on_the_field_to_fix(page):
     with page.expect_navigation():
         page.keyboard.press("Enter")
     page.wait_for_function("() => document.activeElement && document.activeElement.id === 'id_metadata'")
+
+
+def test_the_graph_types_drop_down_lays_its_boxes_beside_their_labels_and_closes_on_escape(page):
+    user = UserFactory()
+    memory = make_memory(user, "Alice works with the Product Team, which is based in San Francisco.")
+    graph_extract_memories(memory_ids=[memory.pk])
+    sign_in(page, user)
+    page.goto("/graph/")
+    summary = page.locator(".type-filter summary")
+    summary.focus()
+    page.keyboard.press("Enter")
+    box = page.locator(".type-filter input[type=checkbox]").first
+    label = page.locator(".type-filter label").first
+    # The filters' 9rem minimum width stretched each box onto a line of its own, above its label.
+    assert box.bounding_box()["width"] < 30 and label.bounding_box()["height"] < 40
+    box.focus()
+    page.keyboard.press("Escape")
+    assert not page.evaluate("document.querySelector('.type-filter').open")
+    assert page.evaluate("document.activeElement.tagName") == "SUMMARY"
+
+
+def test_save_pressed_again_while_a_note_is_saved_stores_it_once(page):
+    """A long note takes a while to embed; pressing Save again sent it again (three presses, three
+    memories). The button is disabled while it is sent, and the server stores the same content once."""
+    user = UserFactory()
+    sign_in(page, user)
+    page.goto("/memories/new/")
+    page.fill("[name=content]", "The spare key is under the blue flowerpot by the shed.")
+    button = page.locator("main button[type=submit]")
+    with page.expect_navigation():
+        button.click()
+        page.evaluate("document.querySelector('main form').requestSubmit()")  # a second press, at once
+    assert Memory.objects.filter(owner=user).count() == 1
+    # Sending the same note again (the form resent) leads to the memory that has it.
+    page.goto("/memories/new/")
+    page.fill("[name=content]", "The spare key is under the blue flowerpot by the shed.")
+    with page.expect_navigation():
+        button.click()
+    assert "You already have this memory" in page.locator(".messages").inner_text()
+    assert Memory.objects.filter(owner=user).count() == 1
