@@ -137,6 +137,14 @@ class SearchForm(forms.Form):
     )
     group = forms.BooleanField(required=False, label="One result per memory")
 
+    FILTERS = ("tag", "source", "tier", "created_after", "created_before", "min_priority")
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter narrows the search (so "nothing matches" may be the filters' doing)."""
+        data = getattr(self, "cleaned_data", {})
+        return any(data.get(name) not in (None, "", [], 0) for name in self.FILTERS)  # min_priority 0 keeps all
+
     def clean(self):
         data = super().clean()
         after, before = data.get("created_after"), data.get("created_before")

@@ -277,3 +277,21 @@ def _assert_same_indexes(after: dict[str, str], before: dict[str, str]) -> None:
                     cursor.execute(f"SELECT {predicate}, {predicate_after} FROM (VALUES (%s::varchar)) v(tier)", [tier])
                     was, now = cursor.fetchone()
                     assert was == now, (name, tier)
+
+
+@pytest.mark.parametrize(
+    ("params", "filtered"),
+    [
+        ({"min_priority": "0.99"}, True),
+        ({"created_after": "2999-01-01"}, True),
+        ({"created_before": "1999-01-01"}, True),
+        ({"tag": "no-such-tag"}, True),
+        ({"min_priority": "0"}, False),
+    ],
+)
+def test_no_results_says_when_the_filters_may_be_why(logged_in_client, notes, params, filtered):
+    """With only a priority or date filter it said "Nothing in your memories is a good match for
+    'vehicle repair'", though the garage note is one."""
+    html = logged_in_client.get("/search/", {"q": "zebra migration patterns", **params}).content.decode()
+    assert "No memories match" in html
+    assert ("with these filters" in html) is filtered
