@@ -115,7 +115,9 @@ def test_bad_get_searches_are_422(api, params):
     assert api.get("/api/v1/search", params).status_code == 422
 
 
-@pytest.mark.parametrize("bound", ["2020-01-01T00:00:00+16:00", "1000-01-01T00:00:00-23:59", "9998-12-31T23:59:59-23:59"])
+@pytest.mark.parametrize(
+    "bound", ["2020-01-01T00:00:00+16:00", "1000-01-01T00:00:00-23:59", "9998-12-31T23:59:59-23:59"]
+)
 def test_a_time_zone_offset_postgresql_cannot_hold_is_the_same_instant_in_utc(api, notes, bound):
     # Python takes offsets up to ±23:59 and PostgreSQL only up to ±15:59: the bound is compared in UTC.
     for method, body in (
