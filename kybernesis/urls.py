@@ -10,6 +10,7 @@ from kybernesis.api import api
 from kybernesis.mcp_http import mcp_endpoint
 from memories import views as memory_views
 
+handler400 = "kybernesis.bad_request.handler400"
 handler500 = "kybernesis.unavailable.handler500"
 
 urlpatterns = [

@@ -38,3 +38,24 @@ def test_a_missing_memory_says_what_was_not_found(api):
     response = api.get("/api/v1/memories/999999")
     assert response.status_code == 404
     assert response.json() == {"detail": "No Memory matches the given query: /api/v1/memories/999999"}
+
+
+def test_a_multipart_body_that_cannot_be_read_is_a_400_that_says_why(api):
+    """It was {"detail": "Bad Request"}, with a traceback in the log."""
+    response = api.post("/api/v1/uploads", b"x", content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("The multipart/form-data body could not be read: ")
+
+
+def test_too_many_query_parameters_is_a_400_that_names_the_limit(api):
+    response = api.get("/api/v1/search?q=x&" + "&".join(["tag=a"] * 1100))
+    assert response.status_code == 400
+    assert "more than 1,000 fields" in response.json()["detail"]
+
+
+def test_an_unknown_host_is_a_400_that_says_why_on_the_api_and_on_a_page(client):
+    api = client.get("/api/v1/search?q=x", HTTP_HOST="evil.example")
+    assert api.status_code == 400 and "KYBERNESIS_ALLOWED_HOSTS" in api.json()["detail"]
+    page = client.get("/search/", HTTP_HOST="evil.example")
+    assert page.status_code == 400 and "KYBERNESIS_ALLOWED_HOSTS" in page.content.decode()
+    assert page["Content-Type"].startswith("text/html")
