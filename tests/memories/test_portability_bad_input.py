@@ -38,6 +38,15 @@ def export_zip(tmp_path, memories: list[str], *, sessions: str | None = None, ma
     return path
 
 
+def jsonl_or_export(tmp_path, lines: list[str], *, in_zip: bool):
+    """The lines as a bare memories.jsonl, or as the memories.jsonl of an export zip."""
+    if in_zip:
+        return export_zip(tmp_path, lines)
+    path = tmp_path / "memories.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def errors_of(report) -> dict[str, str]:
     return {e["item"]: e["error"] for e in report.errors}
 
@@ -60,14 +69,8 @@ def test_a_line_over_the_limit_is_one_error_and_the_lines_after_it_keep_their_nu
         json.dumps({"content": "y" * 5000}),  # five times the limit: read a limit at a time, then skipped
         json.dumps({"content": "After the long line."}),
     ]
-    if in_zip:
-        path, name = export_zip(tmp_path, lines), "memories.jsonl"
-    else:
-        path = tmp_path / "memories.jsonl"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        name = "memories.jsonl"
-    report = portability.import_path(owner=user, path=path)
-    assert errors_of(report) == {f"{name} line 2": "the line is over 1,000 bytes"}
+    report = portability.import_path(owner=user, path=jsonl_or_export(tmp_path, lines, in_zip=in_zip))
+    assert errors_of(report) == {"memories.jsonl line 2": "the line is over 1,000 bytes"}
     assert (report.created, report.failed, report.error) == (2, 1, "")
 
 
@@ -227,15 +230,9 @@ def test_a_line_python_cannot_parse_is_one_error_not_a_stopped_import(user, tmp_
     """Both stopped the import with a RecursionError or a ValueError from json."""
     monkeypatch.setattr(import_sources.reading, "MAX_ENTRY_BYTES", 1_000_000)
     lines = [line, json.dumps({"content": "After the bad line."})]
-    if in_zip:
-        path, name = export_zip(tmp_path, lines), "memories.jsonl"
-    else:
-        path = tmp_path / "notes.jsonl"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        name = "notes.jsonl"
-    report = portability.import_path(owner=user, path=path)
+    report = portability.import_path(owner=user, path=jsonl_or_export(tmp_path, lines, in_zip=in_zip))
     assert report.error == "" and (report.created, report.failed) == (1, 1)
-    assert error in errors_of(report)[f"{name} line 1"]
+    assert error in errors_of(report)["memories.jsonl line 1"]
 
 
 def test_a_manifest_nested_too_deeply_is_a_refused_import(user, tmp_path):
