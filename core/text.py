@@ -18,7 +18,7 @@ import re
 from typing import Annotated, Any
 
 from django.core.exceptions import ValidationError
-from pydantic import AfterValidator
+from pydantic import AfterValidator, StringConstraints
 
 # Characters that reorder or isolate text for display (Unicode's bidi formatting characters).
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -126,4 +126,12 @@ def validate_clean_text(value) -> None:
 
 # For ninja/pydantic schemas: a 422 whose `loc` names the field.
 CleanStr = Annotated[str, AfterValidator(_checked)]
+
+
+def clean_str(max_length: int):
+    """CleanStr of at most max_length characters. The length is checked before the text rule, so the
+    message counts characters; a Field(max_length) beside an optional CleanStr said "items"."""
+    return Annotated[str, StringConstraints(max_length=max_length), AfterValidator(_checked)]
+
+
 CleanDict = Annotated[dict[str, Any], AfterValidator(_checked_json)]

@@ -10,7 +10,7 @@ from ninja import Schema
 from pydantic import Field, field_validator
 
 from core.schemas import Id, OutSchema
-from core.text import CleanStr
+from core.text import CleanStr, clean_str
 from graph import selectors
 from graph.models import RelationType
 from graph.selectors import MAX_GRAPH_NODES, GraphQueryError, entity_types_clean
@@ -36,7 +36,7 @@ class GraphQueryIn(_TypesQuery):
     view: Literal["entities", "memories"] = "entities"
     memoryId: Id | None = None
     entityId: Id | None = None
-    tag: CleanStr | None = Field(None, max_length=64)
+    tag: clean_str(64) | None = None
     minWeight: float = Field(0.0, ge=0, le=1)
     limit: int = Field(settings.KYBERNESIS_GRAPH_NODE_LIMIT, ge=1, le=MAX_GRAPH_NODES)
 
@@ -76,7 +76,7 @@ class GraphOut(Schema):
 
 
 class EntityListQueryIn(_TypesQuery):
-    q: CleanStr | None = Field(None, max_length=200)
+    q: clean_str(200) | None = None
 
 
 class EntityOut(OutSchema):

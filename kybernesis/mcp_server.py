@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from core.schemas import MAX_BIGINT, MAX_OFFSET
-from core.text import CleanStr
+from core.text import CleanStr, clean_str
 from graph import selectors as graph_selectors
 from graph.schemas import EntityOut, RelationshipOut
 from graph.selectors import GraphQueryError
@@ -324,9 +324,7 @@ async def entity_search(
 @server.tool(description="An entity's relationships and the memories that mention it. Give entity_id or name.")
 async def entity_neighbors(
     entity_id: Annotated[int | None, Field(description="The entity's id, from entity_search.")] = None,
-    name: Annotated[
-        CleanStr | None, Field(description="A name or alias; the best match is used.", max_length=200)
-    ] = None,
+    name: Annotated[clean_str(200) | None, Field(description="A name or alias; the best match is used.")] = None,
 ) -> dict[str, Any]:
     def body():
         user = _owner()

@@ -10,7 +10,7 @@ from ninja import Schema
 from pydantic import ConfigDict, Field
 
 from core.schemas import Id, OutSchema
-from core.text import CleanDict, CleanStr
+from core.text import CleanDict, CleanStr, clean_str
 
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
@@ -288,7 +288,7 @@ class _SearchFilterFields(Schema):
     createdBefore: datetime | None = None
     updatedAfter: datetime | None = None
     updatedBefore: datetime | None = None
-    titleContains: CleanStr | None = Field(None, max_length=500)
+    titleContains: clean_str(500) | None = None
     pinned: bool | None = None
 
 

@@ -297,3 +297,13 @@ def test_no_results_says_when_the_filters_may_be_why(logged_in_client, notes, pa
     html = logged_in_client.get("/search/", {"q": "zebra migration patterns", **params}).content.decode()
     assert "No memories match" in html
     assert ("with these filters" in html) is filtered
+
+
+def test_a_title_filter_too_long_counts_characters(api):
+    """It said "Value should have at most 500 items after validation, not 501"."""
+    for response in (
+        api.post("/api/v1/search", {"query": "ok", "filters": {"titleContains": "x" * 501}}),
+        api.get("/api/v1/search", {"q": "ok", "titleContains": "x" * 501}),
+    ):
+        assert response.status_code == 422
+        assert "at most 500 characters" in json.dumps(response.json())
