@@ -185,8 +185,8 @@ def test_the_drop_zone_shows_keyboard_focus_on_its_hidden_file_input(page, artif
     user = UserFactory()
     sign_in(page, user)
     page.goto("/upload/")
-    page.focus("#id_tags")
-    page.keyboard.press("Shift+Tab")  # back onto the file input, hidden once JavaScript runs
+    page.focus("#id_tags")  # the tags come first: files are sent as soon as they are chosen
+    page.keyboard.press("Tab")  # on to the file input, hidden once JavaScript runs
     assert page.evaluate("document.activeElement.id") == "id_files"
     outline = page.evaluate("getComputedStyle(document.getElementById('dropzone')).outlineStyle")
     assert outline == "solid"
@@ -283,3 +283,20 @@ def test_save_pressed_again_while_a_note_is_saved_stores_it_once(page):
         button.click()
     assert "You already have this memory" in page.locator(".messages").inner_text()
     assert Memory.objects.filter(owner=user).count() == 1
+
+
+def test_on_a_touch_screen_the_small_controls_are_at_least_24_px(browser, live_server):
+    """A tag's × was 18 × 22 px and a row's box 18 × 18 (WCAG 2.2 asks 24 × 24)."""
+    user = UserFactory()
+    memory = make_memory(user, "Tomatoes go in the south bed.", title="Garden", manual_tags=["garden"])
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    page = context.new_page()
+    sign_in(page, user)
+    row = page.locator(".row-select").first.bounding_box()
+    page.goto(f"/memories/{memory.pk}/")
+    remove = page.locator(".chip-remove").first.bounding_box()
+    for box in (row, remove):
+        assert box["width"] >= 24 and box["height"] >= 24, box
+    context.close()
