@@ -297,13 +297,17 @@ def memory_new(request):
     form = MemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        item = services.MemoryInput(
-            title=data["title"], content=data["content"], priority=data["priority"], manual_tags=data["tags"]
-        )
         try:
             # As the API's create: the same content twice (Save pressed again while a long note was
             # still embedding, a resent form) stores it once and leads to the memory that has it.
-            memory = services.memory_create_many(owner=request.user, items=[item], _single=True, unique=True)[0]
+            memory = services.memory_create(
+                owner=request.user,
+                title=data["title"],
+                content=data["content"],
+                priority=data["priority"],
+                manual_tags=data["tags"],
+                unique=True,
+            )
         except services.MemoryInputError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, capfirst(str(exc)))
         else:

@@ -120,8 +120,11 @@ def memory_create(
     metadata: dict | None = None,
     manual_tags: Sequence[str] = (),
     original: OriginalFile | None = None,
+    unique: bool = False,
 ) -> Memory:
-    """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing."""
+    """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing.
+    With `unique`, content the owner already has is not stored again: the memory that has it comes
+    back with `created` False (see memory_create_many)."""
     item = MemoryInput(
         title=title,
         content=content,
@@ -131,7 +134,7 @@ def memory_create(
         manual_tags=manual_tags,
         original=original,
     )
-    return memory_create_many(owner=owner, items=[item], _single=True)[0]
+    return memory_create_many(owner=owner, items=[item], _single=True, unique=unique)[0]
 
 
 def memory_create_many(
