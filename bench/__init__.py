@@ -1,0 +1,1 @@
+"""Benchmark, stress and simulation commands (`manage.py bench_*`); imported by nobody."""

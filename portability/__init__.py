@@ -1,0 +1,1 @@
+"""Export and import: Kybernesis zips, Obsidian vaults and other sources, their jobs, API, pages and commands."""
