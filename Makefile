@@ -15,7 +15,7 @@ help:
 	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
 	@echo "make test-scale - the Procfile's gunicorn and two qcluster workers on Redis + external PostgreSQL, over HTTP"
 	@echo "make fuzz       - a deeper Schemathesis run of the whole API (FUZZ_EXAMPLES per operation, default 200)"
-	@echo "make lint       - ruff check, ruff format --check and the import-linter layer contract"
+	@echo "make lint       - ruff, the import-linter layer contract, and mypy"
 	@echo "make lock       - re-resolve requirements.lock and requirements-dev.lock from pyproject.toml"
 
 $(BIN)/python:
@@ -96,6 +96,7 @@ lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 # The CI suite runs the same fuzz test with a small example budget; this one digs deeper.
 FUZZ_EXAMPLES ?= 200
