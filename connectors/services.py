@@ -22,7 +22,7 @@ from connectors.providers.errors import (
 )
 from connectors.providers.google_drive import GoogleDriveSync
 from connectors.providers.notion import NotionSync
-from connectors.providers.sync import Content, RemoteDocument, Sink
+from connectors.providers.sync import Content, ProviderSync, RemoteDocument, Sink
 from core.schedules import schedule_ensure
 from memories.models import Memory, Source, content_hash
 from memories.services import (
@@ -37,7 +37,8 @@ from memories.services import (
 
 logger = logging.getLogger(__name__)
 
-SYNCS = {Provider.GOOGLE_DRIVE: GoogleDriveSync, Provider.NOTION: NotionSync}
+# Keyed by Provider, looked up by an account's provider (a plain str equal to it).
+SYNCS: dict[str, type[ProviderSync]] = {Provider.GOOGLE_DRIVE: GoogleDriveSync, Provider.NOTION: NotionSync}
 # Items whose last attempt failed for a passing reason are fetched again at the start of each sync.
 MAX_RETRIES_PER_SYNC = 200
 SCHEDULE_NAME = "connectors: sync every connected account"
@@ -142,20 +143,23 @@ class ItemSink(Sink):
     def document(self, doc: RemoteDocument) -> None:
         item = self._item(doc.external_id)
         title = self._title(doc.title)
+        # The item, when the remote document has not changed since it was stored.
         unchanged = (
-            item is not None
+            item
+            if item is not None
             and item.status != ConnectorItem.Status.REMOVED
             and not doc.recheck
             and doc.modified_at is not None
             and item.remote_modified_at == doc.modified_at
+            else None
         )
-        if unchanged and item.title == title:
+        if unchanged is not None and unchanged.title == title:
             return
         common = {"title": title, "mime": doc.mime[:255], "url": doc.url[:2000]}
-        if unchanged and item.memory is not None:
+        if unchanged is not None and unchanged.memory is not None:
             # Renamed without a content change: the title follows, nothing is downloaded or embedded.
-            memory_update(memory=item.memory, title=title or item.memory.title)
-            self._save(item, doc.external_id, **common)
+            memory_update(memory=unchanged.memory, title=title or unchanged.memory.title)
+            self._save(unchanged, doc.external_id, **common)
             return
         try:
             content = doc.load()

@@ -26,9 +26,9 @@ class LimitOffset(PaginationBase):
     def __init__(self, *, default: int = 50, maximum: int = 500, **kwargs: Any) -> None:
         super().__init__(**kwargs)
 
-        class Input(Schema):
-            limit: int = Field(default, ge=1, le=maximum, description=f"Items per page, 1 to {maximum}.")
-            offset: int = Field(0, ge=0, le=MAX_OFFSET, description="Items to skip.")
+        class Input(PaginationBase.Input):
+            limit: int = Field(default=default, ge=1, le=maximum, description=f"Items per page, 1 to {maximum}.")
+            offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="Items to skip.")
 
         self.Input = Input
 

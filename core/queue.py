@@ -126,6 +126,8 @@ class ReliableRedis(Broker):
     takes the next task while every worker is busy, so a cluster stuck in an hour-long cycle would
     sit on a task an idle cluster could run now)."""
 
+    _info: str | None  # Broker.__init__ sets it to None; info() fills it once
+
     def __init__(self, list_key: str | None = None, *, holder: str | None = None, limit: int | None = None):
         super().__init__(list_key=f"django_q:{list_key or Conf.CLUSTER_NAME}:q")
         self.holder = holder or cluster_holder()

@@ -37,11 +37,12 @@ stats = {"retried": 0, "gave_up": 0}
 def sqlstate(exc: BaseException) -> str | None:
     """The SQLSTATE of a database error, looking through Django's wrapper to the psycopg cause."""
     seen = 0
-    while exc is not None and seen < 5:
-        code = getattr(exc, "sqlstate", None) or getattr(exc, "pgcode", None)
+    current: BaseException | None = exc
+    while current is not None and seen < 5:
+        code = getattr(current, "sqlstate", None) or getattr(current, "pgcode", None)
         if code:
             return code
-        exc = exc.__cause__ or exc.__context__
+        current = current.__cause__ or current.__context__
         seen += 1
     return None
 

@@ -54,7 +54,7 @@ def parse_rate(text: str | None) -> Rate | None:
 @dataclass(frozen=True)
 class Limit:
     key: str
-    rate: Rate
+    rate: Rate | None  # None: this limit is off
 
 
 def estimate(*, count: int, previous: int, elapsed: float, seconds: int) -> float:
@@ -96,28 +96,25 @@ _TAKE_BACK_SQL = """
 def hit(limits: Sequence[Limit], *, now: float | None = None, take_back: bool = True) -> int | None:
     """Count one request against each limit. None when it fits all of them; otherwise the seconds
     to wait (Retry-After), and, with `take_back`, the request is not counted."""
-    limits = sorted((limit for limit in limits if limit.rate is not None), key=lambda limit: limit.key)
-    if not limits:
+    active = sorted(((limit.key, limit.rate) for limit in limits if limit.rate is not None), key=lambda pair: pair[0])
+    if not active:
         return None
     now = time.time() if now is None else now
-    slots = [int(now // limit.rate.seconds) for limit in limits]
-    params = {
-        "keys": [limit.key for limit in limits],  # sorted: concurrent statements lock rows in one order
+    slots = [int(now // rate.seconds) for _, rate in active]
+    params: dict[str, list[str] | list[int]] = {
+        "keys": [key for key, _ in active],  # sorted: concurrent statements lock rows in one order
         "slots": slots,
-        "expires": [(slot + 2) * limit.rate.seconds for slot, limit in zip(slots, limits, strict=True)],
+        "expires": [(slot + 2) * rate.seconds for slot, (_, rate) in zip(slots, active, strict=True)],
     }
     with connection.cursor() as cursor:
         cursor.execute(_HIT_SQL, params)
         counts = {key: (count, previous) for key, count, previous in cursor.fetchall()}
         waits = []
-        for limit in limits:
-            count, previous = counts[limit.key]
-            elapsed = now % limit.rate.seconds
-            if (
-                estimate(count=count, previous=previous, elapsed=elapsed, seconds=limit.rate.seconds)
-                > limit.rate.requests
-            ):
-                waits.append(retry_after(count=count - 1, previous=previous, elapsed=elapsed, rate=limit.rate))
+        for key, rate in active:
+            count, previous = counts[key]
+            elapsed = now % rate.seconds
+            if estimate(count=count, previous=previous, elapsed=elapsed, seconds=rate.seconds) > rate.requests:
+                waits.append(retry_after(count=count - 1, previous=previous, elapsed=elapsed, rate=rate))
         if waits and take_back:
             cursor.execute(_TAKE_BACK_SQL, {"keys": params["keys"], "slots": slots})
         if random.randrange(_CLEANUP_EVERY) == 0:

@@ -11,6 +11,7 @@ usual, and a process that imported torch before spaCy keeps thinc's usual behavi
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 _FRAMES_SEARCHED = 12  # importlib's own frames sit between thinc's import statement and the finder
 
@@ -19,7 +20,7 @@ class _NoTorchForThinc:
     def find_spec(self, name, path=None, target=None):
         if name != "torch" and not name.startswith("torch."):
             return None
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         for _ in range(_FRAMES_SEARCHED):
             if frame is None:
                 break

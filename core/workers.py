@@ -35,10 +35,11 @@ def processes() -> int:
 def _workers(size: int, prepare: Callable[[], object] | None) -> ProcessPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:
-        fresh = prepare is not None and prepare not in _pool_prepared
-        if fresh:
+        fresh = False
+        if prepare is not None and prepare not in _pool_prepared:
             prepare()
             _pool_prepared.add(prepare)
+            fresh = True
         if _pool is None or _pool_size != size or fresh:
             # (Re)fork after loading, so every child shares what the parent loaded.
             if _pool is not None:

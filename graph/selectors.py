@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
@@ -89,13 +90,13 @@ def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
         .order_by("-n", "memory_id")[:limit]
     )
     counts = {row["memory_id"]: row["n"] for row in rows}
-    first = {}
-    for mention in (
+    first: dict[int, EntityMention] = {}
+    for found in (
         EntityMention.objects.filter(entity=entity, memory_id__in=counts)
         .select_related("chunk")
         .order_by("memory_id", "chunk__position", "start")
     ):
-        first.setdefault(mention.memory_id, mention)
+        first.setdefault(found.memory_id, found)
     memories = Memory.objects.filter(pk__in=counts).defer("content").in_bulk()
     items = []
     for memory_id, n in counts.items():
@@ -106,7 +107,7 @@ def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
                 "memory": memories[memory_id],
                 "mentions": n,
                 "chunk": chunk,
-                "snippet": _snippet(chunk.text, mention.start, mention.end) if chunk else None,
+                "snippet": _snippet(chunk.text, mention.start, mention.end) if mention and chunk else None,
             }
         )
     return items
@@ -288,7 +289,7 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
     ).order_by("-score", "id")[: query.limit * 4]
     cluster_of = {m.pk: topical_tags(m)[:1] for m in memories}
     clusters = Counter(tag for tags in cluster_of.values() for tag in tags)
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {
             "id": f"t:{tag}",
             "kind": "tag",

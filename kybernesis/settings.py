@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -271,7 +272,7 @@ KYBERNESIS_UPLOAD_TASK_TIMEOUT = env_int("KYBERNESIS_UPLOAD_TASK_TIMEOUT", 900)
 KYBERNESIS_JOB_SWEEP_MINUTES = env_int("KYBERNESIS_JOB_SWEEP_MINUTES", 5)
 KYBERNESIS_IMPORT_STALE_MINUTES = env_int("KYBERNESIS_IMPORT_STALE_MINUTES", 15)
 KYBERNESIS_JOB_MAX_RECOVERIES = env_int("KYBERNESIS_JOB_MAX_RECOVERIES", 2)
-Q_CLUSTER = {
+Q_CLUSTER: dict[str, Any] = {
     "name": "kybernesis",
     "workers": env_int("KYBERNESIS_Q_WORKERS", 2),
     "timeout": KYBERNESIS_Q_TIMEOUT,

@@ -106,6 +106,10 @@ class ProviderClient:
         """Ask the provider's token endpoint for a new access token; the JSON answer."""
         raise NotImplementedError
 
+    def revoke(self) -> None:
+        """Withdraw the stored token at the provider, when the account is disconnected."""
+        raise NotImplementedError
+
     def can_refresh(self) -> bool:
         supported = type(self).refresh_request is not ProviderClient.refresh_request
         return supported and bool(self.social_token().token_secret)

@@ -114,7 +114,7 @@ def _strongest(found: dict[tuple[int, int], tuple], focus: set[int] | None) -> d
     for (a, b), value in found.items():
         ranked[a].append((value[0], (a, b)))
         ranked[b].append((value[0], (a, b)))
-    keep = set()
+    keep: set[tuple[int, int]] = set()
     for memory_id, pairs in ranked.items():
         if focus is not None and memory_id not in focus:
             continue
@@ -203,7 +203,7 @@ def _semantic_evidence(
     for x, y in existing:
         partners[x].add(y)
         partners[y].add(x)
-    found = {}
+    found: dict[tuple[int, int], tuple] = {}
     for start in range(0, len(rows_of), 512):
         block = rows_of[start : start + 512]
         sims = matrix[block] @ matrix.T

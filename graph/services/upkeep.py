@@ -177,7 +177,7 @@ def owner_graph_normalise(
         " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))"
     )
     weight = "LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))"
-    params = {
+    params: dict[str, int | float | list[int]] = {
         "owner": owner_id,
         "entities": sorted(set(entity_ids)),
         "relationships": sorted(set(relationship_ids)),
