@@ -351,7 +351,7 @@ KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS = env_float("KYBERNESIS_CONNECTOR_TIMEOUT_S
 KYBERNESIS_NOTION_MAX_BLOCKS = env_int("KYBERNESIS_NOTION_MAX_BLOCKS", 5000)
 
 
-# Tier rules and decay (memories/tiering.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.
+# Tier rules and decay (memories/tier_rules.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.
 # KYBERNESIS_TIER_HOT_PRIORITY=0.65; the defaults are the spec's values. The raw strings are kept
 # here and typed by TierPolicy.from_settings, which names a variable it cannot read.
 KYBERNESIS_TIER_POLICY = env_prefixed("KYBERNESIS_TIER_")

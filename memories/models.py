@@ -56,7 +56,7 @@ class Memory(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
-    # Why the tier rules put the memory where it is, and when it last moved (memories/tiering.py).
+    # Why the tier rules put the memory where it is, and when it last moved (memories/tier_rules.py).
     tier_reason = models.CharField(max_length=200, blank=True, default="")
     tier_changed_at = models.DateTimeField(null=True, blank=True)
     pinned = models.BooleanField(default=False)

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
-from memories import embedding, embedding_batcher, lexical, tiering
+from memories import embedding, embedding_batcher, lexical, tier_rules
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.originals import OriginalFile
@@ -71,7 +71,7 @@ def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInp
     manual_tags = clean_tags(item.manual_tags, index=index)
     priority = clean_priority(item.priority, index=index)
     if priority is None:
-        priority = tiering.default_priority(
+        priority = tier_rules.default_priority(
             source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
         )
     return PreparedInput(
@@ -211,7 +211,7 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
     pending = None if vectors is not None else embedding_batcher.embed_texts_async(_all_embedding_texts(prepared))
 
     now = timezone.now()
-    policy = tiering.TierPolicy.from_settings()
+    policy = tier_rules.TierPolicy.from_settings()
     memories = []
     for p in prepared:
         memory = Memory(
@@ -227,7 +227,7 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
             tier_changed_at=now,
         )
         autotag(memory, now=now)
-        decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=policy)
+        decision = tier_rules.evaluate_tier(tier_facts(memory), now=now, policy=policy)
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         memories.append(memory)
     if pending is not None:

@@ -79,7 +79,7 @@ def clean_content(content, *, index: int | None) -> str:
 
 
 def clean_priority(priority, *, index: int | None) -> float | None:
-    """A priority the caller gave, or None for the computed default (tiering.default_priority)."""
+    """A priority the caller gave, or None for the computed default (tier_rules.default_priority)."""
     if priority is None:
         return None
     if isinstance(priority, bool) or not isinstance(priority, (int, float)):
