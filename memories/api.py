@@ -10,6 +10,7 @@ from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
 from memories import answers, originals, search, selectors, services
+from memories.auto_tags import split_tags
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -32,7 +33,6 @@ from memories.schemas import (
     UploadJobOut,
     UploadResultsOut,
 )
-from memories.tagging import split_tags
 
 router = Router(tags=["memories"], by_alias=True)
 

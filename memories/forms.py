@@ -3,7 +3,7 @@
 from django import forms
 
 from core.text import TextError, parse_json, validate_clean_text
-from memories.tagging import split_tags
+from memories.auto_tags import split_tags
 
 
 class MemoryForm(forms.Form):

@@ -69,7 +69,7 @@ class Memory(models.Model):
     edited_at = models.DateTimeField(null=True, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
     # Manual tags are the user's and are never touched by the system; auto tags are
-    # [{"tag": str, "confidence": float}] written by memories.tagging; `tags` is their union,
+    # [{"tag": str, "confidence": float}] written by memories.auto_tags; `tags` is their union,
     # manual first, kept in step on every write and indexed for filtering.
     manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     auto_tags = models.JSONField(default=list, blank=True)

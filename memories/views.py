@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
 from memories import answers, originals, parsers, search, selectors, services
+from memories.auto_tags import split_tags
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -27,7 +28,6 @@ from memories.forms import (
 )
 from memories.models import Tier
 from memories.services import bulk
-from memories.tagging import split_tags
 
 PAGE_SIZE = 25
 

@@ -9,11 +9,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from memories.models import Memory, TierMove
-from memories.services.locking import memory_lock
-from memories.services.tiers import BatchResult, memories_retier, reloaded
-from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
-from memories.tagging import (
+from memories.auto_tags import (
     TagError,
     auto_tags_for,
     auto_tags_many,
@@ -22,6 +18,10 @@ from memories.tagging import (
     normalize_tags,
     structural_auto_tags,
 )
+from memories.models import Memory, TierMove
+from memories.services.locking import memory_lock
+from memories.services.tiers import BatchResult, memories_retier, reloaded
+from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memories.tagging import (
+from memories.auto_tags import (
     MAX_AUTO_TAGS,
     TagError,
     auto_tags_for,
