@@ -9,7 +9,7 @@ from pydantic import Field
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import answers, originals, search, selectors, services
+from memories import answers, original_files, search, selectors, services
 from memories.auto_tags import split_tags
 from memories.schemas import (
     ChatMessageIn,
@@ -113,7 +113,7 @@ def delete_memory(request: HttpRequest, memory_id: Id):
 )
 def get_original(request: HttpRequest, memory_id: Id):
     """The file the memory was made from, byte for byte; 404 when none was kept (or the memory is not yours)."""
-    return originals.response(selectors.memory_original_get(user=request.auth, memory_id=memory_id), inline=False)
+    return original_files.response(selectors.memory_original_get(user=request.auth, memory_id=memory_id), inline=False)
 
 
 @router.post("/memories/{memory_id}/tags", response={200: MemoryDetailOut, **ERRORS}, summary="Add manual tags")

@@ -346,7 +346,7 @@ class ImportJob(models.Model):
 
 class Original(models.Model):
     """The file a memory was made from, as it arrived; its bytes sit in the originals store
-    (memories/originals.py) under the owner and their sha256, shared by the owner's memories that
+    (memories/original_files.py) under the owner and their sha256, shared by the owner's memories that
     hold the same bytes and removed when the last of them goes."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")

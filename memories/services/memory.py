@@ -14,7 +14,7 @@ from core.retry import run_with_retry
 from memories import embedding, embedding_batcher, lexical, tier_rules
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
-from memories.originals import OriginalFile
+from memories.original_files import OriginalFile
 from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag

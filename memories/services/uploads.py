@@ -12,7 +12,7 @@ from django_q.tasks import async_task
 
 from core.formatting import megabytes
 from memories.models import Memory, Source, UploadJob, content_hash
-from memories.originals import OriginalFile
+from memories.original_files import OriginalFile
 from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
 from memories.services.memory import MemoryInput, memory_create_many
 from memories.services.originals import StoredOriginal, original_from_upload, original_stage
