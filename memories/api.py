@@ -10,7 +10,6 @@ from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
 from memories import answers, original_files, search, selectors, services
-from memories.auto_tags import split_tags
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -33,6 +32,7 @@ from memories.schemas import (
     UploadJobOut,
     UploadResultsOut,
 )
+from memories.tag_rules import split_tags
 
 router = Router(tags=["memories"], by_alias=True)
 

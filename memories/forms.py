@@ -3,7 +3,7 @@
 from django import forms
 
 from core.text import TextError, parse_json, validate_clean_text
-from memories.auto_tags import split_tags
+from memories.tag_rules import split_tags
 
 
 class MemoryForm(forms.Form):

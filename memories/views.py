@@ -17,7 +17,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
 from memories import answers, original_files, parsers, search, selectors, services
-from memories.auto_tags import split_tags
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -28,6 +27,7 @@ from memories.forms import (
 )
 from memories.models import Tier
 from memories.services import bulk
+from memories.tag_rules import split_tags
 
 PAGE_SIZE = 25
 

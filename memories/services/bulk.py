@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from memories.auto_tags import TagError, normalize_tag
 from memories.models import Memory, Original
 from memories.services import (
     MemoryInput,
@@ -17,6 +16,7 @@ from memories.services import (
     memory_tags_add,
 )
 from memories.services.originals import StoredOriginal, originals_held_for_undo
+from memories.tag_rules import TagError, normalize_tag
 
 ACTIONS = ("tag", "pin", "unpin", "delete")
 MAX_SELECTED = 100

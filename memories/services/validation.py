@@ -7,8 +7,8 @@ import json
 from django.conf import settings
 
 from core.text import TextError, check_json, check_text, strip_display_controls
-from memories.auto_tags import TagError, normalize_tags
 from memories.models import Source
+from memories.tag_rules import TagError, normalize_tags
 
 MAX_TITLE_CHARS = 500
 MAX_METADATA_BYTES = 64 * 1024
