@@ -119,12 +119,12 @@ def memory_create(
     priority: float | None = None,
     metadata: dict | None = None,
     manual_tags: Sequence[str] = (),
-    original: OriginalFile | None = None,
+    original: OriginalFile | StoredOriginal | None = None,
     unique: bool = False,
 ) -> Memory:
     """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing.
-    With `unique`, content the owner already has is not stored again: the memory that has it comes
-    back with `created` False (see memory_create_many)."""
+    A refusal names its field alone, with no item number. With `unique`, content the owner already has
+    is not stored again: the memory that has it comes back with `created` False (see memory_create_many)."""
     item = MemoryInput(
         title=title,
         content=content,
@@ -134,12 +134,10 @@ def memory_create(
         manual_tags=manual_tags,
         original=original,
     )
-    return memory_create_many(owner=owner, items=[item], _single=True, unique=unique)[0]
+    return _store(owner, [memory_input_prepare(item, index=None)], unique=unique)[0]
 
 
-def memory_create_many(
-    *, owner, items: Sequence[MemoryInput], _single: bool = False, unique: bool = False
-) -> list[Memory]:
+def memory_create_many(*, owner, items: Sequence[MemoryInput], unique: bool = False) -> list[Memory]:
     """Store several memories, embedding all their chunks in one pass. One bad item refuses them all.
 
     Each returned memory has `created` set. With `unique`, an item whose content the owner already
@@ -150,9 +148,13 @@ def memory_create_many(
     limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
     if len(items) > limit:
         raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
-    prepared = [memory_input_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
+    prepared = [memory_input_prepare(item, index=i) for i, item in enumerate(items)]
     if not prepared:
         return []
+    return _store(owner, prepared, unique=unique)
+
+
+def _store(owner, prepared: list[PreparedInput], *, unique: bool) -> list[Memory]:
     if unique:
         return run_with_retry(lambda: _create_unique(owner, prepared), label="memory_create_many")
     return _create(owner, prepared)

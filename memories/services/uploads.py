@@ -14,7 +14,7 @@ from core.formatting import megabytes
 from memories.models import Memory, Source, UploadJob, content_hash
 from memories.original_files import OriginalFile
 from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
-from memories.services.memory import MemoryInput, memory_create_many
+from memories.services.memory import MemoryInput, memory_create, memory_create_many
 from memories.services.originals import StoredOriginal, original_from_upload, original_stage
 from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_content, clean_tags, clean_title
 
@@ -170,20 +170,15 @@ def upload_job_run(*, job_id: int) -> UploadJob | None:
         job.status = UploadJob.Status.PROCESSING
         job.save(update_fields=["status", "updated_at"])
     try:
-        [memory] = memory_create_many(
+        memory = memory_create(
             owner=job.owner,
+            title=job.title,
+            content=job.text,
+            source=Source.UPLOAD,
+            metadata={k: v for k, v in job.metadata.items() if k != ORIGINAL_KEY},
+            manual_tags=job.manual_tags,
+            original=_staged(job.metadata.get(ORIGINAL_KEY)),
             unique=True,
-            _single=True,
-            items=[
-                MemoryInput(
-                    title=job.title,
-                    content=job.text,
-                    source=Source.UPLOAD,
-                    metadata={k: v for k, v in job.metadata.items() if k != ORIGINAL_KEY},
-                    manual_tags=job.manual_tags,
-                    original=_staged(job.metadata.get(ORIGINAL_KEY)),
-                )
-            ],
         )
     except Exception as exc:
         logger.exception("upload job %s failed", job.pk)
