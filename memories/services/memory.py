@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.conf import settings
 from django.db import transaction
@@ -47,7 +48,7 @@ class MemoryInput:
 
 @dataclass
 class PreparedInput:
-    """A MemoryInput checked and cleaned by the API's rules, its priority defaulted and its content chunked."""
+    """A MemoryInput checked and cleaned by the API's rules and its priority defaulted: what is stored."""
 
     title: str
     content: str
@@ -55,8 +56,12 @@ class PreparedInput:
     priority: float
     metadata: dict
     manual_tags: list[str]
-    chunks: list[Chunk]
     original: OriginalFile | StoredOriginal | None = None
+
+    @cached_property
+    def chunks(self) -> list[Chunk]:
+        # On first use: an upload queued for a worker is checked in the request but chunked in the worker.
+        return chunks_for(self.content)
 
 
 def chunks_for(content: str) -> list[Chunk]:
@@ -64,8 +69,9 @@ def chunks_for(content: str) -> list[Chunk]:
 
 
 def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInput:
-    """The one set of checks for what a person writes (create, batch create, import): each refusal is a
-    MemoryInputError naming the field, with the same message wherever the input came from."""
+    """The one set of checks and cleaning for what becomes a memory (create, batch create, upload, import,
+    chat, connectors): each refusal is a MemoryInputError naming the field, with the same message
+    wherever the input came from."""
     content = clean_content(item.content, index=index)
     source = clean_source(item.source, index=index)
     manual_tags = clean_tags(item.manual_tags, index=index)
@@ -81,7 +87,6 @@ def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInp
         priority=priority,
         metadata=clean_metadata(item.metadata, index=index),
         manual_tags=manual_tags,
-        chunks=chunks_for(content),
         original=item.original,
     )
 
@@ -137,8 +142,10 @@ def memory_create(
     return _store(owner, [memory_input_prepare(item, index=None)], unique=unique)[0]
 
 
-def memory_create_many(*, owner, items: Sequence[MemoryInput], unique: bool = False) -> list[Memory]:
+def memory_create_many(*, owner, items: Sequence[MemoryInput | PreparedInput], unique: bool = False) -> list[Memory]:
     """Store several memories, embedding all their chunks in one pass. One bad item refuses them all.
+    An item already prepared (memory_input_prepare, as uploads do to refuse one file and keep the rest)
+    is stored as it is, not checked again.
 
     Each returned memory has `created` set. With `unique`, an item whose content the owner already
     has (or an earlier item of the same call has) is not stored again: its place holds the memory that
@@ -148,7 +155,9 @@ def memory_create_many(*, owner, items: Sequence[MemoryInput], unique: bool = Fa
     limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
     if len(items) > limit:
         raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
-    prepared = [memory_input_prepare(item, index=i) for i, item in enumerate(items)]
+    prepared = [
+        item if isinstance(item, PreparedInput) else memory_input_prepare(item, index=i) for i, item in enumerate(items)
+    ]
     if not prepared:
         return []
     return _store(owner, prepared, unique=unique)
