@@ -15,7 +15,7 @@ class GraphConfig(AppConfig):
         # A tag for a technology says what the graph calls it ("postgres" -> "postgresql").
         from graph.entities import words_never_nouns
         from graph.vocabulary import CASE_SENSITIVE_ALIASES, TECH_ALIASES
-        from memories.tagging import register_tag_vocabulary
+        from memories.auto_tags import register_tag_vocabulary
 
         register_tag_vocabulary(
             aliases={

@@ -11,8 +11,9 @@ from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship
+from memories.auto_tags import structural_auto_tags
 from memories.models import Memory
-from memories.tagging import filter_tags, structural_auto_tags
+from memories.tag_rules import filter_tags
 
 MAX_GRAPH_NODES = 2000
 SNIPPET_CHARS = 240

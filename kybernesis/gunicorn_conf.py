@@ -59,11 +59,11 @@ def post_worker_init(worker) -> None:
     takes requests, so the first search and the first upload wait for neither."""
     import time
 
-    from memories import embedding, tagging
+    from memories import auto_tags, embedding
 
     started = time.monotonic()
     embedding.embed_query("warm up")
-    tagging.warm_up()
+    auto_tags.warm_up()
     worker.log.info(
         "worker %s: embedding model (%s) and tagger ready in %.1f s",
         worker.pid,

@@ -335,7 +335,7 @@ KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 *
 # The largest file POST /api/v1/import and the import page accept (an export zip with its vectors).
 KYBERNESIS_MAX_IMPORT_BYTES = env_int("KYBERNESIS_MAX_IMPORT_BYTES", 2 * 1024 * 1024 * 1024)
 KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
-# Originals: the bytes of uploaded and synced files, kept content-addressed (memories/originals.py).
+# Originals: the bytes of uploaded and synced files, kept content-addressed (memories/original_files.py).
 KYBERNESIS_KEEP_ORIGINALS = env_bool("KYBERNESIS_KEEP_ORIGINALS", True)
 KYBERNESIS_ORIGINALS_DIR = Path(env_str("KYBERNESIS_ORIGINALS_DIR", str(DATA_DIR / "originals"))).resolve()
 KYBERNESIS_ORIGINALS_MAX_MB = env_float("KYBERNESIS_ORIGINALS_MAX_MB", 100.0)
@@ -352,7 +352,7 @@ KYBERNESIS_CONNECTOR_TIMEOUT_SECONDS = env_float("KYBERNESIS_CONNECTOR_TIMEOUT_S
 KYBERNESIS_NOTION_MAX_BLOCKS = env_int("KYBERNESIS_NOTION_MAX_BLOCKS", 5000)
 
 
-# Tier rules and decay (memories/tiering.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.
+# Tier rules and decay (memories/tier_rules.py). Each threshold is KYBERNESIS_TIER_<FIELD>, e.g.
 # KYBERNESIS_TIER_HOT_PRIORITY=0.65; the defaults are the spec's values. The raw strings are kept
 # here and typed by TierPolicy.from_settings, which names a variable it cannot read.
 KYBERNESIS_TIER_POLICY = env_prefixed("KYBERNESIS_TIER_")

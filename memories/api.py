@@ -9,7 +9,7 @@ from pydantic import Field
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import answers, originals, search, selectors, services
+from memories import answers, original_files, search, selectors, services
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -32,36 +32,38 @@ from memories.schemas import (
     UploadJobOut,
     UploadResultsOut,
 )
-from memories.tagging import split_tags
+from memories.tag_rules import split_tags
 
 router = Router(tags=["memories"], by_alias=True)
 
 ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
-def _input(item: MemoryIn) -> services.MemoryInput:
-    return services.MemoryInput(
-        title=item.title,
-        content=item.content,
-        source=item.source,
-        priority=item.priority,
-        metadata=item.metadata or {},
-        manual_tags=item.tags or [],
-    )
+def _fields(item: MemoryIn) -> dict:
+    return {
+        "title": item.title,
+        "content": item.content,
+        "source": item.source,
+        "priority": item.priority,
+        "metadata": item.metadata or {},
+        "manual_tags": item.tags or [],
+    }
 
 
 @router.post("/memories", response={201: MemoryOut, 200: MemoryOut, **ERRORS}, summary="Create a memory")
 def create_memory(request: HttpRequest, payload: MemoryIn):
     """201 with the new memory; 200 with the existing one when you already have a memory with exactly
     this content (a retried or repeated create stores nothing twice, even when sent concurrently)."""
-    memory = services.memory_create_many(owner=request.auth, items=[_input(payload)], _single=True, unique=True)[0]
+    memory = services.memory_create(owner=request.auth, **_fields(payload), unique=True)
     return Status(201 if memory.created else 200, memory)
 
 
 @router.post("/memories/batch", response={201: MemoryBatchOut, **ERRORS}, summary="Create many memories at once")
 def create_memories(request: HttpRequest, payload: MemoryBatchIn):
     """Up to 500 memories, embedded in one pass. One bad item refuses the whole batch and is named."""
-    memories = services.memory_create_many(owner=request.auth, items=[_input(item) for item in payload.items])
+    memories = services.memory_create_many(
+        owner=request.auth, items=[services.MemoryInput(**_fields(item)) for item in payload.items]
+    )
     return Status(201, {"items": memories})
 
 
@@ -113,7 +115,7 @@ def delete_memory(request: HttpRequest, memory_id: Id):
 )
 def get_original(request: HttpRequest, memory_id: Id):
     """The file the memory was made from, byte for byte; 404 when none was kept (or the memory is not yours)."""
-    return originals.response(selectors.memory_original_get(user=request.auth, memory_id=memory_id), inline=False)
+    return original_files.response(selectors.memory_original_get(user=request.auth, memory_id=memory_id), inline=False)
 
 
 @router.post("/memories/{memory_id}/tags", response={200: MemoryDetailOut, **ERRORS}, summary="Add manual tags")

@@ -3,7 +3,7 @@
 from django import forms
 
 from core.text import TextError, parse_json, validate_clean_text
-from memories.tagging import split_tags
+from memories.tag_rules import split_tags
 
 
 class MemoryForm(forms.Form):
@@ -28,7 +28,7 @@ class MemoryForm(forms.Form):
         required=False,
         min_value=0,
         max_value=1,
-        # Left empty, the priority is computed (tiering.default_priority), so no number is suggested here.
+        # Left empty, the priority is computed (tier_rules.default_priority), so no number is suggested here.
         help_text="From 0 to 1. Leave empty to have it set from the source, manual tags and length; 0.65 or more keeps it hot.",
         widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "automatic"}),
     )

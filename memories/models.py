@@ -56,7 +56,7 @@ class Memory(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     priority = models.FloatField(default=0.5, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
-    # Why the tier rules put the memory where it is, and when it last moved (memories/tiering.py).
+    # Why the tier rules put the memory where it is, and when it last moved (memories/tier_rules.py).
     tier_reason = models.CharField(max_length=200, blank=True, default="")
     tier_changed_at = models.DateTimeField(null=True, blank=True)
     pinned = models.BooleanField(default=False)
@@ -69,7 +69,7 @@ class Memory(models.Model):
     edited_at = models.DateTimeField(null=True, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
     # Manual tags are the user's and are never touched by the system; auto tags are
-    # [{"tag": str, "confidence": float}] written by memories.tagging; `tags` is their union,
+    # [{"tag": str, "confidence": float}] written by memories.auto_tags; `tags` is their union,
     # manual first, kept in step on every write and indexed for filtering.
     manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     auto_tags = models.JSONField(default=list, blank=True)
@@ -346,7 +346,7 @@ class ImportJob(models.Model):
 
 class Original(models.Model):
     """The file a memory was made from, as it arrived; its bytes sit in the originals store
-    (memories/originals.py) under the owner and their sha256, shared by the owner's memories that
+    (memories/original_files.py) under the owner and their sha256, shared by the owner's memories that
     hold the same bytes and removed when the last of them goes."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")

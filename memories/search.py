@@ -56,7 +56,7 @@ from django.utils import timezone
 from core.text import text_problem
 from memories import embedding, lexical
 from memories.models import ACTIVE_TIERS, CorpusStat, MemoryChunk, Source, Tier
-from memories.tagging import filter_tags
+from memories.tag_rules import filter_tags
 
 # Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
 LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05

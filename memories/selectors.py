@@ -8,7 +8,7 @@ from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
 from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, Original, TierMove, UploadJob
-from memories.tagging import filter_tags
+from memories.tag_rules import filter_tags
 
 MEMORY_SORTS = {
     "created": ("-created_at", "-id"),

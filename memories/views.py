@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, originals, parsers, search, selectors, services
+from memories import answers, original_files, parsers, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -27,7 +27,7 @@ from memories.forms import (
 )
 from memories.models import Tier
 from memories.services import bulk
-from memories.tagging import split_tags
+from memories.tag_rules import split_tags
 
 PAGE_SIZE = 25
 
@@ -131,7 +131,7 @@ def memory_detail(request, memory_id: int):
         "memory": memory,
         "chunks": chunks,
         "original": original,
-        "original_opens": original is not None and originals.inline_type(original.media_type) is not None,
+        "original_opens": original is not None and original_files.inline_type(original.media_type) is not None,
         # Source code keeps its layout only in a monospace font.
         "is_code": (memory.metadata or {}).get("extension") in parsers.CODE_EXTENSIONS,
         **_tier_context(memory),
@@ -158,13 +158,13 @@ def memory_original(request, memory_id: int):
     """Open the memory's original in the browser: a PDF in its viewer, text as text/plain; a type that
     cannot be shown safely (HTML, SVG, Word) downloads instead. Only the owner gets it (else 404)."""
     original = selectors.memory_original_get(user=request.user, memory_id=memory_id)
-    return originals.response(original, inline=True)
+    return original_files.response(original, inline=True)
 
 
 def memory_original_download(request, memory_id: int):
     """The original, byte for byte, as an attachment with its own (sanitised) name."""
     original = selectors.memory_original_get(user=request.user, memory_id=memory_id)
-    return originals.response(original, inline=False)
+    return original_files.response(original, inline=False)
 
 
 def memory_edit(request, memory_id: int):

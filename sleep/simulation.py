@@ -233,7 +233,7 @@ RULES = (
 
 
 def rule_of(reason: str) -> str:
-    """Which rule of memories.tiering decided a tier, from the reason it wrote ("3 relationships
+    """Which rule of memories.tier_rules decided a tier, from the reason it wrote ("3 relationships
     (≥ 3)" -> "relationships")."""
     for marker, rule in RULES:
         if marker in reason:

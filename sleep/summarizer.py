@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-from memories.tagging import stopwords
+from memories.auto_tags import stopwords
 
 MAX_SUMMARY_CHARS = 500
 MAX_SENTENCES = 3

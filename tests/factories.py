@@ -185,12 +185,12 @@ class OriginalFactory(factory.django.DjangoModelFactory):
     def _create(cls, model_class, *args, **kwargs):
         from django.db import transaction
 
-        from memories import originals
+        from memories import original_files
 
         data = kwargs.pop("data", None)
         with transaction.atomic():
             if data is not None:
-                originals.store(kwargs["owner"].pk, [data])
+                original_files.store(kwargs["owner"].pk, [data])
             return super()._create(model_class, *args, **kwargs)
 
 

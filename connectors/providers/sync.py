@@ -10,7 +10,7 @@ from datetime import datetime
 
 from connectors.providers.client import ProviderClient
 from connectors.providers.errors import ItemGone, MalformedResponse, RemoteError
-from memories.originals import OriginalFile
+from memories.original_files import OriginalFile
 
 
 @dataclass

@@ -16,7 +16,7 @@ from memories.services import (
     memory_tags_add,
 )
 from memories.services.originals import StoredOriginal, originals_held_for_undo
-from memories.tagging import TagError, normalize_tag
+from memories.tag_rules import TagError, normalize_tag
 
 ACTIONS = ("tag", "pin", "unpin", "delete")
 MAX_SELECTED = 100

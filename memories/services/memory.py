@@ -5,16 +5,17 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
-from memories import embedding, embedding_batcher, lexical, tiering
+from memories import embedding, embedding_batcher, lexical, tier_rules
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
-from memories.originals import OriginalFile
+from memories.original_files import OriginalFile
 from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag
@@ -47,7 +48,7 @@ class MemoryInput:
 
 @dataclass
 class PreparedInput:
-    """A MemoryInput checked and cleaned by the API's rules, its priority defaulted and its content chunked."""
+    """A MemoryInput checked and cleaned by the API's rules and its priority defaulted: what is stored."""
 
     title: str
     content: str
@@ -55,8 +56,12 @@ class PreparedInput:
     priority: float
     metadata: dict
     manual_tags: list[str]
-    chunks: list[Chunk]
     original: OriginalFile | StoredOriginal | None = None
+
+    @cached_property
+    def chunks(self) -> list[Chunk]:
+        # On first use: an upload queued for a worker is checked in the request but chunked in the worker.
+        return chunks_for(self.content)
 
 
 def chunks_for(content: str) -> list[Chunk]:
@@ -64,14 +69,15 @@ def chunks_for(content: str) -> list[Chunk]:
 
 
 def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInput:
-    """The one set of checks for what a person writes (create, batch create, import): each refusal is a
-    MemoryInputError naming the field, with the same message wherever the input came from."""
+    """The one set of checks and cleaning for what becomes a memory (create, batch create, upload, import,
+    chat, connectors): each refusal is a MemoryInputError naming the field, with the same message
+    wherever the input came from."""
     content = clean_content(item.content, index=index)
     source = clean_source(item.source, index=index)
     manual_tags = clean_tags(item.manual_tags, index=index)
     priority = clean_priority(item.priority, index=index)
     if priority is None:
-        priority = tiering.default_priority(
+        priority = tier_rules.default_priority(
             source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
         )
     return PreparedInput(
@@ -81,7 +87,6 @@ def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInp
         priority=priority,
         metadata=clean_metadata(item.metadata, index=index),
         manual_tags=manual_tags,
-        chunks=chunks_for(content),
         original=item.original,
     )
 
@@ -119,12 +124,12 @@ def memory_create(
     priority: float | None = None,
     metadata: dict | None = None,
     manual_tags: Sequence[str] = (),
-    original: OriginalFile | None = None,
+    original: OriginalFile | StoredOriginal | None = None,
     unique: bool = False,
 ) -> Memory:
     """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing.
-    With `unique`, content the owner already has is not stored again: the memory that has it comes
-    back with `created` False (see memory_create_many)."""
+    A refusal names its field alone, with no item number. With `unique`, content the owner already has
+    is not stored again: the memory that has it comes back with `created` False (see memory_create_many)."""
     item = MemoryInput(
         title=title,
         content=content,
@@ -134,13 +139,13 @@ def memory_create(
         manual_tags=manual_tags,
         original=original,
     )
-    return memory_create_many(owner=owner, items=[item], _single=True, unique=unique)[0]
+    return _store(owner, [memory_input_prepare(item, index=None)], unique=unique)[0]
 
 
-def memory_create_many(
-    *, owner, items: Sequence[MemoryInput], _single: bool = False, unique: bool = False
-) -> list[Memory]:
+def memory_create_many(*, owner, items: Sequence[MemoryInput | PreparedInput], unique: bool = False) -> list[Memory]:
     """Store several memories, embedding all their chunks in one pass. One bad item refuses them all.
+    An item already prepared (memory_input_prepare, as uploads do to refuse one file and keep the rest)
+    is stored as it is, not checked again.
 
     Each returned memory has `created` set. With `unique`, an item whose content the owner already
     has (or an earlier item of the same call has) is not stored again: its place holds the memory that
@@ -150,9 +155,15 @@ def memory_create_many(
     limit = settings.KYBERNESIS_MAX_BATCH_ITEMS
     if len(items) > limit:
         raise MemoryInputError(f"a batch holds at most {limit} items; got {len(items)}", field="items")
-    prepared = [memory_input_prepare(item, index=None if _single else i) for i, item in enumerate(items)]
+    prepared = [
+        item if isinstance(item, PreparedInput) else memory_input_prepare(item, index=i) for i, item in enumerate(items)
+    ]
     if not prepared:
         return []
+    return _store(owner, prepared, unique=unique)
+
+
+def _store(owner, prepared: list[PreparedInput], *, unique: bool) -> list[Memory]:
     if unique:
         return run_with_retry(lambda: _create_unique(owner, prepared), label="memory_create_many")
     return _create(owner, prepared)
@@ -211,7 +222,7 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
     pending = None if vectors is not None else embedding_batcher.embed_texts_async(_all_embedding_texts(prepared))
 
     now = timezone.now()
-    policy = tiering.TierPolicy.from_settings()
+    policy = tier_rules.TierPolicy.from_settings()
     memories = []
     for p in prepared:
         memory = Memory(
@@ -227,7 +238,7 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
             tier_changed_at=now,
         )
         autotag(memory, now=now)
-        decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=policy)
+        decision = tier_rules.evaluate_tier(tier_facts(memory), now=now, policy=policy)
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         memories.append(memory)
     if pending is not None:

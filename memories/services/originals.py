@@ -1,7 +1,7 @@
 """Writes of originals: keep a memory's file (from bytes, a stream or a file already stored), replace
 it, remove files no memory references any more, and collect orphans.
 
-The bytes live in the originals store (memories/originals.py) keyed by owner and sha256; an Original
+The bytes live in the originals store (memories/original_files.py) keyed by owner and sha256; an Original
 row per memory references them. A file is removed once the transaction that deleted its last row
 commits (whichever way the row went: a memory delete, a bulk delete, an account delete), except while
 a bulk delete can still be undone: then it waits for the undo, or for `originals_collect`.
@@ -22,9 +22,9 @@ from django.db.models.signals import post_delete
 from django.dispatch import receiver
 
 from core.schedules import schedule_ensure
-from memories import originals as store
+from memories import original_files as store
 from memories.models import Memory, Original
-from memories.originals import OriginalError, OriginalFile
+from memories.original_files import OriginalError, OriginalFile
 
 logger = logging.getLogger(__name__)
 

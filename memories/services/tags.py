@@ -9,19 +9,12 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from memories.auto_tags import auto_tags_for, auto_tags_many, needs_retag, structural_auto_tags
 from memories.models import Memory, TierMove
 from memories.services.locking import memory_lock
 from memories.services.tiers import BatchResult, memories_retier, reloaded
 from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
-from memories.tagging import (
-    TagError,
-    auto_tags_for,
-    auto_tags_many,
-    needs_retag,
-    normalize_tag,
-    normalize_tags,
-    structural_auto_tags,
-)
+from memories.tag_rules import TagError, normalize_tag, normalize_tags
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Tier writes: set-based retiering by the rules in memories.tiering, and pinning."""
+"""Tier writes: set-based retiering by the rules in memories.tier_rules, and pinning."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import tiering
+from memories import tier_rules
 from memories.models import Memory, MemoryChunk, TierMove
 from memories.services.locking import memory_lock
 
@@ -32,8 +32,8 @@ def reloaded(memory: Memory) -> Memory:
     return memory
 
 
-def tier_facts(memory: Memory, *, relationships: int = 0, recent_connections: int = 0) -> tiering.TierFacts:
-    return tiering.TierFacts(
+def tier_facts(memory: Memory, *, relationships: int = 0, recent_connections: int = 0) -> tier_rules.TierFacts:
+    return tier_rules.TierFacts(
         tier=memory.tier,
         priority=memory.priority,
         pinned=memory.pinned,
@@ -113,7 +113,7 @@ def memories_retier(
     statements write the changed memories, move their chunks, and record each move. Callers walk a
     whole collection by passing the returned `last_id` as the next `after_id`."""
     now = now or timezone.now()
-    policy = tiering.TierPolicy.from_settings()
+    policy = tier_rules.TierPolicy.from_settings()
     params: dict = {
         "batch_size": batch_size,
         "after_id": after_id,
@@ -150,7 +150,7 @@ def memories_retier(
             removed,
         ) in rows:
             relationships, recent = links.get(memory_id, (0, 0))
-            facts = tiering.TierFacts(
+            facts = tier_rules.TierFacts(
                 tier=tier,
                 priority=priority,
                 pinned=pinned,
@@ -162,7 +162,7 @@ def memories_retier(
                 recent_connections=recent,
                 removed_at_source=removed,
             )
-            decision = tiering.evaluate_tier(facts, now=now, policy=policy)
+            decision = tier_rules.evaluate_tier(facts, now=now, policy=policy)
             result.processed += 1
             result.last_id = memory_id
             if decision.tier != tier:

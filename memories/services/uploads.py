@@ -12,11 +12,11 @@ from django_q.tasks import async_task
 
 from core.formatting import megabytes
 from memories.models import Memory, Source, UploadJob, content_hash
-from memories.originals import OriginalFile
+from memories.original_files import OriginalFile
 from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
-from memories.services.memory import MemoryInput, memory_create_many
+from memories.services.memory import MemoryInput, PreparedInput, memory_create, memory_create_many, memory_input_prepare
 from memories.services.originals import StoredOriginal, original_from_upload, original_stage
-from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_content, clean_tags, clean_title
+from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_tags
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
     budget = InflateBudget(settings.KYBERNESIS_MAX_REQUEST_INFLATED_BYTES)
 
     results: list[UploadResult] = []
-    to_create: list[tuple[UploadResult, MemoryInput]] = []
+    to_create: list[tuple[UploadResult, PreparedInput]] = []
     queued_with: dict[str, UploadResult] = {}  # content hash -> the file of this request queued with it
     copies: list[tuple[UploadResult, UploadResult]] = []
     for upload in files:
@@ -104,7 +104,7 @@ def _client_name(upload) -> str:
     return str(getattr(upload, "client_name", None) or upload.name or "")
 
 
-def _upload_item(upload, tags: list[str], budget: InflateBudget) -> MemoryInput:
+def _upload_item(upload, tags: list[str], budget: InflateBudget) -> PreparedInput:
     name = clean_filename(_client_name(upload))
     max_bytes = settings.KYBERNESIS_MAX_UPLOAD_BYTES
     if upload.size is not None and upload.size > max_bytes:
@@ -113,19 +113,19 @@ def _upload_item(upload, tags: list[str], budget: InflateBudget) -> MemoryInput:
     if len(data) > max_bytes:
         raise MemoryTooLargeError(f"the file is over the limit of {megabytes(max_bytes)}")
     extracted = extract(name, data, budget=budget, max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES)
-    content = clean_content(extracted.text, index=None)
     title = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
-    return MemoryInput(
-        title=clean_title(title, content, index=None),
-        content=content,
-        source=Source.UPLOAD,
-        metadata=extracted.metadata,
-        manual_tags=tags,
-        original=original_from_upload(name=name, data=data, metadata=extracted.metadata),
+    # The memory service's own checks, here rather than in the create, so one bad file is refused alone.
+    item = memory_input_prepare(
+        MemoryInput(
+            title=title, content=extracted.text, source=Source.UPLOAD, metadata=extracted.metadata, manual_tags=tags
+        ),
+        index=None,
     )
+    item.original = original_from_upload(name=name, data=data, metadata=extracted.metadata)
+    return item
 
 
-def _upload_job_queue(*, owner, item: MemoryInput) -> UploadJob:
+def _upload_job_queue(*, owner, item: PreparedInput) -> UploadJob:
     metadata = item.metadata
     if isinstance(item.original, OriginalFile):
         # The worker gets the text; the bytes wait in the store for the memory it makes.
@@ -170,20 +170,15 @@ def upload_job_run(*, job_id: int) -> UploadJob | None:
         job.status = UploadJob.Status.PROCESSING
         job.save(update_fields=["status", "updated_at"])
     try:
-        [memory] = memory_create_many(
+        memory = memory_create(
             owner=job.owner,
+            title=job.title,
+            content=job.text,
+            source=Source.UPLOAD,
+            metadata={k: v for k, v in job.metadata.items() if k != ORIGINAL_KEY},
+            manual_tags=job.manual_tags,
+            original=_staged(job.metadata.get(ORIGINAL_KEY)),
             unique=True,
-            _single=True,
-            items=[
-                MemoryInput(
-                    title=job.title,
-                    content=job.text,
-                    source=Source.UPLOAD,
-                    metadata={k: v for k, v in job.metadata.items() if k != ORIGINAL_KEY},
-                    manual_tags=job.manual_tags,
-                    original=_staged(job.metadata.get(ORIGINAL_KEY)),
-                )
-            ],
         )
     except Exception as exc:
         logger.exception("upload job %s failed", job.pk)

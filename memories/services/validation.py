@@ -8,7 +8,7 @@ from django.conf import settings
 
 from core.text import TextError, check_json, check_text, strip_display_controls
 from memories.models import Source
-from memories.tagging import TagError, normalize_tags
+from memories.tag_rules import TagError, normalize_tags
 
 MAX_TITLE_CHARS = 500
 MAX_METADATA_BYTES = 64 * 1024
@@ -79,7 +79,7 @@ def clean_content(content, *, index: int | None) -> str:
 
 
 def clean_priority(priority, *, index: int | None) -> float | None:
-    """A priority the caller gave, or None for the computed default (tiering.default_priority)."""
+    """A priority the caller gave, or None for the computed default (tier_rules.default_priority)."""
     if priority is None:
         return None
     if isinstance(priority, bool) or not isinstance(priority, (int, float)):

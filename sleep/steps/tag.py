@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from memories.auto_tags import retag_due_filter
 from memories.services import memories_autotag
-from memories.tagging import retag_due_filter
 from sleep.steps import BatchOutcome, Scope, Step
 
 

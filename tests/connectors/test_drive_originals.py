@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from connectors.models import ConnectorItem
-from memories import originals
+from memories import original_files
 from memories.models import Original
 from tests.connectors.conftest import sync
 from tests.fakes.google_drive import DOC
@@ -41,7 +41,7 @@ def test_a_synced_drive_file_keeps_its_original_and_a_google_doc_keeps_none(driv
         len(pdf_bytes),
         2,
     )
-    assert originals.path_for(account.owner_id, kept.sha256).read_bytes() == pdf_bytes
+    assert original_files.path_for(account.owner_id, kept.sha256).read_bytes() == pdf_bytes
     assert ConnectorItem.objects.get(account=account, external_id=doc.id).memory is not None
     assert original_for(account, doc) is None
 
@@ -52,7 +52,7 @@ def test_an_edited_drive_file_replaces_its_original_and_the_old_bytes_go(
     file = fake_google.add_file("roadmap.txt", "text/plain", b"First version of the roadmap.")
     account = sync(drive_account)
     first = original_for(account, file)
-    old_path = originals.path_for(account.owner_id, first.sha256)
+    old_path = original_files.path_for(account.owner_id, first.sha256)
 
     fake_google.edit_file(file.id, content=b"Second version of the roadmap.")
     with django_capture_on_commit_callbacks(execute=True):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from graph.entities import extract_texts
 from graph.models import Entity, EntityMention, MemoryLink
 from graph.services import graph_extract_memories, graph_owner_retype, memory_links_refresh
-from memories.tagging import content_keywords, keyword_tag, prose
+from memories.auto_tags import content_keywords, keyword_tag, prose
 from sleep.summarizer import split_sentences, summarize
 from tests.factories import make_memory
 

@@ -11,7 +11,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from memories import originals, services
+from memories import original_files, services
 from memories.models import Memory, Original
 from memories.services import bulk
 from memories.services.originals import originals_collect
@@ -60,7 +60,7 @@ def test_an_upload_keeps_its_bytes_with_name_type_size_pages_and_sha256(user, st
     assert original.sha256 == hashlib.sha256(pdf_bytes).hexdigest()
     path = store_dir / str(user.pk) / original.sha256[:2] / original.sha256
     assert path.read_bytes() == pdf_bytes
-    assert not list(store_dir.rglob(f"{originals.TEMP_PREFIX}*"))  # written via a temp file, renamed
+    assert not list(store_dir.rglob(f"{original_files.TEMP_PREFIX}*"))  # written via a temp file, renamed
 
 
 def test_the_memory_page_shows_the_original_with_open_and_download(user):
@@ -260,14 +260,14 @@ def test_a_queued_large_upload_keeps_its_original(user, settings, store_dir, on_
     memory = result.job.memory
     assert memory is not None and memory.original.name == "queued.txt"
     assert "_original" not in memory.metadata
-    assert originals.path_for(user.pk, memory.original.sha256).read_bytes() == data
+    assert original_files.path_for(user.pk, memory.original.sha256).read_bytes() == data
 
 
 def test_safe_name_drops_paths_quotes_and_control_characters():
-    assert originals.safe_name("../../etc/passwd") == "passwd"
-    assert originals.safe_name('a"b\r\nc.txt') == "abc.txt"
-    assert originals.safe_name("") == "original"
-    long = originals.safe_name("x" * 300 + ".pdf")
+    assert original_files.safe_name("../../etc/passwd") == "passwd"
+    assert original_files.safe_name('a"b\r\nc.txt') == "abc.txt"
+    assert original_files.safe_name("") == "original"
+    long = original_files.safe_name("x" * 300 + ".pdf")
     assert len(long) == 255 and long.endswith(".pdf")
 
 

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from memories import originals, services
+from memories import original_files, services
 from memories.models import Memory, Original
 from memories.services import portability
 from memories.services.portability import export as portability_export
@@ -87,7 +87,7 @@ def test_round_trip_restores_the_originals_byte_for_byte_and_exports_identically
     assert (report.created, report.failed, report.error) == (4, 0, "")
     restored = {o.name: o for o in Original.objects.filter(owner=newcomer)}
     assert sorted(restored) == ["fib.py", "report copy.pdf", "report.pdf"]
-    assert originals.path_for(newcomer.pk, restored["fib.py"].sha256).read_bytes() == PY
+    assert original_files.path_for(newcomer.pk, restored["fib.py"].sha256).read_bytes() == PY
     assert restored["report.pdf"].page_count == 2
 
     again = entries(export_bytes(newcomer))

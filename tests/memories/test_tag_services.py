@@ -66,19 +66,19 @@ def test_retagging_skips_memories_tagged_within_seven_days(user):
 
 
 def test_a_memory_whose_tagging_fails_is_reported_and_the_rest_are_tagged(user, monkeypatch):
-    from memories import tagging
+    from memories import auto_tags
 
     good = make_memory(user, content="Sailing boats need their rigging checked every spring.")
     bad = make_memory(user, content="This text breaks the keyword extractor.")
     Memory.objects.filter(pk__in=[good.pk, bad.pk]).update(auto_tagged_at=None, auto_tags=[])
-    real = tagging.auto_tags_for
+    real = auto_tags.auto_tags_for
 
     def fragile(**kwargs):
         if "breaks" in kwargs["content"]:
             raise ValueError("extractor gave up")
         return real(**kwargs)
 
-    monkeypatch.setattr(tagging, "auto_tags_for", fragile)
+    monkeypatch.setattr(auto_tags, "auto_tags_for", fragile)
     result = services.memories_autotag(memory_ids=[good.pk, bad.pk])
     assert result.processed == 2 and result.failed == [(bad.pk, "ValueError: extractor gave up")]
     good.refresh_from_db()
@@ -138,7 +138,7 @@ def test_the_fifty_first_manual_tag_is_refused_and_nothing_changes(user):
 
 @pytest.mark.parametrize(("tagged_days_ago", "same_hash"), [(None, True), (6.9, True), (7.01, True), (1, False)])
 def test_the_retag_filter_selects_exactly_what_needs_retag_says(user, tagged_days_ago, same_hash):
-    from memories.tagging import needs_retag, retag_due_filter
+    from memories.auto_tags import needs_retag, retag_due_filter
 
     now = timezone.now()
     memory = make_memory(user, content="Notes on the garden shed roof.")

@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connections
 
-from memories import embedding, tagging
+from memories import auto_tags, embedding
 from memories.bench.synthetic import document
 from memories.models import Memory, MemoryChunk
 from memories.services import memory_create
@@ -50,7 +50,7 @@ class Command(BaseCommand):
         # Load the model and the tagger and warm them up outside both timings, as a server's worker
         # does before its first request (kybernesis.gunicorn_conf.post_worker_init).
         embedding.embed_texts(["warm-up sentence for the benchmark"] * 4)
-        tagging.warm_up()
+        auto_tags.warm_up()
 
         started = time.perf_counter()
         _ingest(user, texts, max(1, concurrency))

@@ -18,8 +18,8 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding
+from memories.auto_tags import _singular, content_keywords, keyword_tag
 from memories.bench.datasets import read_jsonl
-from memories.tagging import _singular, content_keywords, keyword_tag
 
 TAGS_PER_DOC = 4
 

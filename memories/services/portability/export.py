@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memories import originals
+from memories import original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.import_sources import (
     CHAT_SESSIONS_FILE,
@@ -290,12 +290,12 @@ def _write_originals(archive: zipfile.ZipFile, sink: _Sink, owner) -> Iterator[b
             continue
         seen.add(original.sha256)
         try:
-            handle = open(originals.path_for(owner.pk, original.sha256), "rb")  # noqa: SIM115 - closed below
+            handle = open(original_files.path_for(owner.pk, original.sha256), "rb")  # noqa: SIM115 - closed below
         except FileNotFoundError:
             logger.warning("export of owner %s: original %s is missing from the store", owner.pk, entry)
             continue
         with handle, archive.open(entry, mode="w", force_zip64=True) as out:
-            while chunk := handle.read(originals.COPY_CHUNK):
+            while chunk := handle.read(original_files.COPY_CHUNK):
                 out.write(chunk)
                 if data := sink.take():
                     yield data

@@ -14,11 +14,11 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, originals
+from memories import embedding, lexical, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.import_sources import ImportSourceError, Item, Source, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
-from memories.originals import OriginalError
+from memories.original_files import OriginalError
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
@@ -91,19 +91,19 @@ def _save(prepared: Prepared, *, copy: int, sessions: dict[int, int], open_origi
             move.memory = memory
         TierMove.objects.bulk_create(prepared.moves)
         lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
-        if prepared.original is not None and open_original is not None and originals.keeping():
+        if prepared.original is not None and open_original is not None and original_files.keeping():
             _restore_original(memory, prepared.original, open_original)
     return memory
 
 
 def _restore_original(memory: Memory, spec: dict, open_original) -> None:
     try:
-        with open_original(spec["path"], originals.max_bytes()) as stream:
+        with open_original(spec["path"], original_files.max_bytes()) as stream:
             original_keep_stream(
                 memory=memory,
                 name=spec["name"],
                 media_type=spec["mediaType"],
-                chunks=iter(lambda: stream.read(originals.COPY_CHUNK), b""),
+                chunks=iter(lambda: stream.read(original_files.COPY_CHUNK), b""),
                 expected_sha256=spec["sha256"],
                 page_count=spec["pageCount"],
             )

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core.text import strip_display_controls, text_problem
-from memories import tiering
+from memories import tier_rules
 from memories.chunking import Chunk
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, Tier, TierMove, content_hash
@@ -211,7 +211,7 @@ def _restore_auto_tags(memory: Memory, record: dict, *, now) -> None:
 def _restore_tier(memory: Memory, record: dict, *, now) -> bool:
     """The exported tier (True), or the tier rules' decision for a new memory (False)."""
     if record.get("tier") is None:
-        decision = tiering.evaluate_tier(tier_facts(memory), now=now, policy=tiering.TierPolicy.from_settings())
+        decision = tier_rules.evaluate_tier(tier_facts(memory), now=now, policy=tier_rules.TierPolicy.from_settings())
         memory.tier, memory.decay_score, memory.tier_reason = decision.tier, decision.decay, decision.reason
         return False
     memory.tier = _choice(record, "tier", Tier.values, Tier.HOT)

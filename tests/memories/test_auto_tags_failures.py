@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memories import tagging
+from memories import auto_tags
+from memories.auto_tags import needs_retag
 from memories.models import Memory
 from memories.services import memory_create
-from memories.tagging import needs_retag
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,7 @@ def test_a_tokenizer_error_keeps_the_memory_and_leaves_it_due(user, monkeypatch)
     def broken(text, *, limit):
         raise TypeError("expected string or bytes-like object")
 
-    monkeypatch.setattr(tagging, "content_keywords", broken)
+    monkeypatch.setattr(auto_tags, "content_keywords", broken)
     memory = memory_create(owner=user, title="odd", content="Some odd text.", metadata={"extension": "md"})
     stored = Memory.objects.get(pk=memory.pk)
     assert [t["tag"] for t in stored.auto_tags] == ["upload", "md"]

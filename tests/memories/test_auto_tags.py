@@ -1,4 +1,4 @@
-"""Auto tags: sources, extensions, providers and content keywords; at most six; normalised; re-tag rule."""
+"""Auto tags: sources, extensions, providers and content keywords; at most six; re-tag rule."""
 
 from __future__ import annotations
 
@@ -6,14 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memories.tagging import (
+from memories.auto_tags import (
     MAX_AUTO_TAGS,
-    TagError,
     auto_tags_for,
     content_keywords,
     keyword_tag,
     needs_retag,
-    normalize_tag,
     prose,
 )
 
@@ -77,21 +75,6 @@ def test_keyword_confidence_is_highest_for_the_best_keyword():
 @pytest.mark.parametrize("text", ["", "   ", "12 34 56", "🙂🙂🙂", "\x00\x01\x02"])
 def test_texts_without_keywords_give_no_keyword_tags(text):
     assert content_keywords(text, limit=4) == []
-
-
-@pytest.mark.parametrize(("raw", "expected"), [("  Project X ", "project-x"), ("A\tB", "a-b"), ("ok", "ok")])
-def test_tags_are_trimmed_lowercased_and_hyphenated(raw, expected):
-    assert normalize_tag(raw) == expected
-
-
-@pytest.mark.parametrize("raw", ["", "   ", "x" * 65, "bad\x01tag", 3])
-def test_bad_tags_are_refused_with_a_reason(raw):
-    with pytest.raises(TagError):
-        normalize_tag(raw)
-
-
-def test_sixty_four_characters_is_the_longest_tag():
-    assert normalize_tag("x" * 64) == "x" * 64
 
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memories.tiering import (
+from memories.tier_rules import (
     ARCHIVE,
     HOT,
     WARM,

@@ -1,0 +1,45 @@
+"""What every format module provides: a Format entry for the registry, whose parse turns a file's bytes
+into a Parsed result or raises ExtractionError saying why it cannot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from memories.parsers.budget import InflateBudget
+
+
+class ExtractionError(ValueError):
+    """The file cannot become a memory; the message says why, in words a person understands."""
+
+    status = 422
+
+
+@dataclass
+class Parsed:
+    """A file's text, and what its format knows besides: its own title, its page count (for paged
+    formats) and notices a reader should see (parts that could not be read, for example)."""
+
+    text: str
+    title: str | None = None
+    pages: int | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+class Parse(Protocol):
+    """The one entry point of a format: decompressing is charged to `budget` and limited to
+    `max_inflated` bytes for this file."""
+
+    def __call__(self, data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed: ...
+
+
+@dataclass(frozen=True)
+class Format:
+    """One entry of the registry: the extensions it reads, its parse, the media types to fall back on
+    where Python's mimetypes knows none, and what to add to "no extractable text"."""
+
+    extensions: frozenset[str]
+    parse: Parse
+    media_types: dict[str, str] = field(default_factory=dict)
+    no_text_hint: str = ""
