@@ -49,6 +49,11 @@ def import_job_create(*, owner, upload) -> ImportJob:
     return job
 
 
+def import_job_requeue(job_id: int) -> None:
+    """Queue a stalled job again (the stalled-job sweep of memories.services.jobs calls it)."""
+    async_task("memories.tasks.import_run", job_id, task_name=f"import {job_id} (recovered)")
+
+
 def import_job_run(*, job_id: int) -> ImportJob | None:
     """Run a queued import, saving progress as it goes; the file is removed at the end."""
     job = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.PENDING).select_related("owner").first()
