@@ -137,17 +137,17 @@ SLOW: set[str] = {
     "tests/memories/test_search_api.py::test_bench_search_builds_its_corpus_and_reports_percentiles",
     "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
     "tests/kybernesis/test_serve.py",
-    "tests/memories/test_bench_load.py",
-    "tests/memories/test_bench_portability.py",
+    "tests/bench/test_bench_load.py",
+    "tests/bench/test_bench_portability.py",
     # Benchmarks, simulations and fresh processes: the slowest of the fast set on one run
     # (`--durations=30`), each several seconds of CPU.
     "tests/graph/test_organise.py::test_bench_organise_scores_the_labelled_set",
     "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_serves_the_same_tools_as_one_user",
     "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_refuses_an_unknown_user",
-    "tests/sleep/test_simulation.py::test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive",
-    "tests/sleep/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
-    "tests/sleep/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
-    "tests/sleep/test_simulation.py::test_ninety_days_of_use_give_a_plausible_picture",
+    "tests/bench/test_simulation.py::test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive",
+    "tests/bench/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
+    "tests/bench/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
+    "tests/bench/test_simulation.py::test_ninety_days_of_use_give_a_plausible_picture",
     # Sweeps of every hostile string through every operation or page form: `make test` and
     # `make fuzz` run them; the fast set keeps the focused cases (tests/core/test_hostile_input.py).
     "tests/kybernesis/test_api_fuzz.py",

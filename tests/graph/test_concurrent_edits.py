@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.management.commands.stress_edits import run_rounds
+from bench.management.commands.stress_edits import run_rounds
 from graph.models import EntityMention, RelationshipEvidence
 from memories.models import Memory, MemoryChunk
 

@@ -216,7 +216,7 @@ def test_an_export_without_chunk_keys_reuses_vectors_only_when_its_manifest_name
 def test_the_export_is_streamed_batch_by_batch(user):
     import random
 
-    from memories.bench.synthetic import document
+    from bench.synthetic import document
 
     rng = random.Random(3)
     for _ in range(4):

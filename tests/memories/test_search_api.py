@@ -206,7 +206,7 @@ def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
     them again from their own definitions: afterwards they are exactly what the migrations made."""
     from django.contrib.auth import get_user_model
 
-    from memories.bench import bulk
+    from bench import bulk
     from memories.models import MemoryChunk
     from memories.search import hybrid_search
 
@@ -244,8 +244,8 @@ def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_search_bulk_path_interrupted_leaves_the_indexes_in_place(monkeypatch):
+    from bench import bulk
     from memories import lexical
-    from memories.bench import bulk
     from memories.models import MemoryChunk
 
     indexes, constraints = bulk.index_definitions(), bulk.constraint_definitions()

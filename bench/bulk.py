@@ -30,8 +30,8 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
+from bench.synthetic import sentence
 from memories import embedding, lexical
-from memories.bench.synthetic import sentence
 from memories.models import Memory
 
 # Indexes that cost a row-by-row load dearly and are built faster in one pass afterwards. The

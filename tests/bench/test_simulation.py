@@ -9,8 +9,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from bench.simulation import Simulation, chart_svg, run
 from memories.models import Memory, TierMove
-from sleep.simulation import Simulation, chart_svg, run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

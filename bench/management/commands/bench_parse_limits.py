@@ -18,7 +18,7 @@ import psutil
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from memories.bench import bombs
+from bench import bombs
 from memories.parsers import ExtractionError, InflateBudget, extract
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
+from bench.datasets import read_jsonl
 from memories import embedding
-from memories.bench.datasets import read_jsonl
 from memories.tagging import _singular, content_keywords, keyword_tag
 
 TAGS_PER_DOC = 4

@@ -21,8 +21,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connections
 
+from bench.synthetic import document
 from memories import embedding, tagging
-from memories.bench.synthetic import document
 from memories.models import Memory, MemoryChunk
 from memories.services import memory_create
 

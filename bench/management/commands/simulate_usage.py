@@ -1,6 +1,6 @@
 """Simulate days of use in compressed time and print the tier distribution per week; last line is JSON.
 
-See sleep/simulation.py for the collection and the usage log. A fresh user is created for the run
+See bench/simulation.py for the collection and the usage log. A fresh user is created for the run
 and deleted afterwards (--keep keeps it); --chart writes the weekly distribution as an SVG.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from sleep.simulation import Simulation, chart_svg, run
+from bench.simulation import Simulation, chart_svg, run
 
 
 class Command(BaseCommand):

@@ -17,11 +17,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
+from bench.datasets import read_jsonl
 from core import workers
 from graph import entities
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
 from graph.services import graph_extract_memories
-from memories.bench.datasets import read_jsonl
 from memories.models import Memory, MemoryChunk
 from memories.services import MemoryInput, memory_create_many
 

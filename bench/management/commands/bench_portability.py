@@ -28,8 +28,8 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
+from bench.synthetic import document, sentence
 from memories import embedding, lexical, services
-from memories.bench.synthetic import document, sentence
 from memories.models import ChatSession, Memory, MemoryChunk
 from memories.services import portability
 

@@ -17,8 +17,8 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from bench.synthetic import document
 from memories import embedding, onnx_embedding
-from memories.bench.synthetic import document
 
 
 def _texts(data: Path | None, count: int) -> tuple[list[str], list[str]]:

@@ -1,6 +1,6 @@
 """Benchmark: how well the collection organises itself, on a hand-labelled set; last line is JSON.
 
-The set (graph/bench/organise/ by default, or --set DIR of the same shape) is a folder of notes,
+The set (bench/data/organise/ by default, or --set DIR of the same shape) is a folder of notes,
 memories/<key>.md with a '# Title' first line, and labels.json: groups of notes that belong
 together, expected entity types, names that are not people, alias pairs and good/bad tags. The
 notes are stored for a fresh user the way an upload is (chunks, embeddings, auto tags), then the
@@ -33,7 +33,7 @@ from graph.services import graph_owner_retype, memory_links_refresh
 from memories.models import Memory
 from memories.services import MemoryInput, memory_create_many
 
-DEFAULT_SET = Path(__file__).resolve().parents[2] / "bench" / "organise"
+DEFAULT_SET = Path(__file__).resolve().parents[2] / "data" / "organise"
 
 
 def read_set(folder: Path) -> tuple[dict[str, tuple[str, str]], dict]:

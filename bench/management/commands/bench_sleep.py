@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from memories.bench.datasets import read_jsonl
+from bench.datasets import read_jsonl
 from memories.models import Memory
 from memories.services import MemoryInput, memory_create_many
 from sleep.models import SleepRun

@@ -1,6 +1,6 @@
 """Benchmark: search on a small labelled personal collection (notes, files, chat messages).
 
-The collection and its judged queries live in memories/bench/personal/ (see its README). It is loaded
+The collection and its judged queries live in bench/data/personal/ (see its README). It is loaded
 afresh into a bench user through the real services (notes through memory_create_many, files through
 upload_files, chat messages through chat_message_send, so questions are classified as in use), then
 every query runs as an API caller's default search would: limit=10, the relevance floor on, results
@@ -40,7 +40,7 @@ from memories.services import (
 )
 
 BENCH_USER = "bench-personal"
-DATA = Path(__file__).resolve().parents[2] / "bench" / "personal"
+DATA = Path(__file__).resolve().parents[2] / "data" / "personal"
 
 
 def read_jsonl(path: Path) -> list[dict]:

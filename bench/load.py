@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 
 SEED_SCRIPT = """
 import json
@@ -301,7 +301,7 @@ def load_texts(data: Path | None, count: int, rng: random.Random) -> tuple[list[
         docs = [(d["title"] or "Untitled", d["text"]) for d in docs if d.get("text")]
         rng.shuffle(docs)
         return docs, queries
-    from memories.bench.synthetic import document
+    from bench.synthetic import document
 
     docs = [(f"Synthetic document {i}", document(rng, target_chars=1500)) for i in range(count * 2)]
     queries = [" ".join(rng.choice(text.split()) for _ in range(4)) for _, text in docs[:200]]

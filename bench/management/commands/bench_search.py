@@ -20,10 +20,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from bench import bulk as bulk_mod
+from bench import vector_search as vector_search_option
+from bench.synthetic import sentence
 from memories import embedding, lexical
-from memories.bench import bulk as bulk_mod
-from memories.bench import vector_search as vector_search_option
-from memories.bench.synthetic import sentence
 from memories.models import Memory, MemoryChunk
 from memories.search import hybrid_search
 

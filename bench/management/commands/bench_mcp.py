@@ -21,8 +21,8 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.management.base import BaseCommand
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
+from bench.synthetic import document, sentence
 from core.auth import api_token_create
-from memories.bench.synthetic import document, sentence
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-mcp"

@@ -9,8 +9,8 @@ import json
 import pytest
 from django.core.management import call_command
 
+from bench.management.commands import bench_portability
 from memories import embedding
-from memories.management.commands import bench_portability
 
 pytestmark = pytest.mark.django_db
 

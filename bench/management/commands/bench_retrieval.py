@@ -15,9 +15,9 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from bench import vector_search as vector_search_option
+from bench.datasets import read_jsonl, read_qrels
 from memories import embedding, search
-from memories.bench import vector_search as vector_search_option
-from memories.bench.datasets import read_jsonl, read_qrels
 from memories.models import Memory
 from memories.search import hybrid_search
 from memories.services import MemoryInput, memory_create_many

@@ -16,7 +16,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.bench.load import bench_load
+from bench.load import bench_load
 
 
 class Command(BaseCommand):

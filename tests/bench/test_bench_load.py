@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
-from memories.bench.load import percentile
+from bench.load import percentile
 
 SCIFACT_MINI = Path(__file__).resolve().parent.parent / "data" / "scifact-mini"
 
