@@ -1,15 +1,11 @@
 """django-q2 entry points for memories: ids in, call a service."""
 
 from memories import services
-from memories.services import jobs, portability
+from memories.services import jobs
 
 
 def ingest_upload(job_id: int) -> None:
     services.upload_job_run(job_id=job_id)
-
-
-def import_run(job_id: int) -> None:
-    portability.import_job_run(job_id=job_id)
 
 
 def jobs_recover() -> None:

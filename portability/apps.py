@@ -8,7 +8,7 @@ class PortabilityConfig(AppConfig):
     def ready(self) -> None:
         from memories.models import ImportJob
         from memories.services.jobs import job_requeue_register
-        from memories.services.portability.import_jobs import import_job_requeue
+        from portability.services.import_jobs import import_job_requeue
 
         # The stalled-job sweep lives in memories, below this app: it queues imports through this hook.
         job_requeue_register(ImportJob, import_job_requeue)

@@ -31,7 +31,7 @@ from django.utils import timezone
 from bench.synthetic import document, sentence
 from memories import embedding, lexical, services
 from memories.models import ChatSession, Memory, MemoryChunk
-from memories.services import portability
+from portability import services as portability
 
 EXPORT_USER = "bench-portability-export"
 ROUNDTRIP_USERS = ("bench-portability-source", "bench-portability-target", "bench-portability-plain")

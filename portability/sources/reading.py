@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 
-from memories.import_sources.items import ImportSourceError
+from portability.sources.items import ImportSourceError
 
 MAX_ENTRIES = 100_000
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # one note, or one line of an export's memories.jsonl (see lines_of)

@@ -22,10 +22,10 @@ from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import Memory, Tier, TierMove, content_hash
 from memories.models import Source as MemorySource
 from memories.services.memory import MemoryInput, memory_input_prepare
-from memories.services.portability.vectors import VectorReuse
 from memories.services.tags import autotag
 from memories.services.tiers import tier_facts
 from memories.services.validation import MemoryInputError
+from portability.services.vectors import VectorReuse
 
 
 class RecordError(ValueError):

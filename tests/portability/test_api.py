@@ -69,7 +69,7 @@ def test_import_answers_202_with_a_job_that_runs_in_the_worker(api, user, django
 def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypatch, django_capture_on_commit_callbacks):
     """A failure after the first batch ended the job "failed, created 0" while that batch's memories
     stayed stored."""
-    from memories.services.portability import import_ as importing
+    from portability.services import import_ as importing
 
     real_source, real, calls = importing.import_source, importing._import_batch, []
     monkeypatch.setattr(importing, "import_source", lambda **kwargs: real_source(**kwargs, batch_size=2))

@@ -12,7 +12,7 @@ from pydantic import Field
 from core.schemas import ErrorOut, OutSchema
 from memories import selectors
 from memories.models import ImportJob
-from memories.services import portability
+from portability import services
 
 router = Router(tags=["portability"], by_alias=True)
 ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
@@ -57,9 +57,9 @@ def export(request: HttpRequest, query: Query[ExportQuery]):
     """A zip, streamed as it is written: manifest.json (format version, embedding model id, counts),
     memories.jsonl (one memory a line, every field) and chat_sessions.jsonl."""
     response = StreamingHttpResponse(
-        portability.export_zip_stream(owner=request.auth, vectors=query.vectors), content_type="application/zip"
+        services.export_zip_stream(owner=request.auth, vectors=query.vectors), content_type="application/zip"
     )
-    response["Content-Disposition"] = f'attachment; filename="{portability.export_filename(request.auth)}"'
+    response["Content-Disposition"] = f'attachment; filename="{services.export_filename(request.auth)}"'
     return response
 
 
@@ -67,7 +67,7 @@ def export(request: HttpRequest, query: Query[ExportQuery]):
 def start_import(request: HttpRequest, file: File[UploadedFile]):
     """multipart `file`: an export zip, its memories.jsonl, or Markdown notes (a zip of an Obsidian vault, or
     one .md). 202 with the job; a worker imports it, and GET statusUrl follows its progress and report."""
-    return Status(202, portability.import_job_create(owner=request.auth, upload=file))
+    return Status(202, services.import_job_create(owner=request.auth, upload=file))
 
 
 @router.get("/import/{job_id}", response={200: ImportJobOut, **ERRORS}, summary="Progress and report of an import")

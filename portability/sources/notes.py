@@ -10,9 +10,9 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from memories.import_sources import reading
-from memories.import_sources.items import MANIFEST, MARKDOWN_SUFFIXES, ImportSourceError, Item, Source
-from memories.import_sources.reading import BoundedZip, unsafe_name, zip_time
+from portability.sources import reading
+from portability.sources.items import MANIFEST, MARKDOWN_SUFFIXES, ImportSourceError, Item, Source
+from portability.sources.reading import BoundedZip, unsafe_name, zip_time
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _WIKILINK = re.compile(r"(?<!!)\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")

@@ -1,4 +1,4 @@
-"""Import: every item of a source (memories.import_sources) stored one transaction per memory, with its
+"""Import: every item of a source (portability.sources) stored one transaction per memory, with its
 chunks, tier history and original; idempotent by content hash, embedding batched across memories, and
 a report at the end that names each item that failed and why."""
 
@@ -16,15 +16,15 @@ from django.utils import timezone
 
 from memories import embedding, lexical, originals
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.import_sources import ImportSourceError, Item, Source, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
 from memories.originals import OriginalError
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
-from memories.services.portability.records import Prepared, RecordError, record_prepare, session_prepare
-from memories.services.portability.vectors import VectorReuse, embedding_model_id
 from memories.signals import content_changed_on_commit
+from portability.services.records import Prepared, RecordError, record_prepare, session_prepare
+from portability.services.vectors import VectorReuse, embedding_model_id
+from portability.sources import ImportSourceError, Item, Source, open_source
 
 logger = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ Markdown notes) back in, one transaction per memory, idempotent by content hash.
 By concern: export (the zip, written as it downloads), records (an export line checked and turned into
 an unsaved memory), import_ (storing the items of a source, with the report), import_jobs (the API's and
 the page's queued imports) and vectors (which model made a vector and whether an import may reuse it).
-Reading what people bring (zips, JSON Lines, notes) safely is memories.import_sources.
+Reading what people bring (zips, JSON Lines, notes) safely is portability.sources.
 """
 
-from memories.services.portability.export import (
+from portability.services.export import (
     EXPORT_BATCH,
     export_filename,
     export_to_file,
@@ -16,15 +16,15 @@ from memories.services.portability.export import (
     original_entry,
     original_record,
 )
-from memories.services.portability.import_ import (
+from portability.services.import_ import (
     IMPORT_BATCH,
     MAX_REPORTED_ERRORS,
     ImportReport,
     import_path,
     import_source,
 )
-from memories.services.portability.import_jobs import ACCEPTED_SUFFIXES, import_job_create, import_job_run
-from memories.services.portability.vectors import VectorReuse, embedding_model_id
+from portability.services.import_jobs import ACCEPTED_SUFFIXES, import_job_create, import_job_run
+from portability.services.vectors import VectorReuse, embedding_model_id
 
 __all__ = [
     "ACCEPTED_SUFFIXES",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.management.commands.export_memories import find_user
-from memories.services import portability
+from portability import services
+from portability.management.commands.export_memories import find_user
 
 
 class Command(BaseCommand):
@@ -34,7 +34,7 @@ class Command(BaseCommand):
                 f"{report.duplicates} duplicates, {report.failed} failed"
             )
 
-        report = portability.import_path(owner=owner, path=source, progress=progress)
+        report = services.import_path(owner=owner, path=source, progress=progress)
         for error in report.errors:
             self.stderr.write(f"  {error['item']}: {error['error']}")
         if report.error:

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memories import import_sources
 from memories.models import ChatSession, Memory
-from memories.services import portability
+from portability import services as portability
+from portability import sources
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_a_jsonl_file_is_reported_under_the_name_it_was_uploaded_with(user, tmp_
 def test_a_line_over_the_limit_is_one_error_and_the_lines_after_it_keep_their_numbers(
     user, tmp_path, monkeypatch, in_zip
 ):
-    monkeypatch.setattr(import_sources.reading, "MAX_ENTRY_BYTES", 1000)
+    monkeypatch.setattr(sources.reading, "MAX_ENTRY_BYTES", 1000)
     lines = [
         json.dumps({"content": "Before the long line."}),
         json.dumps({"content": "y" * 5000}),  # five times the limit: read a limit at a time, then skipped
@@ -76,7 +76,7 @@ def test_a_line_over_the_limit_is_one_error_and_the_lines_after_it_keep_their_nu
 
 def test_lines_of_never_holds_more_than_the_limit_of_a_line():
     stream = io.BytesIO(b"short\n" + b"z" * 10_000 + b"\nlast")
-    lines = list(import_sources.lines_of(stream, limit=100))
+    lines = list(sources.lines_of(stream, limit=100))
     assert lines[0] == b"short\n" and len(lines[1]) == 101 and lines[2] == b"last" and len(lines) == 3
 
 
@@ -228,7 +228,7 @@ LONG_NUMBER = "1" * 5000  # more digits than Python converts to an int
 @pytest.mark.parametrize("in_zip", [False, True], ids=["jsonl", "export-zip"])
 def test_a_line_python_cannot_parse_is_one_error_not_a_stopped_import(user, tmp_path, monkeypatch, line, error, in_zip):
     """Both stopped the import with a RecursionError or a ValueError from json."""
-    monkeypatch.setattr(import_sources.reading, "MAX_ENTRY_BYTES", 1_000_000)
+    monkeypatch.setattr(sources.reading, "MAX_ENTRY_BYTES", 1_000_000)
     lines = [line, json.dumps({"content": "After the bad line."})]
     report = portability.import_path(owner=user, path=jsonl_or_export(tmp_path, lines, in_zip=in_zip))
     assert report.error == "" and (report.created, report.failed) == (1, 1)

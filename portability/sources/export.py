@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from core.text import TextError, parse_json
-from memories.import_sources import reading
-from memories.import_sources.items import (
+from portability.sources import reading
+from portability.sources.items import (
     CHAT_SESSIONS_FILE,
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -19,7 +19,7 @@ from memories.import_sources.items import (
     Item,
     Source,
 )
-from memories.import_sources.reading import BoundedZip, Capped, lines_of, unsafe_name
+from portability.sources.reading import BoundedZip, Capped, lines_of, unsafe_name
 
 
 def check_manifest(manifest) -> dict:

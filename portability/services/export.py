@@ -25,7 +25,9 @@ from django.utils import timezone
 
 from memories import originals
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.import_sources import (
+from memories.models import ChatSession, Memory, Original, TierMove
+from portability.services.vectors import embedding_model_id, vector_b64
+from portability.sources import (
     CHAT_SESSIONS_FILE,
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -33,8 +35,6 @@ from memories.import_sources import (
     MEMORIES_FILE,
     ORIGINALS_DIR,
 )
-from memories.models import ChatSession, Memory, Original, TierMove
-from memories.services.portability.vectors import embedding_model_id, vector_b64
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ import pytest
 
 from graph.models import MemoryLink
 from memories import embedding, services
-from memories.import_sources import ImportSourceError, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
-from memories.services import portability
+from portability import services as portability
+from portability.sources import ImportSourceError, open_source
 from tests.factories import UserFactory, make_memory
 
 pytestmark = pytest.mark.django_db
@@ -462,7 +462,7 @@ def test_an_export_stopped_part_way_leaves_no_half_written_archive_behind(user, 
     operation on closed file" in the server's log."""
     import zipfile as zipfile_module
 
-    from memories.services.portability import export
+    from portability.services import export
 
     for i in range(3):
         make_memory(user, f"Memory number {i} of an export that fails.")

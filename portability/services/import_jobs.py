@@ -13,8 +13,8 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from memories.models import ImportJob
-from memories.services.portability.import_ import ImportReport, import_path
 from memories.services.validation import MemoryInputError, MemoryTooLargeError
+from portability.services.import_ import ImportReport, import_path
 
 logger = logging.getLogger(__name__)
 
@@ -45,13 +45,13 @@ def import_job_create(*, owner, upload) -> ImportJob:
         handle.writelines(upload.chunks())
     with transaction.atomic():
         job = ImportJob.objects.create(owner=owner, filename=name, path=str(path))
-        transaction.on_commit(lambda: async_task("memories.tasks.import_run", job.pk, task_name=f"import {job.pk}"))
+        transaction.on_commit(lambda: async_task("portability.tasks.import_run", job.pk, task_name=f"import {job.pk}"))
     return job
 
 
 def import_job_requeue(job_id: int) -> None:
     """Queue a stalled job again (the stalled-job sweep of memories.services.jobs calls it)."""
-    async_task("memories.tasks.import_run", job_id, task_name=f"import {job_id} (recovered)")
+    async_task("portability.tasks.import_run", job_id, task_name=f"import {job_id} (recovered)")
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from memories.services import portability
+from portability import services
 
 
 def find_user(name: str):
@@ -33,6 +33,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, user: str, output: str | None, no_vectors: bool, **options):
         owner = find_user(user)
-        path = Path(output or portability.export_filename(owner))
-        size = portability.export_to_file(owner=owner, path=path, vectors=not no_vectors)
+        path = Path(output or services.export_filename(owner))
+        size = services.export_to_file(owner=owner, path=path, vectors=not no_vectors)
         self.stdout.write(json.dumps({"file": str(path), "bytes": size}))

@@ -12,8 +12,8 @@ import pytest
 
 from memories import originals, services
 from memories.models import Memory, Original
-from memories.services import portability
-from memories.services.portability import export as portability_export
+from portability import services as portability
+from portability.services import export as portability_export
 from tests.factories import MemoryFactory, OriginalFactory, UserFactory
 from tests.files import make_pdf
 from tests.memories.originals_helpers import upload

@@ -1,7 +1,7 @@
 """Reading what people bring to an import: a Kybernesis export (zip or its memories.jsonl), or a folder
 or zip of Markdown notes (an Obsidian vault). Yields one item per memory, or a per-item error.
 
-Nothing here writes: memories.services.portability turns the records into memories. Archives are read with
+Nothing here writes: portability.services turns the records into memories. Archives are read with
 bounds, so a zip bomb or an entry named `../../etc/passwd` becomes an error for that entry only. By concern:
 items (what a source gives), reading (zips and lines within bounds), export and notes (the two formats).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memories.import_sources.export import check_manifest, open_export_zip, open_jsonl
-from memories.import_sources.items import (
+from portability.sources.export import check_manifest, open_export_zip, open_jsonl
+from portability.sources.items import (
     CHAT_SESSIONS_FILE,
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -23,8 +23,8 @@ from memories.import_sources.items import (
     Item,
     Source,
 )
-from memories.import_sources.notes import markdown_item, open_folder, open_markdown_zip, open_note
-from memories.import_sources.reading import BoundedZip, lines_of, unsafe_name
+from portability.sources.notes import markdown_item, open_folder, open_markdown_zip, open_note
+from portability.sources.reading import BoundedZip, lines_of, unsafe_name
 
 __all__ = [
     "CHAT_SESSIONS_FILE",
