@@ -65,14 +65,19 @@ _KINDS = (
     (ImportJob, (ImportJob.Status.PENDING, ImportJob.Status.RUNNING), _import_stale_after),
 )
 
-# How to queue a job of each kind again. Imports run in the portability app, above memories, so it
-# registers its task here when it starts (memories never names a higher layer).
+# How to queue a job of each kind again. Imports run in an app above memories, which registers its
+# hook here when it starts: a lower layer never names a higher one.
 _requeue: dict[type[models.Model], Callable[[int], None]] = {UploadJob: _enqueue_upload}
 
 
 def job_requeue_register(model: type[models.Model], enqueue: Callable[[int], None]) -> None:
     """Say how the sweep queues a stalled job of `model` again: `enqueue(job_id)`."""
     _requeue[model] = enqueue
+
+
+def job_requeue(model: type[models.Model], job_id: int) -> None:
+    """Queue a job of `model` again through the hook its app registered."""
+    _requeue[model](job_id)
 
 
 def jobs_recover_stalled(*, now=None) -> dict[str, int]:
