@@ -2,54 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
-
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import File, Query, Router, Schema, Status, UploadedFile
-from pydantic import Field
+from ninja import File, Query, Router, Status, UploadedFile
 
-from core.schemas import ErrorOut, OutSchema
+from core.schemas import ErrorOut
 from memories import selectors
-from memories.models import ImportJob
 from portability import services
+from portability.schemas import ExportQuery, ImportJobOut
 
 router = Router(tags=["portability"], by_alias=True)
 ERRORS = {401: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
-
-
-class ExportQuery(Schema):
-    vectors: bool = Field(
-        True,
-        description="Include each chunk's embedding, so an import with the same "
-        "model reuses them instead of embedding again.",
-    )
-
-
-class ImportErrorOut(OutSchema):
-    item: str
-    error: str
-
-
-class ImportJobOut(OutSchema):
-    id: int
-    filename: str
-    status: Literal["pending", "running", "done", "failed"]
-    total: int | None
-    processed: int
-    created: int
-    duplicates: int
-    failed: int
-    errors: list[ImportErrorOut]
-    error: str
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None
-    status_url: str = Field(description="GET it to follow the job's progress and report")
-
-    @staticmethod
-    def resolve_status_url(job: ImportJob) -> str:
-        return f"/api/v1/import/{job.pk}"
 
 
 @router.get("/export", response={200: None, **ERRORS}, summary="Export every memory as a zip")
