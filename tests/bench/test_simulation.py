@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
 
 from bench.simulation import Simulation, chart_svg, run
 from memories.models import Memory, TierMove
@@ -93,6 +95,14 @@ def test_the_command_prints_weekly_json_and_draws_a_chart(tmp_path):
     assert result["days"] == 7 and len(result["weeks"]) == 1
     assert set(result["weeks"][0]) >= {"week", "hot", "warm", "archive", "memories"}
     assert chart.read_text().startswith("<svg") and "week 1" in chart.read_text()
+
+
+def test_without_time_machine_the_command_says_to_install_the_dev_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "time_machine", None)  # an import of it raises ImportError
+
+    with pytest.raises(CommandError, match="dev extra: run make install-test"):
+        call_command("simulate_usage", "--days", "1", stdout=StringIO(), stderr=StringIO())
+    assert not get_user_model().objects.filter(username__startswith="simulate-").exists()
 
 
 def test_the_chart_has_a_bar_per_week_and_tier():

@@ -37,6 +37,11 @@ class Command(BaseCommand):
             or not 0 <= opens_per_day <= 1000
         ):
             raise CommandError("--days 1..3650, --initial 1..10000, --new-per-day 0..100, --opens-per-day 0..1000")
+        try:
+            import time_machine  # noqa: F401 - the simulation moves the clock with it
+        except ImportError:
+            # A development tool, not a runtime dependency: production installs leave it out.
+            raise CommandError("simulate_usage needs time-machine, from the dev extra: run make install-test") from None
         owner = get_user_model().objects.create(username=f"simulate-{uuid.uuid4().hex[:8]}", email="simulate@localhost")
         sim = Simulation(days=days, initial=initial, new_per_day=new_per_day, opens_per_day=opens_per_day, seed=seed)
         start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days + 1)
