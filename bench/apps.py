@@ -1,3 +1,5 @@
+"""The bench app's config: installed so that manage.py finds the bench_* commands from a checkout."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""The portability app's config: at start-up it tells the stalled-job sweep of memories how to queue imports."""
+
 from django.apps import AppConfig
 
 

@@ -1,7 +1,8 @@
 """Simulate days of use in compressed time and print the tier distribution per week; last line is JSON.
 
 See bench/simulation.py for the collection and the usage log. A fresh user is created for the run
-and deleted afterwards (--keep keeps it); --chart writes the weekly distribution as an SVG.
+and deleted afterwards (--keep keeps it); --chart writes the weekly distribution as an SVG. The clock
+is moved with time-machine, from the dev extra (make install-test).
 """
 
 from __future__ import annotations
