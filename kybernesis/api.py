@@ -20,9 +20,9 @@ from graph.selectors import GraphQueryError
 from kybernesis.docs import VendoredSwagger
 from kybernesis.unavailable import UNAVAILABLE_ERRORS, unavailable_response
 from memories.api import router as memories_router
-from memories.portability_api import router as portability_router
 from memories.search import SearchError
 from memories.services import MemoryInputError
+from portability.api import router as portability_router
 from sleep.api import router as sleep_router
 
 

@@ -45,8 +45,10 @@ INSTALLED_APPS = [
     "memories",
     "graph",
     "connectors",
+    "portability",
     "sleep",
     "kybernesis",  # management commands that span every app (mcp_stdio)
+    "bench",  # benchmark, stress and simulation commands (manage.py bench_*)
 ]
 
 MIDDLEWARE = [

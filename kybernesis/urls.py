@@ -17,6 +17,7 @@ urlpatterns = [
     path("", memory_views.home, name="home"),
     path("favicon.ico", login_not_required(RedirectView.as_view(url=static("favicon.svg")))),
     path("memories/", include("memories.urls")),
+    path("memories/data/", include("portability.urls")),
     path("upload/", memory_views.upload, name="upload"),
     path("chat/", memory_views.chat, name="chat"),
     path("search/", memory_views.search_page, name="search"),

@@ -1,7 +1,8 @@
 """django-q2 entry points for memories: ids in, call a service."""
 
 from memories import services
-from memories.services import jobs, portability
+from memories.models import ImportJob
+from memories.services import jobs
 
 
 def ingest_upload(job_id: int) -> None:
@@ -9,7 +10,9 @@ def ingest_upload(job_id: int) -> None:
 
 
 def import_run(job_id: int) -> None:
-    portability.import_job_run(job_id=job_id)
+    """Import tasks queued by an older release name this path, and queued rows outlive a deploy: the
+    job is queued again through the hook of the app that runs imports."""
+    jobs.job_requeue(ImportJob, job_id)
 
 
 def jobs_recover() -> None:

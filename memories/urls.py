@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memories import portability_views, views
+from memories import views
 
 app_name = "memories"
 urlpatterns = [
@@ -22,5 +22,4 @@ urlpatterns = [
     path("<int:memory_id>/tier/", views.memory_tier_card, name="tier_card"),
     path("tags/", views.tag_list, name="tag_list"),
     path("uploads/jobs/<int:job_id>/", views.upload_job, name="upload_job"),
-    path("data/", portability_views.portability_page, name="portability"),
 ]

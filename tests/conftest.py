@@ -114,10 +114,12 @@ def _commits_without_waiting_for_the_disk():
 # quality and benchmarks. Tests elsewhere say so with @pytest.mark.real_embedder; browser tests
 # (e2e) always use it. Every other test embeds with tests.fakes.embedder, deterministic and instant.
 REAL_EMBEDDER: set[str] = {
-    "tests/memories/test_search_api.py::test_bench_retrieval_runs_end_to_end_on_a_small_slice",
+    "tests/bench/test_bench_retrieval.py",
     "tests/memories/test_embedding.py",
+    "tests/bench/test_bench_embed.py",
     # Ranking by meaning: questions below the notes they ask about, the relevance floor.
     "tests/memories/test_search_relevance.py",
+    "tests/bench/test_bench_personal.py",
     # Links of memories close in meaning (paraphrases share few words).
     "tests/graph/test_links.py::test_close_meaning_links_memories",
 }
@@ -127,27 +129,29 @@ SLOW: set[str] = {
     "tests/graph/test_entities.py",
     "tests/graph/test_nlp.py",
     "tests/graph/test_services.py",
+    "tests/bench/test_bench_graph.py",
     "tests/graph/test_api.py",
     "tests/graph/test_pages.py",
     "tests/graph/test_links.py",
     "tests/sleep/test_pipeline.py",
+    "tests/bench/test_bench_sleep.py",
     "tests/kybernesis/test_embedded_db.py",
     "tests/kybernesis/test_settings.py::test_the_embedded_engine_starts_the_server_on_the_first_connection",
     "tests/kybernesis/test_settings.py::test_manage_py_starts_the_embedded_server_itself_and_stops_it_on_exit",
-    "tests/memories/test_search_api.py::test_bench_search_builds_its_corpus_and_reports_percentiles",
+    "tests/bench/test_bench_search.py::test_bench_search_builds_its_corpus_and_reports_percentiles",
     "tests/connectors/test_notion.py::test_a_page_with_ten_thousand_blocks_is_skipped_with_the_reason",
     "tests/kybernesis/test_serve.py",
-    "tests/memories/test_bench_load.py",
-    "tests/memories/test_bench_portability.py",
+    "tests/bench/test_bench_load.py",
+    "tests/bench/test_bench_portability.py",
     # Benchmarks, simulations and fresh processes: the slowest of the fast set on one run
     # (`--durations=30`), each several seconds of CPU.
-    "tests/graph/test_organise.py::test_bench_organise_scores_the_labelled_set",
+    "tests/bench/test_bench_organise.py",
     "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_serves_the_same_tools_as_one_user",
     "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_refuses_an_unknown_user",
-    "tests/sleep/test_simulation.py::test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive",
-    "tests/sleep/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
-    "tests/sleep/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
-    "tests/sleep/test_simulation.py::test_ninety_days_of_use_give_a_plausible_picture",
+    "tests/bench/test_simulation.py::test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive",
+    "tests/bench/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
+    "tests/bench/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
+    "tests/bench/test_simulation.py::test_ninety_days_of_use_give_a_plausible_picture",
     # Sweeps of every hostile string through every operation or page form: `make test` and
     # `make fuzz` run them; the fast set keeps the focused cases (tests/core/test_hostile_input.py).
     "tests/kybernesis/test_api_fuzz.py",
@@ -156,7 +160,7 @@ SLOW: set[str] = {
     "tests/kybernesis/test_deploy_settings.py::test_check_deploy_is_clean_under_the_documented_production_settings",
     "tests/kybernesis/test_deploy_settings.py::test_without_https_check_deploy_names_what_is_missing",
     "tests/kybernesis/test_deploy_settings.py::test_https_turns_on_the_secure_set_and_the_proxy_header_is_opt_in",
-    "tests/graph/test_concurrent_edits.py::test_patch_patch_delete_with_the_worker_running_never_fails",
+    "tests/bench/test_stress_edits.py",
 }
 
 

@@ -20,10 +20,11 @@ recover a job once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -58,22 +59,35 @@ def _enqueue_upload(job_id: int) -> None:
     )
 
 
-def _enqueue_import(job_id: int) -> None:
-    async_task("memories.tasks.import_run", job_id, task_name=f"import {job_id} (recovered)")
-
-
 _KINDS = (
-    # model, statuses a stopped worker leaves behind, how long until stale, how to queue again
-    (UploadJob, (UploadJob.Status.PENDING, UploadJob.Status.PROCESSING), _upload_stale_after, _enqueue_upload),
-    (ImportJob, (ImportJob.Status.PENDING, ImportJob.Status.RUNNING), _import_stale_after, _enqueue_import),
+    # model, statuses a stopped worker leaves behind, how long until stale
+    (UploadJob, (UploadJob.Status.PENDING, UploadJob.Status.PROCESSING), _upload_stale_after),
+    (ImportJob, (ImportJob.Status.PENDING, ImportJob.Status.RUNNING), _import_stale_after),
 )
+
+# How to queue a job of each kind again. Imports run in an app above memories, which registers its
+# hook here when it starts: a lower layer never names a higher one.
+_requeue: dict[type[models.Model], Callable[[int], None]] = {UploadJob: _enqueue_upload}
+
+
+def job_requeue_register(model: type[models.Model], enqueue: Callable[[int], None]) -> None:
+    """Say how the sweep queues a stalled job of `model` again: `enqueue(job_id)`."""
+    _requeue[model] = enqueue
+
+
+def job_requeue(model: type[models.Model], job_id: int) -> None:
+    """Queue a job of `model` again through the hook its app registered."""
+    _requeue[model](job_id)
 
 
 def jobs_recover_stalled(*, now=None) -> dict[str, int]:
     """Queue again every stalled upload and import job (see the module doc); returns counts."""
     now = now or timezone.now()
     counts = {"uploads_requeued": 0, "imports_requeued": 0, "failed": 0}
-    for model, statuses, stale_after, enqueue in _KINDS:
+    for model, statuses, stale_after in _KINDS:
+        enqueue = _requeue.get(model)
+        if enqueue is None:  # the app that runs these jobs is not installed
+            continue
         stalled = model.objects.filter(status__in=statuses, updated_at__lt=now - stale_after()).values_list(
             "pk", "status", "updated_at", "recoveries"
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from graph.management.commands.bench_organise import read_set
+from bench.management.commands.bench_organise import read_set
 from graph.models import Entity
 from graph.services import graph_extract_memories, memory_links_refresh
 from memories.services import MemoryInput, memory_create_many
@@ -17,7 +17,7 @@ from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-SET = Path(__file__).resolve().parents[2] / "graph" / "bench" / "organise"
+SET = Path(__file__).resolve().parents[2] / "bench" / "data" / "organise"
 
 SALIENT_LABEL_PX = """
 () => {

@@ -3,10 +3,7 @@ relative thresholds, readable tags and sentence-true previews."""
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from graph.entities import extract_texts
@@ -265,18 +262,6 @@ def test_previews_and_summaries_cut_at_real_sentence_boundaries():
     ]
     _summary, preview = summarize(text)
     assert preview.startswith("Dr. Patel moved") and preview.endswith("clinic.")
-
-
-@pytest.mark.django_db(transaction=True)
-def test_bench_organise_scores_the_labelled_set():
-    out = StringIO()
-    call_command("bench_organise", stdout=out)
-    import json
-
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    for key in ("entity_type_accuracy", "non_person_as_person", "link_pair_recall", "link_precision", "tag_precision"):
-        assert 0.0 <= result[key] <= 1.0
-    assert result["memories"] == 43
 
 
 @pytest.mark.django_db

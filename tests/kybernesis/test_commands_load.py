@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.core.management import get_commands, load_command_class
 
-PROJECT_APPS = {"core", "memories", "graph", "connectors", "sleep", "kybernesis"}
+PROJECT_APPS = {"core", "memories", "graph", "connectors", "portability", "sleep", "kybernesis", "bench"}
 COMMANDS = sorted((app, name) for name, app in get_commands().items() if app in PROJECT_APPS)
 
 

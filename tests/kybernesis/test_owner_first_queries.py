@@ -29,7 +29,7 @@ from tests.memories.helpers import age
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = {"core", "memories", "graph", "sleep", "connectors", "kybernesis"}
+APPS = {"core", "memories", "graph", "sleep", "connectors", "portability", "kybernesis"}
 CHUNK_TABLES = ("memories_memorychunk", "memories_chunkterm")
 # Statements of Django's delete collector. Deleting a memory, ON DELETE CASCADE looks its chunks up
 # by memory_id, deletes them by primary key and deletes their postings by chunk id (the lexical index
@@ -54,7 +54,7 @@ BY_ANOTHER_KEY = {
     # each candidate's BM25, from its postings by (chunk id, lexeme): the candidates are the owner's
     ("memories.search:hybrid_search", "memories_chunkterm"): "chunk_id",
     # an export batch's chunk vectors, by the memory ids of the owner's batch
-    ("memories.services.portability.export:_chunk_vectors", "memories_memorychunk"): "memory_id",
+    ("portability.services.export:_chunk_vectors", "memories_memorychunk"): "memory_id",
     # chunks follow their memory's new tier, by memory id
     ("memories.services.tiers:memories_retier", "memories_memorychunk"): "memory_id",
 }
@@ -68,8 +68,8 @@ CALL_SITES = {
     "memories.services.memory:_replace_chunks",  # an edit re-chunks
     "memories.services.memory:write",  # memory_delete (the delete collector)
     "memories.services.tiers:memories_retier",  # chunks follow their memory's tier
-    "memories.services.portability.export:_chunk_vectors",  # export with vectors
-    "memories.services.portability.import_:_save",  # import: chunk rows
+    "portability.services.export:_chunk_vectors",  # export with vectors
+    "portability.services.import_:_save",  # import: chunk rows
     "memories.selectors:memory_get",  # a memory with its chunk count
     "memories.selectors:memory_chunk_page",  # the memory page's chunks
     "memories.selectors:memory_related",  # a chat message's related memories

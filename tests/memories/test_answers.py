@@ -91,16 +91,3 @@ def test_the_chat_page_leads_with_the_answer_then_related_memories(logged_in_cli
     assert html.index("From your memories") < html.index("Related memories")
     assert f"/memories/{offsite.pk}/?chunk=0#chunk-0" in html
     assert "Lisbon" in html
-
-
-def test_the_benchmark_command_prints_json_last(user):
-    import json
-    from io import StringIO
-
-    from django.core.management import call_command
-
-    out = StringIO()
-    call_command("bench_answers", stdout=out)
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert result["questions"] == 25 and result["chat_questions_cited"] == 0
-    assert 0 <= result["first_sentence_contains_answer"] <= result["any_cited_sentence_contains_answer"] <= 1

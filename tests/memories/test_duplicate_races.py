@@ -91,7 +91,7 @@ def test_imports_of_one_export_run_at_once_store_each_memory_and_session_once(us
     the contents before either stored any, and the account ended with every memory twice."""
     from memories import services
     from memories.models import ChatSession
-    from memories.services import portability
+    from portability import services as portability
     from tests.factories import UserFactory, make_memory
 
     for i in range(6):

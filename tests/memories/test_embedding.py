@@ -266,26 +266,3 @@ def test_reembed_leaves_a_chunk_changed_meanwhile_to_the_change(user, backend, m
     progress = chunks_reembed()
     assert (progress.reembedded, progress.skipped) == (0, 1)
     assert MemoryChunk.objects.get(memory=memory).embedding_key == "edited-after-the-read"
-
-
-def test_bench_embed_compares_backends_and_ends_with_json():
-    out = StringIO()
-    call_command(
-        "bench_embed",
-        texts=6,
-        queries=3,
-        no_fp32=True,
-        data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"),
-        stdout=out,
-        stderr=StringIO(),
-    )
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert list(result)[:5] == [
-        "torch_chunks_per_s",
-        "onnx_int8_chunks_per_s",
-        "speedup",
-        "cosine_agreement",
-        "query_p50_ms",
-    ]
-    assert result["texts"] == 6
-    assert 0.98 < result["cosine_agreement"] <= 1.0001

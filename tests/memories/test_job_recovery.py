@@ -63,6 +63,20 @@ def test_an_import_left_running_is_resumed_without_duplicates(user, tmp_path, dj
     assert not path.exists(), "the waiting file is removed once the import ends"
 
 
+def test_an_import_task_queued_under_the_memories_path_still_runs_the_job(user, tmp_path):
+    from django_q.tasks import async_task
+
+    path = tmp_path / "notes.jsonl"
+    path.write_text(json.dumps({"title": "Queued", "content": "Queued before the import task moved."}) + "\n")
+    job = ImportJobFactory(owner=user, filename="notes.jsonl", path=str(path))
+
+    async_task("memories.tasks.import_run", job.pk)  # the test settings run tasks at once
+
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.DONE and job.created == 1
+    assert Memory.objects.filter(owner=user, title="Queued").exists()
+
+
 def test_live_jobs_are_left_alone(user, django_capture_on_commit_callbacks):
     upload = UploadJobFactory(owner=user)
     _stall(upload, status=UploadJob.Status.PROCESSING, minutes_ago=5)  # within its task timeout

@@ -8,8 +8,8 @@ import io
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from bench import bombs
 from memories import services
-from memories.bench import bombs
 from memories.models import Memory
 from memories.parsers import (
     DecompressionBombError,

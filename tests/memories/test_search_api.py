@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from io import StringIO
-from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from tests.factories import make_memory
 
@@ -160,125 +157,6 @@ def test_opening_a_memory_records_an_access(logged_in_client, user):
     logged_in_client.get(f"/memories/{memory.pk}/")
     memory.refresh_from_db()
     assert memory.access_count == 1 and memory.last_accessed_at is not None
-
-
-def test_bench_retrieval_runs_end_to_end_on_a_small_slice(tmp_path):
-    data = Path(__file__).resolve().parents[1] / "data" / "scifact-mini"
-    out = StringIO()
-    call_command(
-        "bench_retrieval",
-        "--data",
-        str(data),
-        "--docs",
-        "20",
-        "--queries",
-        "5",
-        "--user",
-        "bench-mini",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert result["docs"] == 20 and 0 < result["queries"] <= 5
-    for key in ("ndcg@10", "recall@100", "vector_only_ndcg@10", "metadata_only_ndcg@10"):
-        assert 0.0 <= result[key] <= 1.0
-    # --loaded-only judges what is loaded and ingests nothing more (a partly loaded corpus).
-    out = StringIO()
-    call_command(
-        "bench_retrieval", "--data", str(data), "--loaded-only", "--user", "bench-mini", stdout=out, stderr=StringIO()
-    )
-    partial = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert partial["docs"] == 20 and partial["ingest_s"] == 0.0 and 0 < partial["queries"] <= result["queries"]
-
-
-def test_bench_search_builds_its_corpus_and_reports_percentiles():
-    out = StringIO()
-    call_command("bench_search", "--chunks", "40", "--queries", "5", stdout=out, stderr=StringIO())
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert result["chunks"] == 40 and result["queries"] == 5
-    assert 0 < result["p50_ms"] <= result["p95_ms"] <= result["p99_ms"]
-    assert result["embed_query_ms"] > 0
-
-
-@pytest.mark.django_db(transaction=True)
-def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
-    """The bulk path drops the HNSW, GIN and lexical indexes and the constraints, loads, and builds
-    them again from their own definitions: afterwards they are exactly what the migrations made."""
-    from django.contrib.auth import get_user_model
-
-    from memories.bench import bulk
-    from memories.models import MemoryChunk
-    from memories.search import hybrid_search
-
-    indexes, constraints = bulk.index_definitions(), bulk.constraint_definitions()
-    out = StringIO()
-    call_command(
-        "bench_search",
-        "--chunks",
-        "300",
-        "--queries",
-        "5",
-        "--bulk",
-        "--user",
-        "bench-bulk",
-        stdout=out,
-        stderr=StringIO(),
-    )
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert result["chunks"] == 300 and result["build"]["mode"] == "bulk"
-    assert set(result["build"]["index_mb"]) == set(indexes)
-    assert {"load_chunks", "lexical", "constraints", "index memorychunk_hnsw_active"} <= set(
-        result["build"]["phases_s"]
-    )
-    assert bulk.constraint_definitions() == constraints
-    _assert_same_indexes(bulk.index_definitions(), indexes)
-
-    owner = get_user_model().objects.get(username="bench-bulk")
-    chunk = MemoryChunk.objects.filter(owner=owner).first()
-    found = hybrid_search(owner, chunk.text.split(".")[0], limit=5, query_vector=chunk.embedding, min_score=0.0)
-    assert chunk.pk in {r.chunk_id for r in found.results}
-    # Searched by words alone too: the lexical index was built.
-    words = hybrid_search(owner, chunk.text.split(".")[0], limit=5, min_score=0.0, weights=(0.0, 1.0))
-    assert words.results
-
-
-@pytest.mark.django_db(transaction=True)
-def test_bench_search_bulk_path_interrupted_leaves_the_indexes_in_place(monkeypatch):
-    from memories import lexical
-    from memories.bench import bulk
-    from memories.models import MemoryChunk
-
-    indexes, constraints = bulk.index_definitions(), bulk.constraint_definitions()
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(lexical, "reindex_owner", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        call_command("bench_search", "--chunks", "40", "--queries", "5", "--bulk", stdout=StringIO(), stderr=StringIO())
-    assert bulk.index_definitions() == indexes and bulk.constraint_definitions() == constraints
-    assert not MemoryChunk.objects.exists()
-
-
-def _assert_same_indexes(after: dict[str, str], before: dict[str, str]) -> None:
-    """Same definitions; a partial index's WHERE may be deparsed in another (equivalent) form once
-    PostgreSQL has re-parsed it, so predicates are compared by their value for every tier."""
-    from django.db import connection
-
-    from memories.models import Tier
-
-    assert after.keys() == before.keys()
-    for name, definition in before.items():
-        head, _, predicate = definition.partition(" WHERE ")
-        head_after, _, predicate_after = after[name].partition(" WHERE ")
-        assert head_after == head
-        assert bool(predicate_after) == bool(predicate)
-        if predicate:
-            with connection.cursor() as cursor:
-                for tier in Tier.values:
-                    cursor.execute(f"SELECT {predicate}, {predicate_after} FROM (VALUES (%s::varchar)) v(tier)", [tier])
-                    was, now = cursor.fetchone()
-                    assert was == now, (name, tier)
 
 
 @pytest.mark.parametrize(

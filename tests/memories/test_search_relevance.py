@@ -275,11 +275,3 @@ def test_the_search_page_says_no_memories_match_and_offers_weaker_matches(logged
     assert '/open?chunk=0"' in found
     empty = logged_in_client.get("/search/", {"q": "the"}).content.decode()
     assert "Nothing to search for" in empty
-
-
-def test_bench_personal_reports_its_figures(capsys):
-    call_command("bench_personal")
-    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    for key in ("top1", "mrr@10", "ndcg@5", "no_answer_empty", "question_above_answer", "paraphrase_top1"):
-        assert 0 <= result[key] <= 1
-    assert result["queries"] >= 40 and result["no_answer_queries"] >= 10

@@ -305,26 +305,3 @@ def test_the_scheduled_task_runs_the_cycle_in_a_child_process_when_its_worker_ma
     assert run.status == SleepRun.Status.COMPLETED
     assert [s.status for s in run.steps.order_by("position")] == [SleepStepRun.Status.COMPLETED] * 4
     assert Memory.objects.filter(owner=owner).exclude(summary="").count() == 3
-
-
-@pytest.mark.django_db(transaction=True)
-def test_bench_sleep_measures_the_scheduled_path_and_ends_with_json():
-    import json
-    from io import StringIO
-    from pathlib import Path
-
-    from django.core.management import call_command
-
-    out = StringIO()
-    call_command(
-        "bench_sleep",
-        memories=4,
-        via_worker=True,
-        stdout=out,
-        stderr=StringIO(),
-        data=str(Path(__file__).resolve().parent.parent / "data" / "scifact-mini"),
-    )
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert result["memories"] == 4 and result["path"] == "child process (scheduled)"
-    assert result["failed"] == 0
-    assert set(result["steps"]) == {"tag", "link", "tier", "summarize"}
