@@ -9,7 +9,7 @@ from pydantic import Field
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import answers, originals, search, selectors, services
+from memories import originals, search, selectors, services
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -32,6 +32,7 @@ from memories.schemas import (
     UploadJobOut,
     UploadResultsOut,
 )
+from memories.search import answers
 from memories.tagging import split_tags
 
 router = Router(tags=["memories"], by_alias=True)

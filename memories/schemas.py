@@ -216,7 +216,7 @@ class RelatedMemoryOut(OutSchema):
 
 
 class AnswerSentenceOut(OutSchema):
-    """One sentence of the extractive answer (memories.answers.AnswerSentence)."""
+    """One sentence of the extractive answer (memories.search.answers.AnswerSentence)."""
 
     text: str = Field(description="The sentence, quoted from one of your memories")
     memory_id: int

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, originals, parsers, search, selectors, services
+from memories import originals, parsers, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -26,6 +26,7 @@ from memories.forms import (
     UploadForm,
 )
 from memories.models import Tier
+from memories.search import answers
 from memories.services import bulk
 from memories.tagging import split_tags
 

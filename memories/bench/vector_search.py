@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from memories import search
+from memories.search import hybrid as search
 
 CHOICES = ("auto", "exact", "index")
 

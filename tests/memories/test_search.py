@@ -7,9 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories import lexical
 from memories.models import ChunkTerm, CorpusStat, Memory, TermStat
-from memories.search import SearchError, SearchFilters, hybrid_search, make_snippet
+from memories.search import SearchError, SearchFilters, hybrid_search, lexical, make_snippet
 from memories.services import memory_delete, memory_update
 from tests.factories import make_memory
 

@@ -244,9 +244,9 @@ def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_search_bulk_path_interrupted_leaves_the_indexes_in_place(monkeypatch):
-    from memories import lexical
     from memories.bench import bulk
     from memories.models import MemoryChunk
+    from memories.search import lexical
 
     indexes, constraints = bulk.index_definitions(), bulk.constraint_definitions()
 

@@ -53,7 +53,8 @@ def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(use
 def test_a_small_collection_is_searched_exactly_without_the_shared_hnsw_index(user, settings):
     """An HNSW scan of a table shared with other owners (and dead entries) can miss a small owner's
     rows; up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS the owner's chunks are ranked exactly."""
-    from memories.search import _exact_for, hybrid_search
+    from memories.search import hybrid_search
+    from memories.search.hybrid import _exact_for
 
     plan = _vector_plan(user, (), exact=True)
     assert "hnsw" not in plan

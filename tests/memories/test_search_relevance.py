@@ -8,13 +8,14 @@ import json
 import pytest
 from django.core.management import call_command
 
-from memories import embedding, lexical
+from memories import embedding
 from memories.models import ChunkTerm, MemoryChunk
 from memories.search import (
     NO_WORDS,
     ONLY_COMMON_WORDS,
     SearchError,
     hybrid_search,
+    lexical,
     lexical_score,
     result_url,
 )

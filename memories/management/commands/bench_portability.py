@@ -28,9 +28,10 @@ from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, services
+from memories import embedding, services
 from memories.bench.synthetic import document, sentence
 from memories.models import ChatSession, Memory, MemoryChunk
+from memories.search import lexical
 from memories.services import portability
 
 EXPORT_USER = "bench-portability-export"

@@ -20,12 +20,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories import embedding, lexical
+from memories import embedding
 from memories.bench import bulk as bulk_mod
 from memories.bench import vector_search as vector_search_option
 from memories.bench.synthetic import sentence
 from memories.models import Memory, MemoryChunk
-from memories.search import hybrid_search
+from memories.search import hybrid_search, lexical
 
 BENCH_USER = "bench-search"
 CHUNKS_PER_MEMORY = bulk_mod.CHUNKS_PER_MEMORY

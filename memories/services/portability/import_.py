@@ -14,11 +14,12 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, originals
+from memories import embedding, originals
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.import_sources import ImportSourceError, Item, Source, open_source
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
 from memories.originals import OriginalError
+from memories.search import lexical
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream

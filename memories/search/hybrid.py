@@ -11,7 +11,7 @@ Scores, all in 0..1:
                     where matched IDF share = Σ idf of the query terms the chunk contains
                                               / Σ idf of all the query's terms
                     (BM25F: the memory title is a field of its first chunk, a title word counting as
-                    two occurrences, memories.lexical.TITLE_WEIGHT; counted once per memory, and not
+                    two occurrences, memories.search.lexical.TITLE_WEIGHT; counted once per memory, and not
                     when the text already opens with the title)
         tags      = share of the query's terms found in the memory's combined tags
         priority  = the memory's priority
@@ -34,7 +34,7 @@ shows the recipe before "Remind me what I need for carbonara".
 Candidates are the union of the nearest chunks by embedding and the best chunks by BM25F (the top
 postings of each query term, summed), so a chunk found only by meaning or only by keywords can
 still rank. Filters are hard and apply to both sides. BM25F uses PostgreSQL's english stemming and
-the statistics in memories.lexical.
+the statistics in memories.search.lexical.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core.text import text_problem
-from memories import embedding, lexical
+from memories import embedding
 from memories.models import ACTIVE_TIERS, CorpusStat, MemoryChunk, Source, Tier
+from memories.search import lexical
 from memories.tagging import filter_tags
 
 # Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
