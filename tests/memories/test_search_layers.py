@@ -54,22 +54,22 @@ def test_a_small_collection_is_searched_exactly_without_the_shared_hnsw_index(us
     """An HNSW scan of a table shared with other owners (and dead entries) can miss a small owner's
     rows; up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS the owner's chunks are ranked exactly."""
     from memories.search import hybrid_search
-    from memories.search.hybrid import _exact_for
+    from memories.search.statement import exact_for
 
     plan = _vector_plan(user, (), exact=True)
     assert "hnsw" not in plan
     garage = make_memory(user, title="Garage", content="The vehicle repair at the garage cost 400 euros.")
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
-    assert _exact_for(user.pk)
+    assert exact_for(user.pk)
     exact = hybrid_search(user, "car maintenance bill", min_score=0).results
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 0
-    assert not _exact_for(user.pk)
+    assert not exact_for(user.pk)
     indexed = hybrid_search(user, "car maintenance bill", min_score=0).results
     assert [r.memory_id for r in exact] == [r.memory_id for r in indexed] == [garage.pk]
     assert exact[0].vector_score == indexed[0].vector_score
     make_memory(user, content="A second note makes two chunks, over the bound of one.")
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
-    assert not _exact_for(user.pk)
+    assert not exact_for(user.pk)
 
 
 def test_an_exact_search_ranks_its_first_results_the_same_whatever_the_limit(user, settings):

@@ -19,7 +19,7 @@ from memories import embedding, search
 from memories.bench import vector_search as vector_search_option
 from memories.bench.datasets import read_jsonl, read_qrels
 from memories.models import Memory
-from memories.search import hybrid, hybrid_search
+from memories.search import hybrid_search, scoring
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-retrieval"
@@ -75,7 +75,7 @@ class Command(BaseCommand):
         **options,
     ):
         if lexical_form:
-            hybrid.LEXICAL_FORM = lexical_form
+            scoring.LEXICAL_FORM = lexical_form
         vector_search_option.apply(vector_search)
         floor = search.default_min_score() if min_score is None else min_score
         folder = Path(data)
@@ -147,7 +147,7 @@ class Command(BaseCommand):
             "metadata_only_ndcg@10": round(totals["metadata_only"]["ndcg"] / n, 4),
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
             "min_score": floor,
-            "lexical_form": hybrid.LEXICAL_FORM,
+            "lexical_form": scoring.LEXICAL_FORM,
             "vector_search": vector_search_option.used_for(owner.pk),
             "empty_at_limit_10": empty,
             # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.
