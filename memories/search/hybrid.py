@@ -26,24 +26,14 @@ from datetime import datetime
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
 from django.urls import reverse
 
 from memories import embedding
 from memories.models import MemoryChunk
 from memories.search.filters import SearchError, SearchFilters, validate_request
-from memories.search.scoring import (
-    LEXICAL_WEIGHT,
-    PRIORITY_WEIGHT,
-    TAG_WEIGHT,
-    clamp,
-    lexical_score,
-    order_results,
-    term_pattern,
-    term_share,
-)
+from memories.search.scoring import candidate_scores, order_results, term_pattern
 from memories.search.snippets import make_snippet
-from memories.search.statement import exact_for, search_statement
+from memories.search.statement import search_candidates
 
 QUESTION = "question"
 
@@ -129,6 +119,7 @@ def hybrid_search(
     `default_min_score()`); `weaker_count` says how many candidates the floor left out.
     """
     started = time.perf_counter()
+    owner_id = user.pk
     query = validate_request(query, limit, min_score)
     if group_by not in ("chunk", "memory"):
         raise SearchError("groupBy must be 'chunk' or 'memory'")
@@ -142,26 +133,11 @@ def hybrid_search(
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
-    sql, params = search_statement(
-        user.pk,
-        query,
-        qvec,
-        limit=limit,
-        filters=filters,
-        extra_candidates=len(exclude_memory_ids),
-        exact=exact_for(user.pk),
+    candidates = search_candidates(
+        owner_id, query, qvec, limit=limit, filters=filters, extra_candidates=len(exclude_memory_ids)
     )
-    k_vec = params["k_vec"]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, k_vec))}; "
-            "SET LOCAL hnsw.iterative_scan = relaxed_order"
-        )
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-
-    terms: list[str] = next((row[8] for row in rows if row[8]), None) or []
-    if rows and not terms:
+    terms: list[str] = next((c.terms for c in candidates if c.terms), None) or []
+    if candidates and not terms:
         # Every word was a stop word: the vector side would return the nearest notes to "what is the",
         # which is every note and none.
         return SearchResponse(
@@ -172,57 +148,31 @@ def hybrid_search(
             reason=ONLY_COMMON_WORDS,
         )
     excluded = set(exclude_memory_ids)
-    max_bm25 = max((row[5] for row in rows if row[1] not in excluded), default=0.0) or 0.0
+    candidates = [c for c in candidates if c.memory_id not in excluded]
+    max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
     pattern = term_pattern(terms)
     scored: list[SearchResult] = []
-    for (
-        chunk_id,
-        memory_id,
-        position,
-        tier,
-        cosine,
-        bm25,
-        matched_idf,
-        total_idf,
-        _terms,
-        title,
-        source,
-        priority,
-        tags,
-        manual_tags,
-        kind,
-    ) in rows:
-        if memory_id in excluded:
-            continue
-        vector_score = clamp(cosine)
-        lexical_part = lexical_score(bm25, max_bm25, matched_idf, total_idf or 0.0)
-        tag_part = term_share(terms, " ".join(tags).replace("-", " "), pattern)
-        metadata_score = clamp(LEXICAL_WEIGHT * lexical_part + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * priority)
+    for candidate in candidates:
+        scores = candidate_scores(candidate, terms=terms, pattern=pattern, max_bm25=max_bm25, weights=(w_vec, w_meta))
         scored.append(
             SearchResult(
-                memory_id=memory_id,
-                chunk_id=chunk_id,
-                chunk_index=position,
-                title=title,
+                memory_id=candidate.memory_id,
+                chunk_id=candidate.chunk_id,
+                chunk_index=candidate.position,
+                title=candidate.title,
                 text="",
                 snippet="",
                 snippet_html="",
-                hybrid_score=clamp(w_vec * vector_score + w_meta * metadata_score),
-                vector_score=vector_score,
-                metadata_score=metadata_score,
-                tier=tier,
-                source=source,
-                tags=list(tags),
-                manual_tags=list(manual_tags),
+                hybrid_score=scores.hybrid,
+                vector_score=scores.vector,
+                metadata_score=scores.metadata,
+                tier=candidate.tier,
+                source=candidate.source,
+                tags=list(candidate.tags),
+                manual_tags=list(candidate.manual_tags),
                 created_at=None,
-                kind=kind or "",
-                parts={
-                    "lexical": lexical_part,
-                    "tags": tag_part,
-                    "priority": priority,
-                    "bm25": bm25,
-                    "idfShare": (matched_idf / total_idf) if total_idf else 0.0,
-                },
+                kind=candidate.kind or "",
+                parts=scores.parts,
             )
         )
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))

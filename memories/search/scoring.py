@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memories.search.hybrid import SearchResult
+    from memories.search.statement import Candidate
 
 # Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
 LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05
@@ -37,6 +39,46 @@ LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05
 # default and the others are kept for bench_personal/bench_retrieval --lexical-form comparisons).
 LEXICAL_FORMS = ("coverage", "coverage_sqrt", "relative", "attainable")
 LEXICAL_FORM = "coverage_sqrt"
+
+
+@dataclass(frozen=True)
+class Scores:
+    """A candidate's three scores, and the metadata score's components (for explanations)."""
+
+    hybrid: float
+    vector: float
+    metadata: float
+    parts: dict
+
+
+def candidate_scores(
+    candidate: Candidate,
+    *,
+    terms: list[str],
+    pattern: re.Pattern[str] | None,
+    max_bm25: float,
+    weights: tuple[float, float],
+) -> Scores:
+    """The scores of one candidate (the formula is in the module docstring). `max_bm25` is the highest
+    BM25F among the query's candidates; `weights` are (vector, metadata)."""
+    w_vec, w_meta = weights
+    vector_score = clamp(candidate.cosine)
+    lexical_part = lexical_score(candidate.bm25, max_bm25, candidate.matched_idf, candidate.total_idf or 0.0)
+    tag_part = term_share(terms, " ".join(candidate.tags).replace("-", " "), pattern)
+    metadata_score = clamp(LEXICAL_WEIGHT * lexical_part + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * candidate.priority)
+    total_idf = candidate.total_idf
+    return Scores(
+        hybrid=clamp(w_vec * vector_score + w_meta * metadata_score),
+        vector=vector_score,
+        metadata=metadata_score,
+        parts={
+            "lexical": lexical_part,
+            "tags": tag_part,
+            "priority": candidate.priority,
+            "bm25": candidate.bm25,
+            "idfShare": (candidate.matched_idf / total_idf) if total_idf else 0.0,
+        },
+    )
 
 
 def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: float, form: str | None = None) -> float:

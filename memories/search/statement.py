@@ -3,13 +3,37 @@ storage layer, best chunks by BM25F) with what their scores are made of, in one 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from django.conf import settings
+from django.db import connection, transaction
 
 from memories import embedding
 from memories.models import ACTIVE_TIERS, CorpusStat, Tier
 from memories.search import lexical
 from memories.search.filters import MAX_LIMIT, SearchFilters, tier_condition
+
+
+class Candidate(NamedTuple):
+    """One candidate chunk as the statement returns it (its columns, in order): what its scores are
+    made of, and the memory fields a result shows."""
+
+    chunk_id: int
+    memory_id: int
+    position: int
+    tier: str
+    cosine: float  # 0 for a chunk embedded by another model
+    bm25: float
+    matched_idf: float  # Σ idf of the query terms the chunk contains
+    total_idf: float | None  # Σ idf of all the query's terms (None when it has none)
+    terms: list[str] | None  # the query's lexemes, the same on every row
+    title: str
+    source: str
+    priority: float
+    tags: list[str]
+    manual_tags: list[str]
+    kind: str | None  # the memory's metadata.kind ("question" for a chat message that asks)
 
 
 def _vector_layers(tiers) -> list[str]:
@@ -51,7 +75,7 @@ WITH q_terms AS (
 ), cands AS (
     SELECT id FROM vec UNION SELECT id FROM lex
 )
-SELECT c.id, c.memory_id, c.position, c.tier,
+SELECT c.id AS chunk_id, c.memory_id, c.position, c.tier,
        CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
        lx.bm25, lx.matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
@@ -136,6 +160,28 @@ def search_statement(
         lex_filters=f"AND {where}" if needs_chunk else "",
     )
     return sql, params
+
+
+def search_candidates(
+    owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
+) -> list[Candidate]:
+    """Run the statement for this owner, exactly or through the HNSW index (see exact_for)."""
+    sql, params = search_statement(
+        owner_id,
+        query,
+        qvec,
+        limit=limit,
+        filters=filters,
+        extra_candidates=extra_candidates,
+        exact=exact_for(owner_id),
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order"
+        )
+        cursor.execute(sql, params)
+        return [Candidate(*row) for row in cursor.fetchall()]
 
 
 def _vector_literal(vector) -> str:

@@ -52,7 +52,7 @@ BY_ANOTHER_KEY = {
     # and their postings by chunk id
     ("memories.search.lexical:unindex_memories", "memories_chunkterm"): "chunk_id",
     # each candidate's BM25, from its postings by (chunk id, lexeme): the candidates are the owner's
-    ("memories.search.hybrid:hybrid_search", "memories_chunkterm"): "chunk_id",
+    ("memories.search.statement:search_candidates", "memories_chunkterm"): "chunk_id",
     # an export batch's chunk vectors, by the memory ids of the owner's batch
     ("memories.services.portability.export:_chunk_vectors", "memories_memorychunk"): "memory_id",
     # chunks follow their memory's new tier, by memory id
@@ -61,7 +61,8 @@ BY_ANOTHER_KEY = {
 # Where production code reads or writes chunks: the tour must reach every one of them, or the test
 # would pass on the shapes it never saw (module:function of the innermost project frame).
 CALL_SITES = {
-    "memories.search.hybrid:hybrid_search",  # the search statement (vector, lexical, metadata CTEs), snippets
+    "memories.search.statement:search_candidates",  # the search statement (vector, lexical, metadata CTEs)
+    "memories.search.hybrid:hybrid_search",  # the returned results' chunk texts, for snippets
     "memories.search.lexical:index_memories",  # postings, term and corpus statistics of new chunks
     "memories.search.lexical:unindex_memories",  # and their removal before chunks go
     "memories.services.memory:_create",  # chunk rows of new memories

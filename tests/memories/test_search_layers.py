@@ -26,6 +26,16 @@ def _vector_plan(user, tiers, *, exact: bool = False) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
+def test_the_statement_returns_the_columns_a_candidate_names(user):
+    from memories.search import SearchFilters, search_statement
+    from memories.search.statement import Candidate
+
+    sql, params = search_statement(user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        assert tuple(column.name for column in cursor.description) == Candidate._fields
+
+
 def test_a_hot_and_warm_search_reads_only_the_active_index(user):
     plan = _vector_plan(user, ("hot", "warm"))
     assert "memorychunk_hnsw_active" in plan and "memorychunk_hnsw_archive" not in plan
