@@ -195,7 +195,7 @@ async def memory_search(
 ) -> dict[str, Any]:
     def body():
         response = search.hybrid_search(
-            _owner(), query, limit=limit, filters=search_filters(filters), group_by=group_by, min_score=min_score
+            _owner().pk, query, limit=limit, filters=search_filters(filters), group_by=group_by, min_score=min_score
         )
         return search_out(response)
 

@@ -257,7 +257,7 @@ def search_post(request: HttpRequest, payload: SearchIn):
     overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
     after the notes. A query of only common words or punctuation returns no results and a reason."""
     return search.hybrid_search(
-        request.auth,
+        request.auth.pk,
         payload.query,
         limit=payload.limit,
         filters=search_filters(payload.filters),
@@ -276,7 +276,7 @@ def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
         **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy", "minScore")},
     )
     return search.hybrid_search(
-        request.auth,
+        request.auth.pk,
         data["q"],
         limit=data["limit"],
         filters=search_filters(filters),

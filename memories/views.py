@@ -419,7 +419,7 @@ def search_page(request):
                 created_before=data["created_before"],
             )
             response = search.hybrid_search(
-                request.user,
+                request.user.pk,
                 data["q"],
                 limit=25,
                 filters=filters,

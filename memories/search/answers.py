@@ -122,7 +122,7 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
     if not question or not question.strip():
         return answer
     try:
-        response = hybrid_search(user, question[:2000], limit=CANDIDATE_CHUNKS, filters=SearchFilters())
+        response = hybrid_search(user.pk, question[:2000], limit=CANDIDATE_CHUNKS, filters=SearchFilters())
     except SearchError:
         return answer
     excluded = set(exclude_memory_ids)

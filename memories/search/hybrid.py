@@ -102,7 +102,7 @@ ONLY_COMMON_WORDS = (
 
 
 def hybrid_search(
-    user,
+    owner_id: int,
     query: str,
     *,
     limit: int = 10,
@@ -113,13 +113,15 @@ def hybrid_search(
     min_score: float | None = None,
     exclude_memory_ids: tuple[int, ...] = (),
 ) -> SearchResponse:
-    """Rank the user's chunks for a query. `group_by="memory"` keeps each memory's best chunk.
+    """Rank the chunks of the owner (a user's id) for a query. `group_by="memory"` keeps each memory's
+    best chunk.
 
     Only results with hybridScore >= min_score are returned (default: the relevance floor,
     `default_min_score()`); `weaker_count` says how many candidates the floor left out.
     """
     started = time.perf_counter()
-    owner_id = user.pk
+    if isinstance(owner_id, bool) or not isinstance(owner_id, int):
+        raise TypeError(f"hybrid_search takes the owner's id, not {type(owner_id).__name__}")
     query = validate_request(query, limit, min_score)
     if group_by not in ("chunk", "memory"):
         raise SearchError("groupBy must be 'chunk' or 'memory'")
@@ -187,7 +189,7 @@ def hybrid_search(
     details = {
         pk: (text, created)
         for pk, text, created in MemoryChunk.objects.filter(
-            owner_id=user.pk, pk__in=[r.chunk_id for r in results]
+            owner_id=owner_id, pk__in=[r.chunk_id for r in results]
         ).values_list("pk", "text", "memory__created_at")
     }
     results = [r for r in results if r.chunk_id in details]  # a memory deleted mid-search drops out

@@ -54,9 +54,9 @@ def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(use
     archived = age(make_memory(user, content="Zanzibar spice market trip itinerary."), days=90, priority=0.0)
     services.memories_retier(memory_ids=[archived.pk])
     assert Memory.objects.get(pk=archived.pk).tier == "archive"
-    found = hybrid_search(user, "Zanzibar spice market")
+    found = hybrid_search(user.pk, "Zanzibar spice market")
     assert [r.memory_id for r in found.results][:1] == [archived.pk] and found.results[0].tier == "archive"
-    active_only = hybrid_search(user, "Zanzibar spice market", filters=SearchFilters(tiers=("hot", "warm")))
+    active_only = hybrid_search(user.pk, "Zanzibar spice market", filters=SearchFilters(tiers=("hot", "warm")))
     assert archived.pk not in {r.memory_id for r in active_only.results}
 
 
@@ -71,10 +71,10 @@ def test_a_small_collection_is_searched_exactly_without_the_shared_hnsw_index(us
     garage = make_memory(user, title="Garage", content="The vehicle repair at the garage cost 400 euros.")
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
     assert exact_for(user.pk)
-    exact = hybrid_search(user, "car maintenance bill", min_score=0).results
+    exact = hybrid_search(user.pk, "car maintenance bill", min_score=0).results
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 0
     assert not exact_for(user.pk)
-    indexed = hybrid_search(user, "car maintenance bill", min_score=0).results
+    indexed = hybrid_search(user.pk, "car maintenance bill", min_score=0).results
     assert [r.memory_id for r in exact] == [r.memory_id for r in indexed] == [garage.pk]
     assert exact[0].vector_score == indexed[0].vector_score
     make_memory(user, content="A second note makes two chunks, over the bound of one.")
@@ -94,6 +94,6 @@ def test_an_exact_search_ranks_its_first_results_the_same_whatever_the_limit(use
         assert params["k_vec"] == params["k_lex"] == params["k_term"] == pool
     for i in range(12):
         make_memory(user, title=f"Trip {i}", content=f"Day {i} of the walking trip: hills, rain and a long lunch.")
-    few = hybrid_search(user, "walking holiday in the rain", limit=4, min_score=0).results
-    many = hybrid_search(user, "walking holiday in the rain", limit=12, min_score=0).results
+    few = hybrid_search(user.pk, "walking holiday in the rain", limit=4, min_score=0).results
+    many = hybrid_search(user.pk, "walking holiday in the rain", limit=12, min_score=0).results
     assert len(many) == 12 and [r.chunk_id for r in few] == [r.chunk_id for r in many[:4]]

@@ -76,7 +76,7 @@ class Command(BaseCommand):
         elapsed = time.perf_counter() - started
         started = time.perf_counter()
         for item in questions:  # the search alone, for the share of the time the sentences add
-            hybrid_search(user, item["q"], limit=CANDIDATE_CHUNKS)
+            hybrid_search(user.pk, item["q"], limit=CANDIDATE_CHUNKS)
         search_elapsed = time.perf_counter() - started
         n = len(questions)
         result = {

@@ -128,7 +128,7 @@ class Command(BaseCommand):
 
     def _ranking(self, owner, query: dict, ids: dict, *, verbose: bool) -> list:
         """The query's top 10 results, one per memory (the best chunk's), with no floor."""
-        response = search.hybrid_search(owner, query["text"], limit=10, min_score=0.0)
+        response = search.hybrid_search(owner.pk, query["text"], limit=10, min_score=0.0)
         seen, ranked = set(), []
         for r in response.results:
             if r.memory_id not in seen:

@@ -116,7 +116,7 @@ class Command(BaseCommand):
             vector = embedding.embed_query(q["text"])
             for name, weights in variants.items():
                 response = hybrid_search(
-                    owner,
+                    owner.pk,
                     q["text"][:2000],
                     limit=100,
                     group_by="memory",
@@ -132,7 +132,7 @@ class Command(BaseCommand):
                         r.hybrid_score for r in response.results[:10] if memory_doc[r.memory_id] in qrels[q["_id"]]
                     ]
             response = hybrid_search(
-                owner, q["text"][:2000], limit=10, group_by="memory", query_vector=vector, min_score=floor
+                owner.pk, q["text"][:2000], limit=10, group_by="memory", query_vector=vector, min_score=floor
             )
             ranked = [memory_doc[r.memory_id] for r in response.results]
             totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
