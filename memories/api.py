@@ -225,31 +225,6 @@ def chat_session(request: HttpRequest, session_id: Id):
 # --- Search ----------------------------------------------------------------------------------
 
 
-def _as_list(value) -> tuple:
-    if value is None:
-        return ()
-    return tuple(value) if isinstance(value, list) else (value,)
-
-
-def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
-    if data is None:
-        return search.SearchFilters()
-    return search.SearchFilters(
-        tags=tuple(data.tags or ()),
-        tags_mode=data.tagsMode,
-        sources=_as_list(data.source),
-        tiers=_as_list(data.tier) + tuple(data.tiers or ()),
-        min_priority=data.minPriority,
-        max_priority=data.maxPriority,
-        created_after=data.createdAfter,
-        created_before=data.createdBefore,
-        updated_after=data.updatedAfter,
-        updated_before=data.updatedBefore,
-        title_contains=data.titleContains,
-        pinned=data.pinned,
-    )
-
-
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
 def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
@@ -260,7 +235,7 @@ def search_post(request: HttpRequest, payload: SearchIn):
         request.auth.pk,
         payload.query,
         limit=payload.limit,
-        filters=search_filters(payload.filters),
+        filters=(payload.filters or SearchFiltersIn()).as_search_filters(),
         group_by=payload.groupBy,
         min_score=payload.minScore,
     )
@@ -279,7 +254,7 @@ def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
         request.auth.pk,
         data["q"],
         limit=data["limit"],
-        filters=search_filters(filters),
+        filters=filters.as_search_filters(),
         group_by=data["groupBy"],
         min_score=data["minScore"],
     )

@@ -410,10 +410,10 @@ def search_page(request):
     if form.is_valid() and form.cleaned_data["q"].strip():
         data = form.cleaned_data
         try:
-            filters = search.SearchFilters(
-                tags=tuple(split_tags([data["tag"]])),
-                sources=(data["source"],) if data["source"] else (),
-                tiers=tuple(data["tier"]),
+            filters = search.search_filters(
+                tags=split_tags([data["tag"]]),
+                source=data["source"],
+                tier=data["tier"],
                 min_priority=data["min_priority"],
                 created_after=data["created_after"],
                 created_before=data["created_before"],

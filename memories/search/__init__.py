@@ -8,6 +8,7 @@ from memories.search.filters import (
     MIN_FILTER_DATE,
     SearchError,
     SearchFilters,
+    search_filters,
 )
 from memories.search.hybrid import (
     NO_WORDS,
@@ -53,6 +54,7 @@ __all__ = [
     "make_snippet",
     "order_results",
     "result_url",
+    "search_filters",
     "search_statement",
     "term_share",
 ]

@@ -1,5 +1,6 @@
 """What a search may ask for: the query, limit and score bounds of a request, and its hard filters
-(SearchFilters), each checked with the message the caller sees."""
+(SearchFilters, built by the one mapper every front door calls, search_filters), each checked with
+the message the caller sees."""
 
 from __future__ import annotations
 
@@ -100,6 +101,48 @@ class SearchFilters:
             params["f_pinned"] = self.pinned
             memory.append("m.pinned = %(f_pinned)s")
         return " AND ".join(chunk), " AND ".join(memory)
+
+
+def search_filters(
+    *,
+    tags=None,
+    tags_mode: str = "any",
+    source=None,
+    tier=None,
+    tiers=None,
+    min_priority: float | None = None,
+    max_priority: float | None = None,
+    created_after: datetime | date | None = None,
+    created_before: datetime | date | None = None,
+    updated_after: datetime | date | None = None,
+    updated_before: datetime | date | None = None,
+    title_contains: str | None = None,
+    pinned: bool | None = None,
+) -> SearchFilters:
+    """The filters a front door's parameters ask for: the one mapper the search page, the API and MCP
+    call. `source` and `tier` are each one name or a list of names, and `tiers` adds more tiers; an
+    empty or missing value filters nothing. Raises SearchError with the message the caller sees."""
+    return SearchFilters(
+        tags=tuple(tags or ()),
+        tags_mode=tags_mode,
+        sources=_names(source),
+        tiers=_names(tier) + _names(tiers),
+        min_priority=min_priority,
+        max_priority=max_priority,
+        created_after=created_after,
+        created_before=created_before,
+        updated_after=updated_after,
+        updated_before=updated_before,
+        title_contains=title_contains,
+        pinned=pinned,
+    )
+
+
+def _names(value) -> tuple:
+    """One name or a list of names, as a tuple; nothing for None or an empty value."""
+    if not value:
+        return ()
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,)
 
 
 # Dates a filter may name. Wider than any memory's timestamps, and narrow enough that a day added for

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from memories.models import ChunkTerm, CorpusStat, Memory, TermStat
-from memories.search import SearchError, SearchFilters, hybrid_search, lexical, make_snippet
+from memories.search import SearchError, SearchFilters, hybrid_search, lexical, make_snippet, search_filters
 from memories.services import memory_delete, memory_update
 from tests.factories import make_memory
 
@@ -203,6 +203,33 @@ def test_bad_filters_are_refused():
     ):
         with pytest.raises(SearchError):
             SearchFilters(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, SearchFilters()),
+        ({"source": "", "tier": [], "tiers": None, "tags": None}, SearchFilters()),
+        ({"source": "chat", "tier": "hot", "tiers": ["warm"]}, SearchFilters(sources=("chat",), tiers=("hot", "warm"))),
+        (
+            {"source": ["chat", "upload"], "tier": ["archive"]},
+            SearchFilters(sources=("chat", "upload"), tiers=("archive",)),
+        ),
+        (
+            {"tags": ["Cars"], "tags_mode": "all", "pinned": False},
+            SearchFilters(tags=("cars",), tags_mode="all", pinned=False),
+        ),
+    ],
+)
+def test_the_one_filter_mapper_takes_a_name_or_a_list(params, expected):
+    assert search_filters(**params) == expected
+
+
+def test_the_filter_mapper_refuses_what_search_filters_refuse():
+    with pytest.raises(SearchError, match=r"unknown tier\(s\): cold"):
+        search_filters(tier="cold")
+    with pytest.raises(SearchError, match="min_priority is above max_priority"):
+        search_filters(min_priority=0.8, max_priority=0.2)
 
 
 def test_the_lexical_index_follows_every_write(user):
