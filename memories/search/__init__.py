@@ -13,13 +13,13 @@ from memories.search.filters import (
 from memories.search.hybrid import (
     NO_WORDS,
     ONLY_COMMON_WORDS,
-    QUESTION,
     SearchResponse,
     SearchResult,
     default_min_score,
     hybrid_search,
     result_url,
 )
+from memories.search.questions import QUESTION
 from memories.search.scoring import (
     LEXICAL_FORMS,
     LEXICAL_WEIGHT,

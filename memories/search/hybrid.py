@@ -31,11 +31,10 @@ from django.urls import reverse
 from memories import embedding
 from memories.models import MemoryChunk
 from memories.search.filters import SearchError, SearchFilters, validate_request
+from memories.search.questions import QUESTION
 from memories.search.scoring import candidate_scores, order_results, term_pattern
 from memories.search.snippets import make_snippet
 from memories.search.statement import search_candidates
-
-QUESTION = "question"
 
 
 @dataclass
