@@ -31,8 +31,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from bench.synthetic import sentence
-from memories import embedding, lexical
+from memories import embedding
 from memories.models import Memory
+from memories.search import lexical
 
 # Indexes that cost a row-by-row load dearly and are built faster in one pass afterwards. The
 # unique constraints and the b-trees used by the load itself (foreign keys, memory_id) stay.

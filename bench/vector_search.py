@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from memories import search
+from memories.search.statement import exact_for
 
 CHOICES = ("auto", "exact", "index")
 
@@ -27,4 +27,4 @@ def apply(choice: str) -> None:
 
 
 def used_for(owner_id: int) -> str:
-    return "exact" if search._exact_for(owner_id) else "index"
+    return "exact" if exact_for(owner_id) else "index"

@@ -27,7 +27,6 @@ from graph import selectors as graph_selectors
 from graph.schemas import EntityOut, RelationshipOut
 from graph.selectors import GraphQueryError
 from memories import search, selectors, services
-from memories.api import search_filters
 from memories.schemas import MemoryDetailOut, MemoryOut, SearchFiltersIn, SearchOut, SourceName, TierName
 from memories.search import SearchError
 from memories.services import MemoryInputError
@@ -195,7 +194,12 @@ async def memory_search(
 ) -> dict[str, Any]:
     def body():
         response = search.hybrid_search(
-            _owner(), query, limit=limit, filters=search_filters(filters), group_by=group_by, min_score=min_score
+            _owner().pk,
+            query,
+            limit=limit,
+            filters=(filters or SearchFiltersIn()).as_search_filters(),
+            group_by=group_by,
+            min_score=min_score,
         )
         return search_out(response)
 

@@ -329,7 +329,7 @@ KYBERNESIS_SEARCH_VECTOR_CANDIDATES = env_int("KYBERNESIS_SEARCH_VECTOR_CANDIDAT
 KYBERNESIS_SEARCH_TERM_CANDIDATES = env_int("KYBERNESIS_SEARCH_TERM_CANDIDATES", 50)
 KYBERNESIS_SEARCH_LEXICAL_CANDIDATES = env_int("KYBERNESIS_SEARCH_LEXICAL_CANDIDATES", 50)
 KYBERNESIS_SEARCH_EF_SEARCH = env_int("KYBERNESIS_SEARCH_EF_SEARCH", 40)
-# An owner with at most this many chunks is searched exactly (no HNSW index; memories.search._exact_for).
+# An owner with at most this many chunks is searched exactly (no HNSW index; memories.search.statement.exact_for).
 KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = env_int("KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS", 10_000)
 # Relevance floor on hybridScore (calibrated; see README "Relevance floor"). 0 returns every candidate.
 KYBERNESIS_SEARCH_MIN_SCORE = env_float("KYBERNESIS_SEARCH_MIN_SCORE", 0.28)

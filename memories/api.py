@@ -9,7 +9,7 @@ from pydantic import Field
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import answers, original_files, search, selectors, services
+from memories import original_files, search, selectors, services
 from memories.schemas import (
     ChatMessageIn,
     ChatMessageOut,
@@ -32,6 +32,7 @@ from memories.schemas import (
     UploadJobOut,
     UploadResultsOut,
 )
+from memories.search import answers
 from memories.tag_rules import split_tags
 
 router = Router(tags=["memories"], by_alias=True)
@@ -226,31 +227,6 @@ def chat_session(request: HttpRequest, session_id: Id):
 # --- Search ----------------------------------------------------------------------------------
 
 
-def _as_list(value) -> tuple:
-    if value is None:
-        return ()
-    return tuple(value) if isinstance(value, list) else (value,)
-
-
-def search_filters(data: SearchFiltersIn | None) -> search.SearchFilters:
-    if data is None:
-        return search.SearchFilters()
-    return search.SearchFilters(
-        tags=tuple(data.tags or ()),
-        tags_mode=data.tagsMode,
-        sources=_as_list(data.source),
-        tiers=_as_list(data.tier) + tuple(data.tiers or ()),
-        min_priority=data.minPriority,
-        max_priority=data.maxPriority,
-        created_after=data.createdAfter,
-        created_before=data.createdBefore,
-        updated_after=data.updatedAfter,
-        updated_before=data.updatedBefore,
-        title_contains=data.titleContains,
-        pinned=data.pinned,
-    )
-
-
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
 def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
@@ -258,10 +234,10 @@ def search_post(request: HttpRequest, payload: SearchIn):
     overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
     after the notes. A query of only common words or punctuation returns no results and a reason."""
     return search.hybrid_search(
-        request.auth,
+        request.auth.pk,
         payload.query,
         limit=payload.limit,
-        filters=search_filters(payload.filters),
+        filters=(payload.filters or SearchFiltersIn()).as_search_filters(),
         group_by=payload.groupBy,
         min_score=payload.minScore,
     )
@@ -277,10 +253,10 @@ def search_get(request: HttpRequest, query: Query[SearchQueryIn]):
         **{k: data.pop(k) for k in list(data) if k not in ("q", "limit", "groupBy", "minScore")},
     )
     return search.hybrid_search(
-        request.auth,
+        request.auth.pk,
         data["q"],
         limit=data["limit"],
-        filters=search_filters(filters),
+        filters=filters.as_search_filters(),
         group_by=data["groupBy"],
         min_score=data["minScore"],
     )

@@ -130,7 +130,7 @@ class MemoryChunk(models.Model):
     embedding_key = models.CharField(max_length=64, default="", db_default="", blank=True)
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
     # The text's lexemes, read only when the chunk's BM25 postings are written or removed
-    # (memories.lexical); search reads the postings, so this column has no index of its own.
+    # (memories.search.lexical); search reads the postings, so this column has no index of its own.
     search_vector = models.GeneratedField(
         expression=SearchVector("text", config="english"),
         output_field=SearchVectorField(),

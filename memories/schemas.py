@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 
 from core.schemas import Id, OutSchema
 from core.text import CleanDict, CleanStr, clean_str
+from memories.search import SearchFilters, search_filters
 
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
@@ -216,7 +217,7 @@ class RelatedMemoryOut(OutSchema):
 
 
 class AnswerSentenceOut(OutSchema):
-    """One sentence of the extractive answer (memories.answers.AnswerSentence)."""
+    """One sentence of the extractive answer (memories.search.answers.AnswerSentence)."""
 
     text: str = Field(description="The sentence, quoted from one of your memories")
     memory_id: int
@@ -297,6 +298,24 @@ class SearchFiltersIn(_SearchFilterFields):
     source: SourceName | list[SourceName] | None = None
     tier: TierName | list[TierName] | None = None
     tiers: list[TierName] | None = None
+
+    def as_search_filters(self) -> SearchFilters:
+        """These filters as search takes them, through its one mapper (which raises SearchError)."""
+        return search_filters(
+            tags=self.tags,
+            tags_mode=self.tagsMode,
+            source=self.source,
+            tier=self.tier,
+            tiers=self.tiers,
+            min_priority=self.minPriority,
+            max_priority=self.maxPriority,
+            created_after=self.createdAfter,
+            created_before=self.createdBefore,
+            updated_after=self.updatedAfter,
+            updated_before=self.updatedBefore,
+            title_contains=self.titleContains,
+            pinned=self.pinned,
+        )
 
 
 class SearchQueryIn(_SearchFilterFields):

@@ -141,9 +141,8 @@ def memory_related(
     )
     if not anchor or not memory.content.strip():
         return []
-    owner = user if hasattr(user, "pk") else _Owner(user)
     response = search.hybrid_search(
-        owner,
+        user.pk if hasattr(user, "pk") else user,
         memory.content[: search.MAX_QUERY_CHARS],
         limit=limit,
         group_by="memory",
@@ -164,13 +163,6 @@ def memory_related(
         for r in response.results
         if r.memory_id in memories
     ]
-
-
-class _Owner:
-    """An owner known only by id (hybrid_search reads `.pk`)."""
-
-    def __init__(self, pk: int):
-        self.pk = pk
 
 
 def _snippet(text: str, max_chars: int = 220) -> str:

@@ -7,8 +7,8 @@ from django.db import transaction
 from django.db.models.signals import pre_delete
 from django.dispatch import Signal, receiver
 
-from memories import lexical
 from memories.models import Memory
+from memories.search import lexical
 
 
 @receiver(pre_delete, sender=Memory, dispatch_uid="memories.unindex_deleted_memory")

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.redirects import redirect_back, safe_next
 from core.text import text_problem
-from memories import answers, original_files, parsers, search, selectors, services
+from memories import original_files, parsers, search, selectors, services
 from memories.forms import (
     ChatForm,
     MemoryEditForm,
@@ -26,6 +26,7 @@ from memories.forms import (
     UploadForm,
 )
 from memories.models import Tier
+from memories.search import answers
 from memories.services import bulk
 from memories.tag_rules import split_tags
 
@@ -409,16 +410,16 @@ def search_page(request):
     if form.is_valid() and form.cleaned_data["q"].strip():
         data = form.cleaned_data
         try:
-            filters = search.SearchFilters(
-                tags=tuple(split_tags([data["tag"]])),
-                sources=(data["source"],) if data["source"] else (),
-                tiers=tuple(data["tier"]),
+            filters = search.search_filters(
+                tags=split_tags([data["tag"]]),
+                source=data["source"],
+                tier=data["tier"],
                 min_priority=data["min_priority"],
                 created_after=data["created_after"],
                 created_before=data["created_before"],
             )
             response = search.hybrid_search(
-                request.user,
+                request.user.pk,
                 data["q"],
                 limit=25,
                 filters=filters,

@@ -203,7 +203,7 @@ class ImportJobFactory(factory.django.DjangoModelFactory):
 
 
 class ChunkTermFactory(factory.django.DjangoModelFactory):
-    """A posting of the lexical index (normally written by memories.lexical)."""
+    """A posting of the lexical index (normally written by memories.search.lexical)."""
 
     class Meta:
         model = ChunkTerm

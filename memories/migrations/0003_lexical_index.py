@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 def index_existing_chunks(apps, schema_editor):
     """Build the lexical index for chunks stored before it existed."""
-    from memories import lexical
+    from memories.search import lexical
 
     Memory = apps.get_model("memories", "Memory")
     owners = Memory.objects.order_by().values_list("owner_id", flat=True).distinct()

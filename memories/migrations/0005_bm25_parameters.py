@@ -1,4 +1,4 @@
-"""Recompute the stored BM25 impacts for k1 = 0.9, b = 0.4 (see memories.lexical)."""
+"""Recompute the stored BM25 impacts for k1 = 0.9, b = 0.4 (see memories.search.lexical)."""
 
 from django.db import migrations
 

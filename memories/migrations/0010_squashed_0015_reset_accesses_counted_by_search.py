@@ -26,7 +26,7 @@ def _existing_chunks_are_the_configured_model(apps, schema_editor):
 
 def _rebuild_lexical_index(apps, schema_editor):
     # As 0014: the lexical index gains each memory's title as a weighted field (BM25F).
-    from memories import lexical
+    from memories.search import lexical
 
     lexical.reindex_all()
 

@@ -6,7 +6,7 @@ from django.db import migrations
 
 
 def rebuild_lexical_index(apps, schema_editor):
-    from memories import lexical
+    from memories.search import lexical
 
     lexical.reindex_all()
 

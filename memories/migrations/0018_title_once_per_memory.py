@@ -1,12 +1,12 @@
 # The lexical index counts a memory's title once, with its first chunk, and not when that chunk already
-# opens with the title (memories.lexical.TITLE_WEIGHT), so it is rebuilt once here. Embeddings are
+# opens with the title (memories.search.lexical.TITLE_WEIGHT), so it is rebuilt once here. Embeddings are
 # unchanged.
 
 from django.db import migrations
 
 
 def rebuild_lexical_index(apps, schema_editor):
-    from memories import lexical
+    from memories.search import lexical
 
     lexical.reindex_all()
 

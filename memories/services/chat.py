@@ -14,16 +14,15 @@ from django.utils import timezone
 
 from core.text import strip_display_controls, text_problem
 from memories.models import ChatSession, Memory, Source
-from memories.questions import asks
+from memories.search.questions import QUESTION, asks
 from memories.services.memory import memory_create
 from memories.services.validation import MemoryInputError, MemoryTooLargeError
 
 CHAT_TITLE_WORDS = 8
-QUESTION = "question"
 
 
 def message_kind(text: str) -> str:
-    """ "question" when the message asks something (memories.questions), "" otherwise."""
+    """ "question" when the message asks something (memories.search.questions), "" otherwise."""
     return QUESTION if asks(text) else ""
 
 

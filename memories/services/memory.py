@@ -12,10 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.retry import run_with_retry
-from memories import embedding, embedding_batcher, lexical, tier_rules
+from memories import embedding, embedding_batcher, tier_rules
 from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.original_files import OriginalFile
+from memories.search import lexical
 from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag

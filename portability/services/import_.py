@@ -14,10 +14,11 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from memories import embedding, lexical, original_files
+from memories import embedding, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import ChatSession, Memory, MemoryChunk, TierMove
 from memories.original_files import OriginalError
+from memories.search import lexical
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream

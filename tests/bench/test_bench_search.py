@@ -55,18 +55,18 @@ def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
 
     owner = get_user_model().objects.get(username="bench-bulk")
     chunk = MemoryChunk.objects.filter(owner=owner).first()
-    found = hybrid_search(owner, chunk.text.split(".")[0], limit=5, query_vector=chunk.embedding, min_score=0.0)
+    found = hybrid_search(owner.pk, chunk.text.split(".")[0], limit=5, query_vector=chunk.embedding, min_score=0.0)
     assert chunk.pk in {r.chunk_id for r in found.results}
     # Searched by words alone too: the lexical index was built.
-    words = hybrid_search(owner, chunk.text.split(".")[0], limit=5, min_score=0.0, weights=(0.0, 1.0))
+    words = hybrid_search(owner.pk, chunk.text.split(".")[0], limit=5, min_score=0.0, weights=(0.0, 1.0))
     assert words.results
 
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_search_bulk_path_interrupted_leaves_the_indexes_in_place(monkeypatch):
     from bench import bulk
-    from memories import lexical
     from memories.models import MemoryChunk
+    from memories.search import lexical
 
     indexes, constraints = bulk.index_definitions(), bulk.constraint_definitions()
 

@@ -47,12 +47,12 @@ CASCADE_COLLECTOR = (
 # when statistics are missing (measured: a 500-memory unindex read 222,606 postings of the owner).
 BY_ANOTHER_KEY = {
     # the batch's chunks by memory id (the memories of the one owner being indexed)
-    ("memories.lexical:index_memories", "memories_memorychunk"): "memory_id",
-    ("memories.lexical:unindex_memories", "memories_memorychunk"): "memory_id",
+    ("memories.search.lexical:index_memories", "memories_memorychunk"): "memory_id",
+    ("memories.search.lexical:unindex_memories", "memories_memorychunk"): "memory_id",
     # and their postings by chunk id
-    ("memories.lexical:unindex_memories", "memories_chunkterm"): "chunk_id",
+    ("memories.search.lexical:unindex_memories", "memories_chunkterm"): "chunk_id",
     # each candidate's BM25, from its postings by (chunk id, lexeme): the candidates are the owner's
-    ("memories.search:hybrid_search", "memories_chunkterm"): "chunk_id",
+    ("memories.search.statement:search_candidates", "memories_chunkterm"): "chunk_id",
     # an export batch's chunk vectors, by the memory ids of the owner's batch
     ("portability.services.export:_chunk_vectors", "memories_memorychunk"): "memory_id",
     # chunks follow their memory's new tier, by memory id
@@ -61,9 +61,10 @@ BY_ANOTHER_KEY = {
 # Where production code reads or writes chunks: the tour must reach every one of them, or the test
 # would pass on the shapes it never saw (module:function of the innermost project frame).
 CALL_SITES = {
-    "memories.search:hybrid_search",  # the search statement (vector, lexical, metadata CTEs), snippets
-    "memories.lexical:index_memories",  # postings, term and corpus statistics of new chunks
-    "memories.lexical:unindex_memories",  # and their removal before chunks go
+    "memories.search.statement:search_candidates",  # the search statement (vector, lexical, metadata CTEs)
+    "memories.search.hybrid:hybrid_search",  # the returned results' chunk texts, for snippets
+    "memories.search.lexical:index_memories",  # postings, term and corpus statistics of new chunks
+    "memories.search.lexical:unindex_memories",  # and their removal before chunks go
     "memories.services.memory:_create",  # chunk rows of new memories
     "memories.services.memory:_replace_chunks",  # an edit re-chunks
     "memories.services.memory:write",  # memory_delete (the delete collector)
@@ -73,7 +74,7 @@ CALL_SITES = {
     "memories.selectors:memory_get",  # a memory with its chunk count
     "memories.selectors:memory_chunk_page",  # the memory page's chunks
     "memories.selectors:memory_related",  # a chat message's related memories
-    "memories.answers:_candidate_sentences",  # the sentences an answer may cite
+    "memories.search.answers:_candidate_sentences",  # the sentences an answer may cite
     "memories.views:memory_open",  # a search result's link to its chunk
     "graph.services.ingest:graph_extract_memories",  # entity extraction reads the chunks
     "graph.services.ingest:_store_owner_graph",  # and checks the chunks its mentions name

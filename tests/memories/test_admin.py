@@ -47,7 +47,7 @@ def test_a_content_edit_in_admin_is_rechunked_embedded_and_found_by_search(admin
     assert response.status_code == 302, response.content.decode()[:2000]
     chunk_texts = list(MemoryChunk.objects.filter(memory=memory).values_list("text", flat=True))
     assert any("marigolds" in text for text in chunk_texts)
-    response = hybrid_search(user, "marigolds", limit=5)
+    response = hybrid_search(user.pk, "marigolds", limit=5)
     assert response.results and response.results[0].memory_id == memory.pk
     assert "marigolds" in response.results[0].text
 

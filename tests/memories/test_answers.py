@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.answers import (
+from memories.search.answers import (
     answer_question,
     content_words,
     is_question,

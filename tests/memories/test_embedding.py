@@ -208,11 +208,11 @@ def test_every_chunk_records_its_model_and_key(user):
 def test_search_never_compares_a_query_with_vectors_of_another_model(user):
     memory = make_memory(user, title="Billing", content="The billing service moves to PostgreSQL in March.")
     MemoryChunk.objects.filter(memory=memory).update(embedding_model="some-other-model")
-    results = hybrid_search(user, "billing service PostgreSQL", min_score=0).results
+    results = hybrid_search(user.pk, "billing service PostgreSQL", min_score=0).results
     # Found by its words only: its vector (another model's) counts for nothing.
     assert [r.memory_id for r in results] == [memory.pk]
     assert results[0].vector_score == 0.0
-    assert hybrid_search(user, "completely unrelated gardening tips", min_score=0).results == []
+    assert hybrid_search(user.pk, "completely unrelated gardening tips", min_score=0).results == []
 
 
 def test_reembed_migrates_stale_chunks_in_batches_and_resumes(user, backend):

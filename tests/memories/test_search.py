@@ -7,9 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memories import lexical
 from memories.models import ChunkTerm, CorpusStat, Memory, TermStat
-from memories.search import SearchError, SearchFilters, hybrid_search, make_snippet
+from memories.search import SearchError, SearchFilters, hybrid_search, lexical, make_snippet, search_filters
 from memories.services import memory_delete, memory_update
 from tests.factories import make_memory
 
@@ -35,24 +34,24 @@ def titles(response):
 
 def test_a_keyword_only_match_is_found(user, corpus):
     # "ZX-99" and "Zorblax" mean nothing to the embedding model; BM25 finds them.
-    assert titles(hybrid_search(user, "Zorblax ZX-99"))[0] == "Zorblax invoice"
+    assert titles(hybrid_search(user.pk, "Zorblax ZX-99"))[0] == "Zorblax invoice"
 
 
 def test_a_meaning_only_match_is_found(user, corpus):
     # No word of the query appears in "Car trouble", yet it is about exactly that.
-    response = hybrid_search(user, "vehicle failure on the highway, needed towing", limit=3)
+    response = hybrid_search(user.pk, "vehicle failure on the highway, needed towing", limit=3)
     assert "Car trouble" in titles(response)
 
 
 def test_a_match_on_both_ranks_first(user, corpus):
-    response = hybrid_search(user, "vehicle repair at the garage")
+    response = hybrid_search(user.pk, "vehicle repair at the garage")
     first = response.results[0]
     assert first.title == "Vehicle repair costs"
     assert first.vector_score > 0 and first.parts["lexical"] == 1.0
 
 
 def test_scores_are_in_0_1_and_hybrid_is_the_weighted_sum(user, corpus):
-    response = hybrid_search(user, "garage repair bread", limit=10)
+    response = hybrid_search(user.pk, "garage repair bread", limit=10)
     assert response.results
     for r in response.results:
         for score in (r.hybrid_score, r.vector_score, r.metadata_score):
@@ -65,7 +64,7 @@ def test_scores_are_in_0_1_and_hybrid_is_the_weighted_sum(user, corpus):
 
 def test_weights_come_from_settings(user, corpus, settings):
     settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT = 0.5, 0.5
-    r = hybrid_search(user, "garage").results[0]
+    r = hybrid_search(user.pk, "garage").results[0]
     assert r.hybrid_score == pytest.approx(0.5 * r.vector_score + 0.5 * r.metadata_score, abs=1e-9)
 
 
@@ -73,7 +72,7 @@ def test_the_title_and_tags_count_in_the_metadata_score(user):
     tagged = make_memory(user, title="Notes", content="Meeting about numbers.", manual_tags=["budget"])
     titled = make_memory(user, title="Budget", content="Meeting about numbers.")
     plain = make_memory(user, title="Notes", content="Meeting about numbers.  ")
-    by_id = {r.memory_id: r for r in hybrid_search(user, "budget", limit=10, min_score=0).results}
+    by_id = {r.memory_id: r for r in hybrid_search(user.pk, "budget", limit=10, min_score=0).results}
     # The title is a lexical field (BM25F): "budget" in the title is a full keyword match.
     assert by_id[titled.pk].parts["lexical"] == 1.0 and by_id[tagged.pk].parts["tags"] == 1.0
     assert by_id[plain.pk].parts["lexical"] == 0.0
@@ -85,8 +84,8 @@ def test_group_by_memory_returns_one_result_per_memory(user):
     long = "\n\n".join(f"Paragraph {i} about the garage and the repair of the vehicle. " * 6 for i in range(6))
     make_memory(user, title="Long garage log", content=long)
     make_memory(user, title="Short", content="Garage visit.")
-    chunks = hybrid_search(user, "garage repair", limit=20)
-    grouped = hybrid_search(user, "garage repair", limit=20, group_by="memory")
+    chunks = hybrid_search(user.pk, "garage repair", limit=20)
+    grouped = hybrid_search(user.pk, "garage repair", limit=20, group_by="memory")
     assert len({r.memory_id for r in chunks.results}) < len(chunks.results)
     assert len({r.memory_id for r in grouped.results}) == len(grouped.results) == 2
 
@@ -95,7 +94,7 @@ def test_another_users_chunks_never_appear(user, other_user, corpus):
     make_memory(other_user, title="Their garage", content="Garage repair of the vehicle, Zorblax ZX-99.")
     for query in ("garage repair", "Zorblax ZX-99", "anything at all"):
         for filters in (SearchFilters(), SearchFilters(tiers=("hot",)), SearchFilters(sources=("upload",))):
-            response = hybrid_search(user, query, limit=100, filters=filters, min_score=0)
+            response = hybrid_search(user.pk, query, limit=100, filters=filters, min_score=0)
             assert all(r.memory_id in {m.pk for m in corpus.values()} for r in response.results)
 
 
@@ -135,7 +134,7 @@ def test_every_filter_excludes_what_it_should(user, filters, expected):
     Memory.objects.filter(title="Team offsite").first().chunks.update(tier="archive")
     Memory.objects.filter(title="Car trouble").update(pinned=True)
     # min_score=0: this test is about filters, not about the relevance floor.
-    response = hybrid_search(user, "garage invoice bread roadmap vehicle", limit=100, filters=filters, min_score=0)
+    response = hybrid_search(user.pk, "garage invoice bread roadmap vehicle", limit=100, filters=filters, min_score=0)
     assert set(titles(response)) == expected
 
 
@@ -147,21 +146,21 @@ def test_date_filters(user, corpus):
     week_ago = timezone.now() - timedelta(days=7)
     everything = "garage invoice bread roadmap vehicle"
     assert titles(
-        hybrid_search(user, everything, limit=100, filters=SearchFilters(created_before=week_ago), min_score=0)
+        hybrid_search(user.pk, everything, limit=100, filters=SearchFilters(created_before=week_ago), min_score=0)
     ) == ["Sourdough"]
     assert "Sourdough" not in titles(
-        hybrid_search(user, everything, limit=100, filters=SearchFilters(created_after=week_ago))
+        hybrid_search(user.pk, everything, limit=100, filters=SearchFilters(created_after=week_ago))
     )
     assert titles(
-        hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_before=week_ago), min_score=0)
+        hybrid_search(user.pk, everything, limit=100, filters=SearchFilters(updated_before=week_ago), min_score=0)
     ) == ["Sourdough"]
     assert "Sourdough" not in titles(
-        hybrid_search(user, everything, limit=100, filters=SearchFilters(updated_after=week_ago))
+        hybrid_search(user.pk, everything, limit=100, filters=SearchFilters(updated_after=week_ago))
     )
 
 
 def test_appearing_in_search_results_is_not_an_access(user, corpus):
-    response = hybrid_search(user, "Zorblax", limit=2)
+    response = hybrid_search(user.pk, "Zorblax", limit=2)
     assert response.results
     for memory in Memory.objects.filter(owner=user):
         assert memory.access_count == 0 and memory.last_accessed_at is None
@@ -177,7 +176,7 @@ def test_appearing_in_search_results_is_not_an_access(user, corpus):
     ],
 )
 def test_query_syntax_characters_are_just_searched(user, corpus, query):
-    response = hybrid_search(user, query, limit=5)
+    response = hybrid_search(user.pk, query, limit=5)
     assert isinstance(response.results, list)
 
 
@@ -186,7 +185,12 @@ def test_query_syntax_characters_are_just_searched(user, corpus, query):
 )
 def test_bad_queries_are_refused(user, query, limit):
     with pytest.raises(SearchError):
-        hybrid_search(user, query, limit=limit)
+        hybrid_search(user.pk, query, limit=limit)
+
+
+def test_search_takes_the_owners_id_not_the_user(user):
+    with pytest.raises(TypeError, match="owner's id"):
+        hybrid_search(user, "garage")
 
 
 def test_bad_filters_are_refused():
@@ -199,6 +203,33 @@ def test_bad_filters_are_refused():
     ):
         with pytest.raises(SearchError):
             SearchFilters(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, SearchFilters()),
+        ({"source": "", "tier": [], "tiers": None, "tags": None}, SearchFilters()),
+        ({"source": "chat", "tier": "hot", "tiers": ["warm"]}, SearchFilters(sources=("chat",), tiers=("hot", "warm"))),
+        (
+            {"source": ["chat", "upload"], "tier": ["archive"]},
+            SearchFilters(sources=("chat", "upload"), tiers=("archive",)),
+        ),
+        (
+            {"tags": ["Cars"], "tags_mode": "all", "pinned": False},
+            SearchFilters(tags=("cars",), tags_mode="all", pinned=False),
+        ),
+    ],
+)
+def test_the_one_filter_mapper_takes_a_name_or_a_list(params, expected):
+    assert search_filters(**params) == expected
+
+
+def test_the_filter_mapper_refuses_what_search_filters_refuse():
+    with pytest.raises(SearchError, match=r"unknown tier\(s\): cold"):
+        search_filters(tier="cold")
+    with pytest.raises(SearchError, match="min_priority is above max_priority"):
+        search_filters(min_priority=0.8, max_priority=0.2)
 
 
 def test_the_lexical_index_follows_every_write(user):
@@ -288,6 +319,6 @@ def test_tag_filters_are_normalised_like_stored_tags(user, api):
     make_memory(user, title="Plan", content="Launch plan for spring.", manual_tags=["Launch Plan"])
     filters = SearchFilters(tags=("  LAUNCH plan ", ""))
     assert filters.tags == ("launch-plan",)
-    assert titles(hybrid_search(user, "spring", filters=filters)) == ["Plan"]
+    assert titles(hybrid_search(user.pk, "spring", filters=filters)) == ["Plan"]
     listed = api.get("/api/v1/memories", {"tag": "Launch Plan"}).json()
     assert [m["title"] for m in listed["items"]] == ["Plan"]

@@ -26,6 +26,16 @@ def _vector_plan(user, tiers, *, exact: bool = False) -> str:
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
+def test_the_statement_returns_the_columns_a_candidate_names(user):
+    from memories.search import SearchFilters, search_statement
+    from memories.search.statement import Candidate
+
+    sql, params = search_statement(user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        assert tuple(column.name for column in cursor.description) == Candidate._fields
+
+
 def test_a_hot_and_warm_search_reads_only_the_active_index(user):
     plan = _vector_plan(user, ("hot", "warm"))
     assert "memorychunk_hnsw_active" in plan and "memorychunk_hnsw_archive" not in plan
@@ -44,31 +54,32 @@ def test_archived_memories_stay_searchable_and_the_tier_filter_excludes_them(use
     archived = age(make_memory(user, content="Zanzibar spice market trip itinerary."), days=90, priority=0.0)
     services.memories_retier(memory_ids=[archived.pk])
     assert Memory.objects.get(pk=archived.pk).tier == "archive"
-    found = hybrid_search(user, "Zanzibar spice market")
+    found = hybrid_search(user.pk, "Zanzibar spice market")
     assert [r.memory_id for r in found.results][:1] == [archived.pk] and found.results[0].tier == "archive"
-    active_only = hybrid_search(user, "Zanzibar spice market", filters=SearchFilters(tiers=("hot", "warm")))
+    active_only = hybrid_search(user.pk, "Zanzibar spice market", filters=SearchFilters(tiers=("hot", "warm")))
     assert archived.pk not in {r.memory_id for r in active_only.results}
 
 
 def test_a_small_collection_is_searched_exactly_without_the_shared_hnsw_index(user, settings):
     """An HNSW scan of a table shared with other owners (and dead entries) can miss a small owner's
     rows; up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS the owner's chunks are ranked exactly."""
-    from memories.search import _exact_for, hybrid_search
+    from memories.search import hybrid_search
+    from memories.search.statement import exact_for
 
     plan = _vector_plan(user, (), exact=True)
     assert "hnsw" not in plan
     garage = make_memory(user, title="Garage", content="The vehicle repair at the garage cost 400 euros.")
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
-    assert _exact_for(user.pk)
-    exact = hybrid_search(user, "car maintenance bill", min_score=0).results
+    assert exact_for(user.pk)
+    exact = hybrid_search(user.pk, "car maintenance bill", min_score=0).results
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 0
-    assert not _exact_for(user.pk)
-    indexed = hybrid_search(user, "car maintenance bill", min_score=0).results
+    assert not exact_for(user.pk)
+    indexed = hybrid_search(user.pk, "car maintenance bill", min_score=0).results
     assert [r.memory_id for r in exact] == [r.memory_id for r in indexed] == [garage.pk]
     assert exact[0].vector_score == indexed[0].vector_score
     make_memory(user, content="A second note makes two chunks, over the bound of one.")
     settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 1
-    assert not _exact_for(user.pk)
+    assert not exact_for(user.pk)
 
 
 def test_an_exact_search_ranks_its_first_results_the_same_whatever_the_limit(user, settings):
@@ -83,6 +94,6 @@ def test_an_exact_search_ranks_its_first_results_the_same_whatever_the_limit(use
         assert params["k_vec"] == params["k_lex"] == params["k_term"] == pool
     for i in range(12):
         make_memory(user, title=f"Trip {i}", content=f"Day {i} of the walking trip: hills, rain and a long lunch.")
-    few = hybrid_search(user, "walking holiday in the rain", limit=4, min_score=0).results
-    many = hybrid_search(user, "walking holiday in the rain", limit=12, min_score=0).results
+    few = hybrid_search(user.pk, "walking holiday in the rain", limit=4, min_score=0).results
+    many = hybrid_search(user.pk, "walking holiday in the rain", limit=12, min_score=0).results
     assert len(many) == 12 and [r.chunk_id for r in few] == [r.chunk_id for r in many[:4]]

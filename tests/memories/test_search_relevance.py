@@ -8,13 +8,14 @@ import json
 import pytest
 from django.core.management import call_command
 
-from memories import embedding, lexical
+from memories import embedding
 from memories.models import ChunkTerm, MemoryChunk
 from memories.search import (
     NO_WORDS,
     ONLY_COMMON_WORDS,
     SearchError,
     hybrid_search,
+    lexical,
     lexical_score,
     result_url,
 )
@@ -47,34 +48,34 @@ def titles(response):
 
 
 def test_a_query_that_matches_nothing_returns_nothing_but_says_what_is_hidden(user, notes):
-    response = hybrid_search(user, "xyzzy plugh")
+    response = hybrid_search(user.pk, "xyzzy plugh")
     assert response.results == [] and response.weaker_count > 0 and response.reason == ""
-    everything = hybrid_search(user, "xyzzy plugh", min_score=0)
+    everything = hybrid_search(user.pk, "xyzzy plugh", min_score=0)
     assert len(everything.results) == len(NOTES), "minScore=0 returns every candidate, as before"
 
 
 def test_the_floor_keeps_the_answer(user, notes):
-    assert titles(hybrid_search(user, "carbonara"))[0] == "Spaghetti carbonara"
-    assert titles(hybrid_search(user, "how do I fix a pod that keeps crashing"))[0] == "Kubernetes runbook"
+    assert titles(hybrid_search(user.pk, "carbonara"))[0] == "Spaghetti carbonara"
+    assert titles(hybrid_search(user.pk, "how do I fix a pod that keeps crashing"))[0] == "Kubernetes runbook"
 
 
 def test_a_higher_min_score_returns_only_what_reaches_it(user, notes):
-    response = hybrid_search(user, "carbonara", min_score=0.99)
+    response = hybrid_search(user.pk, "carbonara", min_score=0.99)
     assert response.results == [] and response.min_score == 0.99
-    assert all(r.hybrid_score >= 0.2 for r in hybrid_search(user, "carbonara pepper", min_score=0.2).results)
+    assert all(r.hybrid_score >= 0.2 for r in hybrid_search(user.pk, "carbonara pepper", min_score=0.2).results)
 
 
 @pytest.mark.parametrize("min_score", [-0.1, 1.01, 2, True, "0.5"])
 def test_min_score_outside_0_1_is_refused(user, min_score):
     with pytest.raises(SearchError):
-        hybrid_search(user, "anything", min_score=min_score)
+        hybrid_search(user.pk, "anything", min_score=min_score)
 
 
 @pytest.mark.parametrize(
     ("query", "reason"), [("the what is it", ONLY_COMMON_WORDS), ("??? !!! -- ;", NO_WORDS), ("🎉🎉", NO_WORDS)]
 )
 def test_a_query_of_only_common_words_or_punctuation_is_empty_with_a_reason(user, notes, query, reason):
-    response = hybrid_search(user, query, min_score=0)
+    response = hybrid_search(user.pk, query, min_score=0)
     assert response.results == [] and response.reason == reason
 
 
@@ -82,7 +83,7 @@ def test_a_query_of_only_common_words_or_punctuation_is_empty_with_a_reason(user
     "query", ["¿Dónde está la receta de carbonara?", "東京 ラーメン", "carbonara 🍝", "carbonara " * 199]
 )
 def test_other_languages_emoji_and_long_queries_still_answer(user, notes, query):
-    assert isinstance(hybrid_search(user, query[:2000]).results, list)
+    assert isinstance(hybrid_search(user.pk, query[:2000]).results, list)
 
 
 # --- Keyword scores follow how much of the query matched ---------------------------------------
@@ -100,10 +101,10 @@ def test_lexical_score_is_scaled_by_the_share_of_the_query_idf_matched():
 def test_one_stray_word_does_not_make_a_strong_keyword_match(user, notes):
     mortgage = next(
         r
-        for r in hybrid_search(user, "how do I fix a pod that keeps crashing", min_score=0).results
+        for r in hybrid_search(user.pk, "how do I fix a pod that keeps crashing", min_score=0).results
         if r.title == "Mortgage comparison"
     )  # "fixed" shares a stem with "fix"
-    assert mortgage.parts["lexical"] < 0.5 and mortgage.hybrid_score < hybrid_search(user, "xyzzy").min_score
+    assert mortgage.parts["lexical"] < 0.5 and mortgage.hybrid_score < hybrid_search(user.pk, "xyzzy").min_score
 
 
 # --- Titles count -----------------------------------------------------------------------------
@@ -111,7 +112,7 @@ def test_one_stray_word_does_not_make_a_strong_keyword_match(user, notes):
 
 def test_a_title_word_alone_finds_its_memory_first(user, notes):
     # The body of the Postgres note never says "postgres".
-    first = hybrid_search(user, "postgres").results[0]
+    first = hybrid_search(user.pk, "postgres").results[0]
     assert first.title == "Postgres vacuum tuning" and first.parts["lexical"] == 1.0
 
 
@@ -155,8 +156,8 @@ def test_a_new_title_re_embeds_and_re_indexes_the_chunks(user, notes):
     before = MemoryChunk.objects.get(memory=memory).embedding_key
     memory_update(memory=memory, title="Orthodontist visit")
     assert MemoryChunk.objects.get(memory=memory).embedding_key != before
-    assert titles(hybrid_search(user, "orthodontist"))[0] == "Orthodontist visit"
-    stale = [r for r in hybrid_search(user, "dentist", min_score=0).results if r.memory_id == memory.pk]
+    assert titles(hybrid_search(user.pk, "orthodontist"))[0] == "Orthodontist visit"
+    stale = [r for r in hybrid_search(user.pk, "dentist", min_score=0).results if r.memory_id == memory.pk]
     assert stale and stale[0].parts["bm25"] == 0, "the old title is no longer in the lexical index"
 
 
@@ -212,7 +213,7 @@ def test_chat_questions_are_marked_and_rank_below_the_note_they_ask_about(user, 
     _, question = chat_message_send(owner=user, content="Remind me what I need for carbonara")
     _, statement = chat_message_send(owner=user, content="Bought guanciale for the carbonara tonight.")
     assert question.metadata["kind"] == "question" and "kind" not in statement.metadata
-    ranked = hybrid_search(user, "carbonara", group_by="memory").results
+    ranked = hybrid_search(user.pk, "carbonara", group_by="memory").results
     order = [r.memory_id for r in ranked]
     assert order.index(notes["Spaghetti carbonara"].pk) < order.index(question.pk)
     assert all(not r.is_question for r in ranked[: order.index(question.pk)])
@@ -236,7 +237,7 @@ def test_chat_related_memories_never_show_the_message_and_list_questions_last(us
 def test_results_carry_the_chunk_position_and_link_to_its_anchor(user):
     long = "\n\n".join(f"Paragraph {i}: " + ("filler words about nothing much. " * 40) for i in range(4))
     memory = make_memory(user, title="Long log", content=long + "\n\nThe zorblax invoice is at the very end.")
-    result = hybrid_search(user, "zorblax invoice").results[0]
+    result = hybrid_search(user.pk, "zorblax invoice").results[0]
     last = MemoryChunk.objects.filter(memory=memory).order_by("-position").first()
     assert result.chunk_id == last.pk and result.chunk_index == last.position > 0
     assert result.url == f"/memories/{memory.pk}/open?chunk={last.position}"

@@ -1,4 +1,4 @@
-"""Benchmark: extractive chat answers (memories.answers) on a small labelled question set.
+"""Benchmark: extractive chat answers (memories.search.answers) on a small labelled question set.
 
 Each memory of the set is stored for a dedicated user; for every question the answer's cited sentences
 are checked for the labelled answer string. The last line is JSON.
@@ -14,9 +14,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.answers import CANDIDATE_CHUNKS, answer_question
 from memories.models import Memory
 from memories.search import hybrid_search
+from memories.search.answers import CANDIDATE_CHUNKS, answer_question
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-answers"
@@ -76,7 +76,7 @@ class Command(BaseCommand):
         elapsed = time.perf_counter() - started
         started = time.perf_counter()
         for item in questions:  # the search alone, for the share of the time the sentences add
-            hybrid_search(user, item["q"], limit=CANDIDATE_CHUNKS)
+            hybrid_search(user.pk, item["q"], limit=CANDIDATE_CHUNKS)
         search_elapsed = time.perf_counter() - started
         n = len(questions)
         result = {

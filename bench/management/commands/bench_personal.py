@@ -32,6 +32,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memories import embedding, search
 from memories.models import Memory
+from memories.search import scoring
 from memories.services import (
     MemoryInput,
     chat_message_send,
@@ -111,7 +112,7 @@ class Command(BaseCommand):
         items = read_jsonl(folder / "memories.jsonl")
         queries = read_jsonl(folder / "queries.jsonl")
         if lexical_form:
-            search.LEXICAL_FORM = lexical_form
+            scoring.LEXICAL_FORM = lexical_form
         floor = search.default_min_score() if min_score is None else min_score
         owner, _ = get_user_model().objects.get_or_create(
             username=BENCH_USER, defaults={"email": f"{BENCH_USER}@localhost"}
@@ -127,7 +128,7 @@ class Command(BaseCommand):
 
     def _ranking(self, owner, query: dict, ids: dict, *, verbose: bool) -> list:
         """The query's top 10 results, one per memory (the best chunk's), with no floor."""
-        response = search.hybrid_search(owner, query["text"], limit=10, min_score=0.0)
+        response = search.hybrid_search(owner.pk, query["text"], limit=10, min_score=0.0)
         seen, ranked = set(), []
         for r in response.results:
             if r.memory_id not in seen:
@@ -195,7 +196,7 @@ def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: flo
     result = _evaluate(floor, queries, rankings, ids, asked)
     result["paraphrase_top1"] = result["by_type"].get("paraphrase", 0.0)
     result["min_score"] = floor
-    result["lexical_form"] = search.LEXICAL_FORM
+    result["lexical_form"] = scoring.LEXICAL_FORM
     result["queries"] = len([q for q in queries if q.get("relevant")])
     result["no_answer_queries"] = len([q for q in queries if not q.get("relevant")])
     result["memories"] = items

@@ -29,8 +29,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from bench.synthetic import document, sentence
-from memories import embedding, lexical, services
+from memories import embedding, services
 from memories.models import ChatSession, Memory, MemoryChunk
+from memories.search import lexical
 from portability import services as portability
 
 EXPORT_USER = "bench-portability-export"

@@ -19,7 +19,7 @@ from bench import vector_search as vector_search_option
 from bench.datasets import read_jsonl, read_qrels
 from memories import embedding, search
 from memories.models import Memory
-from memories.search import hybrid_search
+from memories.search import hybrid_search, scoring
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-retrieval"
@@ -75,7 +75,7 @@ class Command(BaseCommand):
         **options,
     ):
         if lexical_form:
-            search.LEXICAL_FORM = lexical_form
+            scoring.LEXICAL_FORM = lexical_form
         vector_search_option.apply(vector_search)
         floor = search.default_min_score() if min_score is None else min_score
         folder = Path(data)
@@ -116,7 +116,7 @@ class Command(BaseCommand):
             vector = embedding.embed_query(q["text"])
             for name, weights in variants.items():
                 response = hybrid_search(
-                    owner,
+                    owner.pk,
                     q["text"][:2000],
                     limit=100,
                     group_by="memory",
@@ -132,7 +132,7 @@ class Command(BaseCommand):
                         r.hybrid_score for r in response.results[:10] if memory_doc[r.memory_id] in qrels[q["_id"]]
                     ]
             response = hybrid_search(
-                owner, q["text"][:2000], limit=10, group_by="memory", query_vector=vector, min_score=floor
+                owner.pk, q["text"][:2000], limit=10, group_by="memory", query_vector=vector, min_score=floor
             )
             ranked = [memory_doc[r.memory_id] for r in response.results]
             totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
@@ -147,7 +147,7 @@ class Command(BaseCommand):
             "metadata_only_ndcg@10": round(totals["metadata_only"]["ndcg"] / n, 4),
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
             "min_score": floor,
-            "lexical_form": search.LEXICAL_FORM,
+            "lexical_form": scoring.LEXICAL_FORM,
             "vector_search": vector_search_option.used_for(owner.pk),
             "empty_at_limit_10": empty,
             # Relevant documents in the unfloored top 10 that the floor would hide, and their scores.

@@ -23,9 +23,9 @@ from django.utils import timezone
 from bench import bulk as bulk_mod
 from bench import vector_search as vector_search_option
 from bench.synthetic import sentence
-from memories import embedding, lexical
+from memories import embedding
 from memories.models import Memory, MemoryChunk
-from memories.search import hybrid_search
+from memories.search import hybrid_search, lexical
 
 BENCH_USER = "bench-search"
 CHUNKS_PER_MEMORY = bulk_mod.CHUNKS_PER_MEMORY
@@ -96,11 +96,11 @@ class Command(BaseCommand):
             vectors.append((base / np.linalg.norm(base)).astype(np.float32))
 
         for text, vector in zip(texts[:10], vectors[:10], strict=True):  # warm caches
-            hybrid_search(owner, text, limit=10, query_vector=vector)
+            hybrid_search(owner.pk, text, limit=10, query_vector=vector)
         timings = []
         for text, vector in zip(texts, vectors, strict=True):
             started = time.perf_counter()
-            hybrid_search(owner, text, limit=10, query_vector=vector)
+            hybrid_search(owner.pk, text, limit=10, query_vector=vector)
             timings.append((time.perf_counter() - started) * 1000)
 
         embedding.embed_query("warm-up")

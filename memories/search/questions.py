@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+# The metadata.kind the chat stores on a message that asks something.
+QUESTION = "question"
+
 # The rule, as a person would put it: a message asks something when it ends with "?", or, unless it
 # ends with "!" or is a labelled note ("Where I parked: level 3, bay C42."), when it opens with a
 # question word (what, when, where, who, which, why, how, …), with a request to recall ("tell me",

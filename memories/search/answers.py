@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memories import embedding, questions
-from memories.search import QUESTION, SearchError, SearchFilters, hybrid_search
+from memories import embedding
+from memories.search import QUESTION, SearchError, SearchFilters, hybrid_search, questions
 
 CANDIDATE_CHUNKS = 8
 MAX_SENTENCES = 3
@@ -91,7 +91,7 @@ def content_words(text: str) -> set[str]:
 
 
 def is_question(sentence: str) -> bool:
-    """The chat's own rule (memories.questions): a sentence of a chat message that asks something
+    """The chat's own rule (memories.search.questions): a sentence of a chat message that asks something
     is never quoted back as an answer, while "Where I parked: level 3." is."""
     return questions.asks(sentence)
 
@@ -122,7 +122,7 @@ def answer_question(*, user, question: str, exclude_memory_ids=(), max_sentences
     if not question or not question.strip():
         return answer
     try:
-        response = hybrid_search(user, question[:2000], limit=CANDIDATE_CHUNKS, filters=SearchFilters())
+        response = hybrid_search(user.pk, question[:2000], limit=CANDIDATE_CHUNKS, filters=SearchFilters())
     except SearchError:
         return answer
     excluded = set(exclude_memory_ids)

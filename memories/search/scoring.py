@@ -1,0 +1,133 @@
+"""How a candidate's scores are made, all in 0..1:
+
+    vectorScore   = max(0, cosine similarity of the query and the chunk embeddings)
+                    (a chunk is embedded as "title — chunk text", see embedding.chunk_embedding_text)
+    metadataScore = 0.85 · lexical + 0.10 · tags + 0.05 · priority
+        lexical   = BM25F(query, chunk) / the highest BM25F among this query's candidates
+                    × √(matched IDF share)
+                    where matched IDF share = Σ idf of the query terms the chunk contains
+                                              / Σ idf of all the query's terms
+                    (BM25F: the memory title is a field of its first chunk, a title word counting as
+                    two occurrences, memories.search.lexical.TITLE_WEIGHT; counted once per memory, and not
+                    when the text already opens with the title)
+        tags      = share of the query's terms found in the memory's combined tags
+        priority  = the memory's priority
+    hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
+
+The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
+that matches one of five equally rare query words is no longer the best lexical match at 1.0 but
+scores √(1/5) ≈ 0.45, however few candidates there are. The square root was chosen by measurement
+(README, "Search scores"): the linear share separates answers from no-answer queries a little better
+on the personal set but costs SciFact 0.007-0.018 nDCG@10, since long claims rarely match every word;
+the square root keeps SciFact at or above the old max-normalised form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memories.search.hybrid import SearchResult
+    from memories.search.statement import Candidate
+
+# Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
+LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05
+# How the BM25F sum becomes the 0..1 lexical part (see the module docstring; "coverage_sqrt" is the
+# default and the others are kept for bench_personal/bench_retrieval --lexical-form comparisons).
+LEXICAL_FORMS = ("coverage", "coverage_sqrt", "relative", "attainable")
+LEXICAL_FORM = "coverage_sqrt"
+
+
+@dataclass(frozen=True)
+class Scores:
+    """A candidate's three scores, and the metadata score's components (for explanations)."""
+
+    hybrid: float
+    vector: float
+    metadata: float
+    parts: dict
+
+
+def candidate_scores(
+    candidate: Candidate,
+    *,
+    terms: list[str],
+    pattern: re.Pattern[str] | None,
+    max_bm25: float,
+    weights: tuple[float, float],
+) -> Scores:
+    """The scores of one candidate (the formula is in the module docstring). `max_bm25` is the highest
+    BM25F among the query's candidates; `weights` are (vector, metadata)."""
+    w_vec, w_meta = weights
+    vector_score = clamp(candidate.cosine)
+    lexical_part = lexical_score(candidate.bm25, max_bm25, candidate.matched_idf, candidate.total_idf or 0.0)
+    tag_part = term_share(terms, " ".join(candidate.tags).replace("-", " "), pattern)
+    metadata_score = clamp(LEXICAL_WEIGHT * lexical_part + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * candidate.priority)
+    total_idf = candidate.total_idf
+    return Scores(
+        hybrid=clamp(w_vec * vector_score + w_meta * metadata_score),
+        vector=vector_score,
+        metadata=metadata_score,
+        parts={
+            "lexical": lexical_part,
+            "tags": tag_part,
+            "priority": candidate.priority,
+            "bm25": candidate.bm25,
+            "idfShare": (candidate.matched_idf / total_idf) if total_idf else 0.0,
+        },
+    )
+
+
+def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: float, form: str | None = None) -> float:
+    """The lexical part of metadataScore, 0..1 (the formula is in the module docstring)."""
+    form = form or LEXICAL_FORM
+    if bm25 <= 0 or total_idf <= 0:
+        return 0.0
+    if form == "attainable":  # a full match, each term once in an average-length chunk, scores Σ idf
+        return clamp(bm25 / total_idf)
+    relative = bm25 / max_bm25 if max_bm25 > 0 else 0.0
+    if form == "relative":
+        return clamp(relative)
+    if form == "coverage_sqrt":
+        return clamp(relative * math.sqrt(matched_idf / total_idf))
+    return clamp(relative * matched_idf / total_idf)
+
+
+def order_results(results: list[SearchResult], *, floor: float) -> list[SearchResult]:
+    """Best first; among results at or above the floor, notes before questions (each by score)."""
+    return sorted(
+        results,
+        key=lambda r: (
+            r.hybrid_score < floor,
+            r.is_question and r.hybrid_score >= floor,
+            -r.hybrid_score,
+            -r.vector_score,
+            r.chunk_id,
+        ),
+    )
+
+
+def clamp(value: float) -> float:
+    """The value as a score: a float from 0 to 1."""
+    return float(min(1.0, max(0.0, value)))
+
+
+def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
+    """Words that start with a query lexeme: english stems are prefixes of the words they come from."""
+    if not terms:
+        return None
+    return re.compile(
+        r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\w*", re.IGNORECASE
+    )
+
+
+def term_share(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> float:
+    """The share of query terms that some word of the text starts with (title and tag matching)."""
+    pattern = pattern or term_pattern(terms)
+    if pattern is None or not text:
+        return 0.0
+    hits = {t for m in pattern.finditer(text) for t in terms if m.group().lower().startswith(t)}
+    return len(hits) / len(terms)

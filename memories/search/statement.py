@@ -1,0 +1,189 @@
+"""The one SQL statement of hybrid search: the candidates (nearest chunks by embedding in each
+storage layer, best chunks by BM25F) with what their scores are made of, in one round trip."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from memories import embedding
+from memories.models import ACTIVE_TIERS, CorpusStat, Tier
+from memories.search import lexical
+from memories.search.filters import MAX_LIMIT, SearchFilters, tier_condition
+
+
+class Candidate(NamedTuple):
+    """One candidate chunk as the statement returns it (its columns, in order): what its scores are
+    made of, and the memory fields a result shows."""
+
+    chunk_id: int
+    memory_id: int
+    position: int
+    tier: str
+    cosine: float  # 0 for a chunk embedded by another model
+    bm25: float
+    matched_idf: float  # Σ idf of the query terms the chunk contains
+    total_idf: float | None  # Σ idf of all the query's terms (None when it has none)
+    terms: list[str] | None  # the query's lexemes, the same on every row
+    title: str
+    source: str
+    priority: float
+    tags: list[str]
+    manual_tags: list[str]
+    kind: str | None  # the memory's metadata.kind ("question" for a chat message that asks)
+
+
+def _vector_layers(tiers) -> list[str]:
+    """The storage layers a search reads: hot+warm (one partial HNSW index) and archive (another).
+    Each layer is scanned on its own index and the union of their nearest chunks is ranked."""
+    wanted = set(tiers) or set(Tier.values)
+    layers = []
+    if active := wanted & set(ACTIVE_TIERS):
+        layers.append(tier_condition(active))
+    if Tier.ARCHIVE in wanted:
+        layers.append(tier_condition([Tier.ARCHIVE]))
+    return layers
+
+
+_VECTOR_LAYER_SQL = """(
+    SELECT c.id FROM memories_memorychunk c {join_memory}
+    WHERE {filters} AND {layer} AND c.embedding_model = %(model)s
+    ORDER BY {order}
+    LIMIT %(k_vec)s
+)"""
+
+_SEARCH_SQL = """
+WITH q_terms AS (
+    SELECT t.lexeme,
+           ln(1 + (GREATEST(n.chunk_count - COALESCE(s.df, 0), 0) + 0.5) / (COALESCE(s.df, 0) + 0.5)) AS idf
+    FROM unnest(to_tsvector('{cfg}', %(query)s)) AS t
+    CROSS JOIN (SELECT COALESCE((SELECT chunk_count FROM memories_corpusstat WHERE owner_id = %(owner)s), 0)
+                AS chunk_count) n
+    LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
+), vec AS (
+    {vector_layers}
+), lex AS (
+    SELECT x.id FROM q_terms t, LATERAL (
+        SELECT p.chunk_id AS id, p.impact FROM memories_chunkterm p {lex_joins}
+        WHERE p.owner_id = %(owner)s AND p.lexeme = t.lexeme {lex_filters}
+        ORDER BY p.impact DESC LIMIT %(k_term)s
+    ) x
+    GROUP BY x.id ORDER BY sum(t.idf * x.impact) DESC LIMIT %(k_lex)s
+), cands AS (
+    SELECT id FROM vec UNION SELECT id FROM lex
+)
+SELECT c.id AS chunk_id, c.memory_id, c.position, c.tier,
+       CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
+       lx.bm25, lx.matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
+       (SELECT array_agg(lexeme) FROM q_terms) AS terms,
+       m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind
+FROM cands JOIN memories_memorychunk c ON c.owner_id = %(owner)s AND c.id = cands.id
+JOIN memories_memory m ON m.id = c.memory_id
+CROSS JOIN LATERAL (
+    SELECT COALESCE(sum(t.idf * p.impact), 0) AS bm25, COALESCE(sum(t.idf), 0)::float8 AS matched_idf
+    FROM q_terms t JOIN memories_chunkterm p ON p.chunk_id = c.id AND p.lexeme = t.lexeme
+) lx
+"""
+
+
+# Exact nearest neighbours for an owner with at most this many chunks (see exact_for).
+_EXACT_ORDER = "(c.embedding <=> %(qvec)s::vector) + 0"  # not the indexed form: the planner cannot use HNSW
+_INDEX_ORDER = "c.embedding <=> %(qvec)s::vector"
+
+
+def exact_for(owner_id: int) -> bool:
+    """Whether this owner's vector candidates are found exactly rather than through the HNSW index.
+
+    The HNSW index is shared by every owner. An index scan walks the nearest vectors of the whole
+    table and keeps the owner's; with many other owners, or many dead index entries left by deleted
+    and re-chunked memories (they stay until VACUUM), pgvector's iterative scan can give up
+    (hnsw.max_scan_tuples) before it reaches the owner's rows, and a small collection then gets no
+    vector candidates at all. For an owner with few chunks an exact scan through the owner index is
+    both complete and fast, so it is used up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS. The size is the
+    chunk count the lexical index already keeps per owner (CorpusStat): one primary-key read."""
+    bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
+    if bound <= 0:
+        return False
+    chunks = CorpusStat.objects.filter(owner_id=owner_id).values_list("chunk_count", flat=True).first()
+    return (chunks or 0) <= bound
+
+
+def search_statement(
+    owner_id: int,
+    query: str,
+    qvec,
+    *,
+    limit: int,
+    filters: SearchFilters,
+    extra_candidates: int = 0,
+    exact: bool = False,
+) -> tuple[str, dict]:
+    """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
+    `exact` ranks the vector candidates without the HNSW index (see exact_for)."""
+    # Each side brings at least `limit` candidates (more when some will be excluded), so a long
+    # result list is not cut short. An exact search brings the candidates of the longest list
+    # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
+    # results are the same whether 10 or 100 are asked for (a smaller pool let a limit-10 search miss
+    # what a limit-100 search ranks in its top ten). Through the HNSW index the pool stays the
+    # settings' size, as a deeper index scan costs latency at 100k chunks (README, "Search scores").
+    pool = MAX_LIMIT if exact else 0
+    k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates, pool)
+    # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.
+    params = {
+        "owner": owner_id,
+        "query": query,
+        "qvec": _vector_literal(qvec),
+        "k_vec": k_vec,
+        "model": embedding.model_name(),
+        "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit, pool),
+        "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit, pool),
+    }
+    chunk_sql, memory_sql = filters.sql(params)
+    where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
+    join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
+    needs_chunk = memory_sql or "c.tier" in chunk_sql
+    vector_layers = "\n    UNION ALL\n    ".join(
+        _VECTOR_LAYER_SQL.format(
+            join_memory=join_memory, filters=where, layer=layer, order=_EXACT_ORDER if exact else _INDEX_ORDER
+        )
+        for layer in _vector_layers(filters.tiers)
+    )
+    sql = _SEARCH_SQL.format(
+        cfg=lexical.TS_CONFIG,
+        filters=where,
+        join_memory=join_memory,
+        vector_layers=vector_layers,
+        lex_joins=f"JOIN memories_memorychunk c ON c.id = p.chunk_id {join_memory}" if needs_chunk else "",
+        lex_filters=f"AND {where}" if needs_chunk else "",
+    )
+    return sql, params
+
+
+def search_candidates(
+    owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
+) -> list[Candidate]:
+    """Run the statement for this owner, exactly or through the HNSW index (see exact_for)."""
+    sql, params = search_statement(
+        owner_id,
+        query,
+        qvec,
+        limit=limit,
+        filters=filters,
+        extra_candidates=extra_candidates,
+        exact=exact_for(owner_id),
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order"
+        )
+        cursor.execute(sql, params)
+        return [Candidate(*row) for row in cursor.fetchall()]
+
+
+def _vector_literal(vector) -> str:
+    """The query vector as pgvector reads it."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
