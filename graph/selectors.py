@@ -43,7 +43,7 @@ def entity_list(*, user, q: str = "", types: Sequence[str] = ()) -> QuerySet[Ent
         qs = qs.filter(type__in=list(types))
     q = " ".join((q or "").split())
     if q:
-        from graph.entities import canonical_key
+        from graph.extraction import canonical_key
 
         qs = qs.filter(Q(name__icontains=q) | Q(key__icontains=canonical_key(q)) | Q(aliases__contains=[q.lower()]))
     return qs.order_by("-salience", "name", "id")
@@ -55,7 +55,7 @@ def entity_get(*, user, entity_id: int) -> Entity:
 
 def entity_find(*, user, q: str) -> Entity | None:
     """The entity a search box means: an exact name or key first, else the most salient match."""
-    from graph.entities import canonical_key
+    from graph.extraction import canonical_key
 
     q = " ".join((q or "").split())
     if not q:

@@ -69,7 +69,7 @@ def test_an_attribute_ruler_it_cannot_compile_is_refused(stock):
 
 
 def test_the_never_nouns_list_is_kept_in_a_file_and_derived_again_when_that_is_unreadable(settings, tmp_path):
-    from graph import entities
+    from graph.extraction import spans as entities
 
     settings.DATA_DIR = tmp_path
     derived = entities.words_never_nouns()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from graph.vocabulary import PERSON_TITLES
 
-FIRST_NAMES_FILE = Path(__file__).resolve().parent / "data" / "first_names.txt"
-FAMILY_NAMES_FILE = Path(__file__).resolve().parent / "data" / "family_names.txt"
-ORGANIZATIONS_FILE = Path(__file__).resolve().parent / "data" / "organizations.txt"
+FIRST_NAMES_FILE = Path(__file__).resolve().parents[1] / "data" / "first_names.txt"
+FAMILY_NAMES_FILE = Path(__file__).resolve().parents[1] / "data" / "family_names.txt"
+ORGANIZATIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "organizations.txt"
 
 
 @functools.cache
@@ -34,7 +34,7 @@ def organization_names() -> list[str]:
 @functools.cache
 def organization_keys() -> frozenset[str]:
     """The keys of well-known organisations (graph/data/organizations.txt)."""
-    from graph.entities import canonical_key  # the same keys the extractor files names under
+    from graph.extraction.spans import canonical_key  # the same keys the extractor files names under
 
     names = organization_names()
     # Under the key of an organisation and of a concept (a noun chunk's key: "Barclays" -> "barclay").

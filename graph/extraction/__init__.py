@@ -1,0 +1,26 @@
+"""Text -> entities and relationships (pure: no Django models, no database): the names the rest of
+the code uses, re-exported from the modules that own them."""
+
+from graph.extraction.spans import (
+    ChunkGraph,
+    MentionFound,
+    RelationFound,
+    canonical_key,
+    display_name,
+    extract_batches,
+    extract_texts,
+    type_for_name,
+    words_never_nouns,
+)
+
+__all__ = [
+    "ChunkGraph",
+    "MentionFound",
+    "RelationFound",
+    "canonical_key",
+    "display_name",
+    "extract_batches",
+    "extract_texts",
+    "type_for_name",
+    "words_never_nouns",
+]
