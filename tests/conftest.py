@@ -125,7 +125,7 @@ REAL_EMBEDDER: set[str] = {
 # extra PostgreSQL servers, benchmarks, very large inputs. `make test` runs them; the fast set does not.
 SLOW: set[str] = {
     "tests/graph/test_entities.py",
-    "tests/graph/test_nlp.py",
+    "tests/graph/test_pipeline.py",
     "tests/graph/test_services.py",
     "tests/graph/test_api.py",
     "tests/graph/test_pages.py",

@@ -16,9 +16,9 @@ from functools import partial
 from pathlib import Path
 
 from core import workers
-from graph import nlp as spacy_pipeline
+from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction import typing as names
-from graph.nlp import get_nlp
+from graph.extraction.pipeline import get_nlp
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
     AMBIGUOUS_TECH_TERMS,

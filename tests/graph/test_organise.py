@@ -384,8 +384,8 @@ def _spans_with(text: str, labelled: list[tuple[str, str]]) -> dict[str, str]:
     """The extractor's names and types for a text whose model labels are set by hand."""
     from spacy.tokens import Span
 
+    from graph.extraction.pipeline import get_nlp
     from graph.extraction.spans import _spans
-    from graph.nlp import get_nlp
 
     doc = get_nlp()(text)
     ents = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph import nlp as spacy_pipeline
+from graph.extraction import pipeline as spacy_pipeline
 
 TEXTS = [
     "Alice works with the Product Team in San Francisco.",

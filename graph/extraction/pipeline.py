@@ -15,7 +15,7 @@ our machines, and all three are replaced here by code that gives the same annota
   `pipe` steps the same greedy parse from Python, holding the GIL, through the components' own
   public step functions (the step model's scores, then `transition_states`).
 
-`tests/graph/test_nlp.py` checks that both give token-for-token the same result as the stock pipeline.
+`tests/graph/test_pipeline.py` checks that both give token-for-token the same result as the stock pipeline.
 """
 
 from __future__ import annotations
