@@ -9,31 +9,31 @@ from pathlib import Path
 
 from graph.vocabulary import PERSON_TITLES
 
-FIRST_NAMES_FILE = Path(__file__).resolve().parents[1] / "data" / "first_names.txt"
-FAMILY_NAMES_FILE = Path(__file__).resolve().parents[1] / "data" / "family_names.txt"
-ORGANIZATIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "organizations.txt"
+FIRST_NAMES_FILE = Path(__file__).resolve().parent / "data" / "first_names.txt"
+FAMILY_NAMES_FILE = Path(__file__).resolve().parent / "data" / "family_names.txt"
+ORGANIZATIONS_FILE = Path(__file__).resolve().parent / "data" / "organizations.txt"
 
 
 @functools.cache
 def first_names() -> frozenset[str]:
-    """Given names of many languages (graph/data/first_names.txt), lower case."""
+    """Given names of many languages (graph/extraction/data/first_names.txt), lower case."""
     return _read_names(FIRST_NAMES_FILE)
 
 
 @functools.cache
 def family_names() -> frozenset[str]:
-    """Family names of many languages (graph/data/family_names.txt), lower case."""
+    """Family names of many languages (graph/extraction/data/family_names.txt), lower case."""
     return _read_names(FAMILY_NAMES_FILE)
 
 
 def organization_names() -> list[str]:
-    """Well-known organisations as they are written (graph/data/organizations.txt)."""
+    """Well-known organisations as they are written (graph/extraction/data/organizations.txt)."""
     return _entries(ORGANIZATIONS_FILE)
 
 
 @functools.cache
 def organization_keys() -> frozenset[str]:
-    """The keys of well-known organisations (graph/data/organizations.txt)."""
+    """The keys of well-known organisations (graph/extraction/data/organizations.txt)."""
     from graph.extraction.spans import canonical_key  # the same keys the extractor files names under
 
     names = organization_names()
