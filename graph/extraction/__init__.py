@@ -1,12 +1,11 @@
 """Text -> entities and relationships (pure: no Django models, no database): the names the rest of
 the code uses, re-exported from the modules that own them."""
 
+from graph.extraction.keys import canonical_key, display_name
 from graph.extraction.spans import (
     ChunkGraph,
     MentionFound,
     RelationFound,
-    canonical_key,
-    display_name,
     extract_batches,
     extract_texts,
     type_for_name,

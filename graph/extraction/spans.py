@@ -9,7 +9,6 @@ import logging
 import math
 import os
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -18,11 +17,19 @@ from pathlib import Path
 from core import workers
 from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction import typing as names
+from graph.extraction.keys import (
+    GAZETTEER,
+    canonical_key,
+    clean_text,
+    display_name,
+    is_meaningful,
+    looks_like_code,
+    singular,
+)
 from graph.extraction.pipeline import get_nlp
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
     AMBIGUOUS_TECH_TERMS,
-    CASE_SENSITIVE_ALIASES,
     CONCEPT,
     CREATED,
     EVENT,
@@ -40,14 +47,10 @@ from graph.vocabulary import (
     ORGANIZATION,
     PART_OF,
     PERSON,
-    PERSON_TITLES,
     PLACE_HEADS,
     PRODUCT,
     RELATED_TO,
     SYMMETRIC_RELATIONS,
-    TECH_ALIASES,
-    TECH_PHRASES,
-    TECH_TERMS,
     TECHNOLOGY,
     USES,
     WORK,
@@ -70,7 +73,6 @@ SENTENCE_ENTITIES = 8
 MAX_MENTIONS_PER_CHUNK = 400
 MAX_PATH_EDGES = 6
 MAX_CONCEPT_PATH_EDGES = 3
-MAX_NAME_CHARS = 80
 
 _VERB_RELATIONS = {
     WORKS_WITH: {"work", "collaborate", "partner", "cooperate", "team", "coordinate"},
@@ -120,28 +122,6 @@ _SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
 
 _DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
 
-_ORG_SUFFIXES = {
-    "corp",
-    "corporation",
-    "inc",
-    "incorporated",
-    "ltd",
-    "limited",
-    "llc",
-    "plc",
-    "co",
-    "gmbh",
-    "company",
-    "ag",
-    "sa",
-    "bv",
-    "llp",
-    "lp",
-}
-_ARTICLES = ("the ", "a ", "an ")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\ufeff]")
-_NAME_SYMBOLS = set("-'&.+#/_,")
-_EDGE_PUNCT = " \t\n.,;:!?\"'`()[]{}<>«»“”‘’*_-–—/\\|#~"
 
 # --- The model ----------------------------------------------------------------------------------
 
@@ -152,96 +132,12 @@ def _lemma(token) -> str:
     return (lemmas[0] if lemmas else token.lower_).lower()
 
 
-# --- Normalisation ------------------------------------------------------------------------------
-
-
-def clean_text(text: str) -> str:
-    """Control and zero-width characters become spaces, so offsets into the original text still hold."""
-    return _CONTROL.sub(" ", text)
-
-
-def _singular(word: str) -> str:
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is", "os", "as")):
-        return word[:-1]
-    return word
-
-
-def _keep_char(ch: str) -> bool:
-    return ch in _NAME_SYMBOLS or unicodedata.category(ch)[0] in "LNZ"
-
-
-def display_name(name: str) -> str:
-    """The surface form as shown: whitespace collapsed, edge punctuation, possessives, articles and
-    symbols (emoji) gone."""
-    name = unicodedata.normalize("NFKC", clean_text(name)).replace("’", "'")
-    name = "".join(ch if _keep_char(ch) else " " for ch in name)
-    name = " ".join(name.split()).strip(_EDGE_PUNCT)
-    name = re.sub(r"'s?$", "", name).strip(_EDGE_PUNCT)
-    lowered = name.lower()
-    for article in _ARTICLES:
-        if lowered.startswith(article):
-            name = name[len(article) :]
-            break
-    return name.strip(_EDGE_PUNCT)
-
-
-# Known technologies, by key; one is never singularised ("Kubernetes") nor typed otherwise.
-GAZETTEER = frozenset(term.strip() for term in [*TECH_TERMS, *TECH_PHRASES, *TECH_ALIASES.values()] if term.strip())
-
-
-def canonical_key(name: str, entity_type: str | None = None) -> str:
-    """The key that makes surface variants one entity: case, whitespace, possessives, leading articles,
-    company suffixes ("Acme Corp." = "ACME CORP" = "Acme") and, for concepts and technologies, simple
-    plurals ("APIs" = "API")."""
-    shown = re.sub(r"[.,]", " ", display_name(name)).split()
-    words = [word.casefold() for word in shown]
-    while len(words) > 1 and words[-1] in _ORG_SUFFIXES:
-        words.pop()
-    while len(words) > 1 and words[0] in PERSON_TITLES:  # "Dr. Patel" is Patel
-        words.pop(0)
-        shown.pop(0)
-    whole = " ".join(words)
-    if whole in TECH_ALIASES and (
-        whole not in CASE_SENSITIVE_ALIASES or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]
-    ):
-        return TECH_ALIASES[whole]
-    if whole in GAZETTEER:  # "Kubernetes" stays; "neural networks" is "neural network"
-        singular = " ".join([*words[:-1], _singular(words[-1])])
-        return singular if singular in GAZETTEER else whole
-    if entity_type in (CONCEPT, TECHNOLOGY) and words:
-        last = shown[len(words) - 1]
-        # "APIs", "GPUs": an acronym's plural is its letters plus a lowercase s.
-        words[-1] = last[:-1].casefold() if re.fullmatch(r"[A-Z]{2,}s", last) else _singular(words[-1])
-        whole = " ".join(words)
-        if whole in TECH_ALIASES and whole not in CASE_SENSITIVE_ALIASES:
-            return TECH_ALIASES[whole]
-    return " ".join(words)[:200]
-
-
-def is_meaningful(name: str, key: str) -> bool:
-    if not key or len(name) > MAX_NAME_CHARS or len(key) < 2:
-        return False
-    letters = sum(ch.isalpha() for ch in key)
-    if letters < 2 or letters < len(key.replace(" ", "")) / 2:
-        return False
-    return key not in GENERIC_NOUNS and key not in NOT_ENTITIES
-
-
 # --- Types a person agrees with ------------------------------------------------------------------
 #
 # The statistical model types a capitalised word it does not know as a person or an organisation
 # ("Autovacuum", "Meeting", "Grinder Burr", "CrashLoopBackOff", "EUR"). The rules below keep what it
 # gets right and correct what a reader would: known technologies are technologies whatever the model
 # says, and a name is a person only if it can be one.
-
-# camelCase inside a word, snake_case, a call, a path or a dotted name: written by and for code.
-_IDENTIFIER = re.compile(r"[a-z][A-Z]|_|\(\)|::|/|\w\.\w")
 
 
 @functools.cache
@@ -312,10 +208,6 @@ def _never_nouns_file() -> Path:
     return Path(settings.DATA_DIR) / "cache" / f"never-nouns-{model}-v1.json"
 
 
-def looks_like_code(name: str) -> bool:
-    return bool(_IDENTIFIER.search(name))
-
-
 def _could_be_person(span, lowercase_words: set[str]) -> bool:
     """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
     same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
@@ -334,7 +226,7 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
     if any(_not_a_name_word(token) for token in tokens):
         return False
     last = tokens[-1].lower_
-    if last in lowercase_words or _singular(last) in lowercase_words:
+    if last in lowercase_words or singular(last) in lowercase_words:
         return False
     if len(tokens) == 1:
         word = tokens[0]
@@ -351,7 +243,7 @@ def _common_words_only(tokens) -> bool:
     if names.is_first_name(first) or names.is_family_name(first) or names.is_family_name(last):
         return False
     vocabulary = _english_words()
-    return all(t.lower_ in vocabulary or _singular(t.lower_) in vocabulary for t in tokens)
+    return all(t.lower_ in vocabulary or singular(t.lower_) in vocabulary for t in tokens)
 
 
 def _name_tokens(span) -> list:
@@ -648,7 +540,7 @@ def _spans(doc) -> list[_Found]:
     found: list[_Found] = []
     covered: set[int] = set()
     lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
-    lowercase_words |= {_singular(word) for word in lowercase_words}
+    lowercase_words |= {singular(word) for word in lowercase_words}
     for ent, label in _entity_parts(doc.ents):
         if LABEL_TYPES.get(label) is None:
             covered.update(range(ent.start, ent.end))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from graph.extraction.keys import canonical_key
 from graph.vocabulary import PERSON_TITLES
 
 FIRST_NAMES_FILE = Path(__file__).resolve().parent / "data" / "first_names.txt"
@@ -33,9 +34,8 @@ def organization_names() -> list[str]:
 
 @functools.cache
 def organization_keys() -> frozenset[str]:
-    """The keys of well-known organisations (graph/extraction/data/organizations.txt)."""
-    from graph.extraction.spans import canonical_key  # the same keys the extractor files names under
-
+    """The keys of well-known organisations (graph/extraction/data/organizations.txt): the same keys
+    the extractor files names under."""
     names = organization_names()
     # Under the key of an organisation and of a concept (a noun chunk's key: "Barclays" -> "barclay").
     return frozenset(canonical_key(name, kind) for name in names for kind in ("organization", "concept"))
