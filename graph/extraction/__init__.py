@@ -2,6 +2,7 @@
 the code uses, re-exported from the modules that own them."""
 
 from graph.extraction.keys import canonical_key, display_name
+from graph.extraction.lexicon import words_never_nouns
 from graph.extraction.spans import (
     ChunkGraph,
     MentionFound,
@@ -9,7 +10,6 @@ from graph.extraction.spans import (
     extract_batches,
     extract_texts,
     type_for_name,
-    words_never_nouns,
 )
 
 __all__ = [

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import itertools
-import json
 import logging
 import math
-import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 
 from core import workers
 from graph.extraction import pipeline as spacy_pipeline
@@ -26,6 +22,7 @@ from graph.extraction.keys import (
     looks_like_code,
     singular,
 )
+from graph.extraction.lexicon import english_words, lemma_of, words_of
 from graph.extraction.pipeline import get_nlp
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
@@ -123,28 +120,12 @@ _SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
 _DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
 
 
-# --- The model ----------------------------------------------------------------------------------
-
-
-def _lemma(token) -> str:
-    lemmatizer = get_nlp().get_pipe("lemmatizer")
-    lemmas = lemmatizer.rule_lemmatize(token) if token.pos_ else [token.lower_]
-    return (lemmas[0] if lemmas else token.lower_).lower()
-
-
 # --- Types a person agrees with ------------------------------------------------------------------
 #
 # The statistical model types a capitalised word it does not know as a person or an organisation
 # ("Autovacuum", "Meeting", "Grinder Burr", "CrashLoopBackOff", "EUR"). The rules below keep what it
 # gets right and correct what a reader would: known technologies are technologies whatever the model
 # says, and a name is a person only if it can be one.
-
-
-@functools.cache
-def _lexicon(pos: str) -> frozenset[str]:
-    """English words of one part of speech, from the lemmatizer's tables the model ships with."""
-    tables = spacy_pipeline.lemma_lookups()
-    return frozenset(tables.get_table("lemma_index").get(pos, [])) if tables.has_table("lemma_index") else frozenset()
 
 
 _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
@@ -166,46 +147,6 @@ def _foreign(doc) -> bool:
         foreign = len(words) >= 4 and sum(words.values()) / len(words) < 0.15
         doc.user_data["foreign"] = foreign
     return foreign
-
-
-@functools.cache
-def _english_words() -> frozenset[str]:
-    return _lexicon("noun") | _lexicon("verb") | _lexicon("adj") | _lexicon("adv")
-
-
-def words_never_nouns() -> frozenset[str]:
-    """English verbs, adjectives and adverbs that are never nouns ("naive", "linear", "restart").
-
-    Auto-tagging asks for them in every process that creates a memory, web workers included, which
-    otherwise never import spaCy; reading its tables means importing it (about 2.5 s and its memory).
-    So the list is kept in a file under the data directory, one per model version, written by the
-    first process that derives it; a file that cannot be read is derived again."""
-    cache = _never_nouns_file()
-    try:
-        return frozenset(json.loads(cache.read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
-        pass
-    words = (_lexicon("verb") | _lexicon("adj") | _lexicon("adv")) - _lexicon("noun")
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        staged = cache.with_suffix(f".{os.getpid()}.tmp")
-        staged.write_text(json.dumps(sorted(words)), encoding="utf-8")
-        staged.replace(cache)  # whole or not at all, whichever process writes it
-    except OSError:
-        logger.warning("could not keep the never-nouns word list in %s", cache, exc_info=True)
-    return words
-
-
-def _never_nouns_file() -> Path:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from django.conf import settings
-
-    try:
-        model = f"{spacy_pipeline.SPACY_MODEL}-{version(spacy_pipeline.SPACY_MODEL.replace('_', '-'))}"
-    except PackageNotFoundError:
-        model = spacy_pipeline.SPACY_MODEL
-    return Path(settings.DATA_DIR) / "cache" / f"never-nouns-{model}-v1.json"
 
 
 def _could_be_person(span, lowercase_words: set[str]) -> bool:
@@ -231,7 +172,7 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
     if len(tokens) == 1:
         word = tokens[0]
         # A known given name that is no English word ("Megan", "Bernadette") needs no further proof.
-        known = names.is_first_name(word.text) and word.lower_ not in _english_words()
+        known = names.is_first_name(word.text) and word.lower_ not in english_words()
         return known or _lone_word_acts_as_person(word)
     return not _common_words_only(tokens)
 
@@ -242,7 +183,7 @@ def _common_words_only(tokens) -> bool:
     first, last = tokens[0].text, tokens[-1].text
     if names.is_first_name(first) or names.is_family_name(first) or names.is_family_name(last):
         return False
-    vocabulary = _english_words()
+    vocabulary = english_words()
     return all(t.lower_ in vocabulary or singular(t.lower_) in vocabulary for t in tokens)
 
 
@@ -271,21 +212,21 @@ def _not_a_name_word(token) -> bool:
 def _lone_word_acts_as_person(token) -> bool:
     """One capitalised word is a person's name only when it acts like one: someone who says, meets,
     writes or decides, someone met or asked, or someone's ("Alice's notes")."""
-    if token.pos_ in ("VERB", "ADJ") or token.lower_ in _lexicon("verb") or token.lower_ in _lexicon("adj"):
+    if token.pos_ in ("VERB", "ADJ") or token.lower_ in words_of("verb") or token.lower_ in words_of("adj"):
         return False
     doc = token.doc
     after = doc[token.i + 1] if token.i + 1 < len(doc) else None
     if after is not None and after.lower_ in ("'s", "’s"):
         return True
     head = token.head
-    if token.dep_ in ("nsubj", "nsubjpass") and _lemma(head) in _HUMAN_VERBS:
+    if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _HUMAN_VERBS:
         return True
-    if token.dep_ in ("dobj", "dative") and _lemma(head) in _HUMAN_OBJECT_VERBS:
+    if token.dep_ in ("dobj", "dative") and lemma_of(head) in _HUMAN_OBJECT_VERBS:
         return True
     return bool(
         token.dep_ == "pobj"
         and head.lower_ in ("with", "to", "by", "from")
-        and _lemma(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
+        and lemma_of(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
     )
 
 
@@ -368,7 +309,7 @@ def _type_from_context(span, entity_type: str) -> str | None:
 
 def _shouted_word(name: str) -> bool:
     """An English word in capitals: a keyword of code (SQL's SELECT, INTERVAL) or emphasis."""
-    return len(name) > 2 and name.isalpha() and name.isupper() and name.lower() in _english_words()
+    return len(name) > 2 and name.isalpha() and name.isupper() and name.lower() in english_words()
 
 
 def _repeated(name: str) -> bool:
@@ -794,7 +735,7 @@ def _named_relation(a: _Found, b: _Found, path_a: list, path_b: list) -> _Relati
         by_a = any(t.dep_ == "agent" for t in path_a)
         source, target = (a, b) if by_a else (b, a)
     for token in between:
-        lemma = token.lower_ if token.pos_ in ("ADP", "NOUN") else _lemma(token)
+        lemma = token.lower_ if token.pos_ in ("ADP", "NOUN") else lemma_of(token)
         if token.pos_ == "NOUN" and lemma in _PART_NOUNS and any(t.lower_ == "of" for t in between):
             # "X is part of Y" / "X, a division of Y": the side reached through "of" is the whole.
             whole_b = any(t.lower_ == "of" for t in path_b[1:])
