@@ -9,8 +9,8 @@ from graph.extraction.spans import (
     RelationFound,
     extract_batches,
     extract_texts,
-    type_for_name,
 )
+from graph.extraction.typing import type_for_name
 
 __all__ = [
     "ChunkGraph",

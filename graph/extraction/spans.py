@@ -12,7 +12,6 @@ from functools import partial
 
 from core import workers
 from graph.extraction import pipeline as spacy_pipeline
-from graph.extraction import typing as names
 from graph.extraction.keys import (
     GAZETTEER,
     canonical_key,
@@ -22,35 +21,30 @@ from graph.extraction.keys import (
     looks_like_code,
     singular,
 )
-from graph.extraction.lexicon import english_words, lemma_of, words_of
+from graph.extraction.lexicon import lemma_of
 from graph.extraction.pipeline import get_nlp
+from graph.extraction.typing import is_first_name, is_foreign, retype, shouted_word, type_for_name, type_from_context
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
     AMBIGUOUS_TECH_TERMS,
     CONCEPT,
     CREATED,
-    EVENT,
-    EVENT_HEADS,
     GENERIC_NOUNS,
-    GROUP,
     LABEL_TYPES,
     LAW_HEADS,
     LEADS,
     LOCATED_IN,
     LOCATION,
     MEMBER_OF,
-    NOT_ENTITIES,
     ORG_NAME_HEADS,
     ORGANIZATION,
     PART_OF,
     PERSON,
     PLACE_HEADS,
-    PRODUCT,
     RELATED_TO,
     SYMMETRIC_RELATIONS,
     TECHNOLOGY,
     USES,
-    WORK,
     WORKS_WITH,
 )
 
@@ -120,227 +114,15 @@ _SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
 _DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
 
 
-# --- Types a person agrees with ------------------------------------------------------------------
-#
-# The statistical model types a capitalised word it does not know as a person or an organisation
-# ("Autovacuum", "Meeting", "Grinder Burr", "CrashLoopBackOff", "EUR"). The rules below keep what it
-# gets right and correct what a reader would: known technologies are technologies whatever the model
-# says, and a name is a person only if it can be one.
-
-
 _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
 # The same without the colon, which titles have ("Mission: Impossible").
 _NOT_IN_NAMES = re.compile(r"[(){}\[\]=;<>]")
-_NAME_PARTICLES = frozenset(
-    ["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"]
-)
-
-
-def _foreign(doc) -> bool:
-    """True when a text is not English: English puts function words ("the", "is", "of") among its
-    lower-case words, another language barely any. Names are foreign in any language, so only the
-    lower-case words tell, each counted once, and fewer than four give no evidence. Computed once
-    per text."""
-    foreign = doc.user_data.get("foreign")
-    if foreign is None:
-        words = {t.lower_: t.is_stop for t in doc if t.is_alpha and t.is_lower}
-        foreign = len(words) >= 4 and sum(words.values()) / len(words) < 0.15
-        doc.user_data["foreign"] = foreign
-    return foreign
-
-
-def _could_be_person(span, lowercase_words: set[str]) -> bool:
-    """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
-    same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
-    that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
-    ("Dr. Patel") settles it."""
-    tokens = _name_tokens(span)
-    if not tokens:
-        return False
-    doc = span.doc
-    if names.titled(span):
-        return True
-    if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
-        return False  # "Alice Alice Alice": a repeated word is no name
-    if _foreign(doc):
-        return False  # the model knows English names; in another language its guesses are noise
-    if any(_not_a_name_word(token) for token in tokens):
-        return False
-    last = tokens[-1].lower_
-    if last in lowercase_words or singular(last) in lowercase_words:
-        return False
-    if len(tokens) == 1:
-        word = tokens[0]
-        # A known given name that is no English word ("Megan", "Bernadette") needs no further proof.
-        known = names.is_first_name(word.text) and word.lower_ not in english_words()
-        return known or _lone_word_acts_as_person(word)
-    return not _common_words_only(tokens)
-
-
-def _common_words_only(tokens) -> bool:
-    """A name made only of English words, none of them a known given or family name where a name
-    would have it, names a thing: "Curlew Sandpiper", "Candlelight Carol" (but "Kate Bush", "Chen Wei")."""
-    first, last = tokens[0].text, tokens[-1].text
-    if names.is_first_name(first) or names.is_family_name(first) or names.is_family_name(last):
-        return False
-    vocabulary = english_words()
-    return all(t.lower_ in vocabulary or singular(t.lower_) in vocabulary for t in tokens)
-
-
-def _name_tokens(span) -> list:
-    """The words of a name: no possessive ("Chen Wei's"), no lone punctuation ("Sigma - Aldrich")."""
-    return [
-        t
-        for t in span
-        if t.is_alpha or (any(ch.isalpha() for ch in t.text) and t.lower_ not in ("'s", "’s") and len(t.text) > 2)
-    ]
-
-
-def _not_a_name_word(token) -> bool:
-    """An acronym, code, a word that is never an entity or a generic noun, or a lower-case word that
-    is no name particle ("van", "de")."""
-    text = token.text
-    return bool(
-        (len(text) > 1 and text.isupper())
-        or looks_like_code(text)
-        or token.lower_ in NOT_ENTITIES
-        or token.lower_ in GENERIC_NOUNS
-        or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES)
-    )
-
-
-def _lone_word_acts_as_person(token) -> bool:
-    """One capitalised word is a person's name only when it acts like one: someone who says, meets,
-    writes or decides, someone met or asked, or someone's ("Alice's notes")."""
-    if token.pos_ in ("VERB", "ADJ") or token.lower_ in words_of("verb") or token.lower_ in words_of("adj"):
-        return False
-    doc = token.doc
-    after = doc[token.i + 1] if token.i + 1 < len(doc) else None
-    if after is not None and after.lower_ in ("'s", "’s"):
-        return True
-    head = token.head
-    if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _HUMAN_VERBS:
-        return True
-    if token.dep_ in ("dobj", "dative") and lemma_of(head) in _HUMAN_OBJECT_VERBS:
-        return True
-    return bool(
-        token.dep_ == "pobj"
-        and head.lower_ in ("with", "to", "by", "from")
-        and lemma_of(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
-    )
-
-
-# What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
-# ("met Priya", "ask Tom").
-_HUMAN_VERBS = frozenset(
-    """
-say tell ask think want suggest agree disagree propose decide write mention email call meet join leave promise
-explain argue believe feel know reply respond recommend complain thank review approve reject invite visit
-marry lead manage hire interview teach learn prefer like love hate need plan work talk speak wonder remember
-forget hope wish laugh smile cry sign send share present report note point confirm book organise organize
-own run set update fix deploy clean roll page help start finish move arrive travel fly live sit stand
-""".split()
-)
-_HUMAN_OBJECT_VERBS = frozenset(
-    """
-meet ask tell call email page thank invite visit marry hire interview congratulate remind ping message text
-cc contact introduce help see follow mentor
-""".split()
-)
-
-
-def type_for_name(name: str, key: str, entity_type: str) -> str | None:
-    """The type the name alone settles, whatever the sentences said (None: not an entity at all):
-    what the re-typing pass applies to entities already stored."""
-    if key in NOT_ENTITIES:
-        return None
-    if key in GAZETTEER:
-        return TECHNOLOGY
-    if entity_type == TECHNOLOGY:
-        return entity_type
-    if key in names.organization_keys() and not name.islower():
-        return ORGANIZATION
-    if looks_like_code(name):
-        return CONCEPT
-    words = name.split()
-    if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and names.is_first_name(words[0])):
-        head = words[-1].lower()  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
-        if head in EVENT_HEADS:
-            return EVENT
-        if head in PLACE_HEADS:
-            return LOCATION
-        if head in ORG_NAME_HEADS:
-            return ORGANIZATION
-        if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
-            return WORK  # "the Working Time Regulations 1998"
-    if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
-        return CONCEPT  # an acronym is not a person
-    return entity_type
-
-
-# The model's labels that the words around a name may overrule: its organisations and places are
-# usually right, its people, works, groups and products of unknown words often are not.
-_WEAK_LABELS = frozenset([PERSON, WORK, GROUP, PRODUCT, CONCEPT, LOCATION])
-
-
-def _type_from_context(span, entity_type: str) -> str | None:
-    """A type the words around a name settle, or None: a title before it ("Dr Tomasz Kowal", "Judge
-    Harcourt") or a known given name opening it ("Ingrid Halvorsen") make a person; a role in
-    apposition says either ("the supplier, Kitlocker"); being where something was bought or booked
-    from ("a brood box from Thornes") makes an organisation."""
-    if entity_type not in _WEAK_LABELS and entity_type != ORGANIZATION:
-        return None
-    tokens = _name_tokens(span)
-    if not tokens or _foreign(span.doc):
-        return None
-    if names.titled(span) and all(t.text[:1].isupper() for t in tokens) and not any(t.is_upper for t in tokens):
-        return PERSON
-    role = names.role_in_apposition(span)
-    if role is not None:
-        return role  # "the supplier, Kitlocker", "the treasurer, Joanna Lewis"
-    if entity_type == ORGANIZATION:
-        return None  # "a policy with Adrian Flux": the model's organisation stands against a given name
-    if names.sold_by(span):
-        return ORGANIZATION
-    if entity_type != LOCATION and names.looks_like_full_name(tokens):
-        return PERSON
-    return None
-
-
-def _shouted_word(name: str) -> bool:
-    """An English word in capitals: a keyword of code (SQL's SELECT, INTERVAL) or emphasis."""
-    return len(name) > 2 and name.isalpha() and name.isupper() and name.lower() in english_words()
 
 
 def _repeated(name: str) -> bool:
     """One word making up most of a name of three or more ("Margaret Margaret Margaret"): no name."""
     words = name.lower().split()
     return len(words) >= 3 and max(words.count(word) for word in set(words)) * 2 > len(words)
-
-
-def _retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
-    """The type a person would give this name (None: not an entity at all)."""
-    if key in GAZETTEER:
-        if key in AMBIGUOUS_TECH_TERMS and name.islower():
-            return None  # "we react quickly", "in the spring"
-        return TECHNOLOGY
-    if _shouted_word(name):
-        return None  # "INTERVAL", "SELECT", "NOTE": code or emphasis, not a name
-    settled = type_for_name(name, key, entity_type)
-    if settled != entity_type:
-        return settled
-    if entity_type == TECHNOLOGY:
-        return entity_type
-    context = _type_from_context(span, entity_type)
-    if context is not None:
-        return context
-    if entity_type == PERSON:
-        return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
-    if entity_type != CONCEPT and (
-        name.lower() in lowercase_words or (len(name) > 1 and name.isupper() and entity_type == LOCATION)
-    ):
-        return CONCEPT  # "Meeting" beside "the meeting"; an acronym is rarely a place
-    return entity_type
 
 
 # --- Results ------------------------------------------------------------------------------------
@@ -499,14 +281,14 @@ def _spans(doc) -> list[_Found]:
         if not is_meaningful(name, key) or (entity_type in (PERSON, LOCATION) and _has_digit(name)) or _repeated(name):
             covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
             continue
-        entity_type = _retype(span, name, key, entity_type, lowercase_words)
-        if entity_type is None or (entity_type == CONCEPT and _foreign(doc)):
+        entity_type = retype(span, name, key, entity_type, lowercase_words)
+        if entity_type is None or (entity_type == CONCEPT and is_foreign(doc)):
             continue  # in another language, a name the rules demoted is a fragment
         key = canonical_key(name, entity_type)
         covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
         found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
-    if _foreign(doc):
+    if is_foreign(doc):
         # The noun chunks of another language parsed as English are fragments ("morgen", "über").
         found.sort(key=lambda f: f.start)
         return found
@@ -535,7 +317,7 @@ def _widen(span, label: str) -> tuple[object, str]:
     start, end = span.start, span.end
     before = doc[start - 1] if start > 0 else None
     if before is not None and before.pos_ == "PROPN" and before.text[:1].isupper() and not before.is_upper:
-        if label in ("PERSON", "NORP") and len(span) == 1 and names.is_first_name(before.text):
+        if label in ("PERSON", "NORP") and len(span) == 1 and is_first_name(before.text):
             return doc[start - 1 : end], "PERSON"
         if label in ("ORG", "FAC") and not before.is_sent_start and not before.ent_type_:
             start -= 1
@@ -623,7 +405,7 @@ def _proper_prefix(chunk, text: str) -> _Found | None:
     start, stop = tokens[0].idx, tokens[end - 1].idx + len(tokens[end - 1])
     name = display_name(text[start:stop])
     key = canonical_key(name, CONCEPT)
-    if not is_meaningful(name, key) or looks_like_code(name) or _shouted_word(name):
+    if not is_meaningful(name, key) or looks_like_code(name) or shouted_word(name):
         return None
     if key in GAZETTEER:
         return _Found(key, name, TECHNOLOGY, start, stop, tokens[end - 1])
@@ -647,7 +429,7 @@ def _proper_name_type(span, name: str, key: str) -> str:
     settled = type_for_name(name, key, CONCEPT)
     if settled not in (CONCEPT, None):
         return settled
-    return _type_from_context(span, CONCEPT) or CONCEPT
+    return type_from_context(span, CONCEPT) or CONCEPT
 
 
 def _path_up(token, stop) -> list:
