@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import itertools
-import logging
-import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-from core import workers
-from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction.keys import (
     GAZETTEER,
     canonical_key,
-    clean_text,
     display_name,
     is_meaningful,
     looks_like_code,
     singular,
 )
 from graph.extraction.lexicon import lemma_of
-from graph.extraction.pipeline import get_nlp
 from graph.extraction.typing import is_first_name, is_foreign, retype, shouted_word, type_for_name, type_from_context
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
@@ -48,8 +40,6 @@ from graph.vocabulary import (
     WORKS_WITH,
 )
 
-logger = logging.getLogger(__name__)
-
 # Confidence follows the kind of evidence: a verb or preposition that names the relation beats a
 # plain dependency link, which beats two names merely sharing a sentence.
 CONFIDENCE_NAMED = 0.85
@@ -57,11 +47,7 @@ CONFIDENCE_LOCATION = 0.8
 CONFIDENCE_DEPENDENCY = 0.55
 CONFIDENCE_COOCCURRENCE = 0.3
 
-# Bounded work: a chunk is analysed in pieces of at most PIECE_CHARS, and only its first
-# max_chars characters are read; a sentence contributes at most SENTENCE_ENTITIES entities to pairs.
-PIECE_CHARS = 3000
 SENTENCE_ENTITIES = 8
-MAX_MENTIONS_PER_CHUNK = 400
 MAX_PATH_EDGES = 6
 MAX_CONCEPT_PATH_EDGES = 3
 
@@ -125,18 +111,6 @@ def _repeated(name: str) -> bool:
     return len(words) >= 3 and max(words.count(word) for word in set(words)) * 2 > len(words)
 
 
-# --- Results ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MentionFound:
-    key: str
-    name: str
-    type: str
-    start: int
-    end: int
-
-
 @dataclass(frozen=True)
 class RelationFound:
     source_key: str
@@ -144,33 +118,6 @@ class RelationFound:
     relation_type: str
     confidence: float
     sentence: str
-
-
-@dataclass
-class ChunkGraph:
-    mentions: list[MentionFound] = field(default_factory=list)
-    relations: list[RelationFound] = field(default_factory=list)
-
-
-# --- Extraction ---------------------------------------------------------------------------------
-
-
-def _pieces(text: str, *, size: int = PIECE_CHARS) -> list[tuple[int, str]]:
-    """Split text into (offset, piece) of at most `size` characters, at a paragraph, sentence or space."""
-    pieces: list[tuple[int, str]] = []
-    start = 0
-    while start < len(text):
-        end = min(len(text), start + size)
-        if end < len(text):
-            window = text[start:end]
-            cut = max(window.rfind("\n"), window.rfind(". "), window.rfind("? "), window.rfind("! "))
-            if cut < size // 2:
-                cut = window.rfind(" ")
-            if cut >= size // 2:
-                end = start + cut + 1
-        pieces.append((start, text[start:end]))
-        start = end
-    return pieces
 
 
 @dataclass
@@ -205,7 +152,7 @@ def defined_acronyms(text: str) -> dict[str, str]:
     return defined
 
 
-def _entity_spans(doc) -> list[_Found]:
+def entity_spans(doc) -> list[_Found]:
     found = _spans(doc)
     if "(" in doc.text:
         defined = defined_acronyms(doc.text)
@@ -552,116 +499,3 @@ def _orient(relation: str, source: _Found, target: _Found) -> tuple[_Found, _Fou
     if (source.type == PERSON) != (target.type == PERSON):
         return (source, target) if source.type == PERSON else (target, source)
     return (source, target) if source.key <= target.key else (target, source)
-
-
-def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
-    found = _entity_spans(doc)
-    for item in found:
-        if len(graph.mentions) >= MAX_MENTIONS_PER_CHUNK:
-            break
-        graph.mentions.append(MentionFound(item.key, item.name, item.type, offset + item.start, offset + item.end))
-    if not found:
-        return
-    by_sentence: dict[int, list[_Found]] = {}
-    for item in found:
-        by_sentence.setdefault(item.root.sent.start, []).append(item)
-    seen: set[tuple[str, str, str]] = set()
-    for items in by_sentence.values():
-        distinct: dict[str, _Found] = {}
-        # Named entities take the sentence's places before concepts do.
-        for item in sorted(items, key=lambda f: (f.type == CONCEPT, f.start)):
-            if item.key not in distinct and len(distinct) < SENTENCE_ENTITIES:
-                distinct[item.key] = item
-        if len(distinct) < 2:
-            continue
-        sentence = " ".join(items[0].root.sent.text.split())[:500]
-        for a, b in itertools.combinations(sorted(distinct.values(), key=lambda f: f.start), 2):
-            result = _relation(a, b)
-            if result is None:
-                continue
-            relation, confidence, source, target = result
-            source, target = _orient(relation, source, target)
-            marker = (source.key, target.key, relation)
-            if marker in seen:
-                continue
-            seen.add(marker)
-            graph.relations.append(RelationFound(source.key, target.key, relation, confidence, sentence))
-
-
-def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
-    graphs = [ChunkGraph() for _ in texts]
-    jobs = [
-        (i, offset, piece)
-        for i, text in enumerate(texts)
-        for offset, piece in _pieces(clean_text(text[:max_chars]))
-        if piece.strip()
-    ]
-    done = 0
-    try:
-        docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)
-        for (i, offset, _), doc in zip(jobs, docs, strict=True):
-            _analyse(doc, offset, graphs[i])
-            done += 1
-    except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as exc:
-        # Odd text can trip the tokenizer or a component inside a batch; the batch's other pieces are
-        # still read, one by one, and only a piece that fails on its own is left out (and logged).
-        logger.warning(
-            "entity extraction failed in a batch (%s: %s); reading its pieces one by one", type(exc).__name__, exc
-        )
-        for i, offset, piece in jobs[done:]:
-            partial_graph = ChunkGraph()
-            try:
-                for doc in spacy_pipeline.pipe([piece], batch_size=1):
-                    _analyse(doc, offset, partial_graph)
-            except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as piece_exc:
-                logger.warning(
-                    "entity extraction skipped a piece of %d characters (%s: %s)",
-                    len(piece),
-                    type(piece_exc).__name__,
-                    piece_exc,
-                )
-                continue
-            graphs[i].mentions.extend(partial_graph.mentions)
-            graphs[i].relations.extend(partial_graph.relations)
-    return graphs
-
-
-def _extract_child(texts: Sequence[str], *, max_chars: int, batch_size: int) -> list[ChunkGraph]:
-    """_extract_serial in a forked worker: one BLAS thread each, as the workers already fill the cores."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _extract_serial(texts, max_chars, batch_size)
-
-
-def extract_batches(
-    batches: Iterable[Sequence[str]], *, processes: int = 1, max_chars: int = 100_000, batch_size: int = 256
-) -> Iterator[list[ChunkGraph]]:
-    """The graphs of each batch of texts, batch by batch in order. With processes > 1 the batches go
-    to the forked workers, so while the caller stores one batch's graphs the next are extracted;
-    workers return small tuples rather than spaCy Docs, so little is copied back."""
-    return workers.map_batches(
-        partial(_extract_child, max_chars=max_chars, batch_size=batch_size),
-        batches,
-        workers=processes,
-        min_items=processes * 16,
-        prepare=get_nlp,
-    )
-
-
-def extract_texts(
-    texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000, batch_size: int = 256
-) -> list[ChunkGraph]:
-    """Entities and relations of each text, in input order, split across `processes` workers."""
-    texts = list(texts)
-    size = max(16, math.ceil(len(texts) / max(1, processes)))
-    return [
-        graph
-        for part in extract_batches(
-            (texts[i : i + size] for i in range(0, len(texts), size)),
-            processes=processes,
-            max_chars=max_chars,
-            batch_size=batch_size,
-        )
-        for graph in part
-    ]
