@@ -4,7 +4,7 @@ the code uses, re-exported from the modules that own them."""
 from graph.extraction.batches import ChunkGraph, MentionFound, extract_batches, extract_texts
 from graph.extraction.keys import canonical_key, display_name
 from graph.extraction.lexicon import words_never_nouns
-from graph.extraction.spans import RelationFound
+from graph.extraction.relations import RelationFound
 from graph.extraction.typing import type_for_name
 
 __all__ = [

@@ -3,7 +3,6 @@ when there are several, and each piece's spans and relations collected into its 
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 from collections.abc import Iterable, Iterator, Sequence
@@ -14,15 +13,8 @@ from core import workers
 from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction.keys import clean_text
 from graph.extraction.pipeline import get_nlp
-from graph.extraction.spans import (
-    SENTENCE_ENTITIES,
-    RelationFound,
-    _Found,
-    _orient,
-    _relation,
-    entity_spans,
-)
-from graph.vocabulary import CONCEPT
+from graph.extraction.relations import RelationFound, sentence_relations
+from graph.extraction.spans import entity_spans
 
 logger = logging.getLogger(__name__)
 
@@ -76,32 +68,7 @@ def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
         if len(graph.mentions) >= MAX_MENTIONS_PER_CHUNK:
             break
         graph.mentions.append(MentionFound(item.key, item.name, item.type, offset + item.start, offset + item.end))
-    if not found:
-        return
-    by_sentence: dict[int, list[_Found]] = {}
-    for item in found:
-        by_sentence.setdefault(item.root.sent.start, []).append(item)
-    seen: set[tuple[str, str, str]] = set()
-    for items in by_sentence.values():
-        distinct: dict[str, _Found] = {}
-        # Named entities take the sentence's places before concepts do.
-        for item in sorted(items, key=lambda f: (f.type == CONCEPT, f.start)):
-            if item.key not in distinct and len(distinct) < SENTENCE_ENTITIES:
-                distinct[item.key] = item
-        if len(distinct) < 2:
-            continue
-        sentence = " ".join(items[0].root.sent.text.split())[:500]
-        for a, b in itertools.combinations(sorted(distinct.values(), key=lambda f: f.start), 2):
-            result = _relation(a, b)
-            if result is None:
-                continue
-            relation, confidence, source, target = result
-            source, target = _orient(relation, source, target)
-            marker = (source.key, target.key, relation)
-            if marker in seen:
-                continue
-            seen.add(marker)
-            graph.relations.append(RelationFound(source.key, target.key, relation, confidence, sentence))
+    graph.relations.extend(sentence_relations(found))
 
 
 def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:

@@ -1,4 +1,6 @@
-"""Text -> entities and relationships with spaCy (pure: no Django models, no database)."""
+"""Entity spans in a parsed piece of text: the model's entities split, trimmed, widened and typed,
+noun chunks as concepts, lone first names as the person the text names in full, and acronyms the
+text defines filed under the acronym."""
 
 from __future__ import annotations
 
@@ -14,92 +16,23 @@ from graph.extraction.keys import (
     looks_like_code,
     singular,
 )
-from graph.extraction.lexicon import lemma_of
 from graph.extraction.typing import is_first_name, is_foreign, retype, shouted_word, type_for_name, type_from_context
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
     AMBIGUOUS_TECH_TERMS,
     CONCEPT,
-    CREATED,
     GENERIC_NOUNS,
     LABEL_TYPES,
     LAW_HEADS,
-    LEADS,
-    LOCATED_IN,
     LOCATION,
-    MEMBER_OF,
     ORG_NAME_HEADS,
     ORGANIZATION,
-    PART_OF,
     PERSON,
     PLACE_HEADS,
-    RELATED_TO,
-    SYMMETRIC_RELATIONS,
     TECHNOLOGY,
-    USES,
-    WORKS_WITH,
 )
 
-# Confidence follows the kind of evidence: a verb or preposition that names the relation beats a
-# plain dependency link, which beats two names merely sharing a sentence.
-CONFIDENCE_NAMED = 0.85
-CONFIDENCE_LOCATION = 0.8
-CONFIDENCE_DEPENDENCY = 0.55
-CONFIDENCE_COOCCURRENCE = 0.3
-
-SENTENCE_ENTITIES = 8
-MAX_PATH_EDGES = 6
-MAX_CONCEPT_PATH_EDGES = 3
-
-_VERB_RELATIONS = {
-    WORKS_WITH: {"work", "collaborate", "partner", "cooperate", "team", "coordinate"},
-    MEMBER_OF: {"join", "member", "belong_to_team"},
-    LOCATED_IN: {"locate", "base", "headquarter", "situate", "live", "reside", "station", "house"},
-    CREATED: {
-        "create",
-        "found",
-        "build",
-        "develop",
-        "invent",
-        "write",
-        "design",
-        "launch",
-        "release",
-        "author",
-        "establish",
-        "produce",
-        "introduce",
-        "propose",
-        "co-found",
-        "cofound",
-        "start",
-    },
-    USES: {"use", "utilize", "utilise", "employ", "leverage", "adopt", "rely", "depend", "apply", "run"},
-    LEADS: {"lead", "manage", "head", "direct", "chair", "supervise", "oversee"},
-    PART_OF: {"belong"},
-}
-_VERB_TO_RELATION = {verb: rel for rel, verbs in _VERB_RELATIONS.items() for verb in verbs}
-_CONTAINS_VERBS = {"include", "contain", "comprise", "encompass", "own", "acquire"}
-_PART_NOUNS = {
-    "part",
-    "division",
-    "subsidiary",
-    "branch",
-    "unit",
-    "department",
-    "component",
-    "module",
-    "subset",
-    "section",
-    "piece",
-    "member",
-}
-_LOCATION_PREPS = {"in", "at", "near", "inside", "within", "outside", "from"}
-_SUBJECT_DEPS = {"nsubj", "nsubjpass", "csubj"}
-
 _DROP_LEADING_POS = {"DET", "PRON", "NUM", "PUNCT", "CCONJ", "ADP", "PART", "SYM", "X", "SPACE", "INTJ"}
-
-
 _CODE_CHARS = re.compile(r"[(){}\[\]=;:<>]")
 # The same without the colon, which titles have ("Mission: Impossible").
 _NOT_IN_NAMES = re.compile(r"[(){}\[\]=;<>]")
@@ -111,17 +44,10 @@ def _repeated(name: str) -> bool:
     return len(words) >= 3 and max(words.count(word) for word in set(words)) * 2 > len(words)
 
 
-@dataclass(frozen=True)
-class RelationFound:
-    source_key: str
-    target_key: str
-    relation_type: str
-    confidence: float
-    sentence: str
-
-
 @dataclass
-class _Found:
+class Found:
+    """An entity found in a piece of text, before it is stored: where it is and what it is."""
+
     key: str
     name: str
     type: str
@@ -152,7 +78,8 @@ def defined_acronyms(text: str) -> dict[str, str]:
     return defined
 
 
-def entity_spans(doc) -> list[_Found]:
+def entity_spans(doc) -> list[Found]:
+    """The entities of a parsed piece, in text order, a defined long form filed under its acronym."""
     found = _spans(doc)
     if "(" in doc.text:
         defined = defined_acronyms(doc.text)
@@ -190,7 +117,7 @@ def _entity_parts(ents) -> Iterator[tuple[object, str]]:
         yield (ent if start == ent.start else ent.doc[start : ent.end]), label
 
 
-def _first_names(found: list[_Found]) -> None:
+def _first_names(found: list[Found]) -> None:
     """A lone first or last name in a text that also names the whole person is that person ("Piotr can
     start" after "Piotr Nowak"), typed and filed as the person."""
     people = {}
@@ -206,8 +133,8 @@ def _first_names(found: list[_Found]) -> None:
             item.type = PERSON
 
 
-def _spans(doc) -> list[_Found]:
-    found: list[_Found] = []
+def _spans(doc) -> list[Found]:
+    found: list[Found] = []
     covered: set[int] = set()
     lowercase_words = {t.lower_ for t in doc if t.is_lower and t.is_alpha}
     lowercase_words |= {singular(word) for word in lowercase_words}
@@ -233,7 +160,7 @@ def _spans(doc) -> list[_Found]:
             continue  # in another language, a name the rules demoted is a fragment
         key = canonical_key(name, entity_type)
         covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
-        found.append(_Found(key, name, entity_type, span.start_char, span.end_char, span.root))
+        found.append(Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     text = doc.text
     if is_foreign(doc):
         # The noun chunks of another language parsed as English are fragments ("morgen", "über").
@@ -298,7 +225,7 @@ def _has_digit(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
-def _concept(chunk, text: str) -> _Found | None:
+def _concept(chunk, text: str) -> Found | None:
     """A noun chunk as a concept, or None when it is a pronoun or a generic word ("thing", "time")."""
     tokens = list(chunk)
     while tokens and (
@@ -327,9 +254,9 @@ def _concept(chunk, text: str) -> _Found | None:
     if key in GAZETTEER:
         if key in AMBIGUOUS_TECH_TERMS and name.islower():
             return None
-        return _Found(key, name, TECHNOLOGY, start, end, root)
+        return Found(key, name, TECHNOLOGY, start, end, root)
     entity_type = _proper_name_type(chunk.doc[tokens[0].i : tokens[-1].i + 1], name, key)
-    return _Found(canonical_key(name, entity_type), name, entity_type, start, end, root)
+    return Found(canonical_key(name, entity_type), name, entity_type, start, end, root)
 
 
 # The common noun a name modifies can say what the name is: "the Arbor app", "the RSPB volunteer team".
@@ -338,7 +265,7 @@ _TECHNOLOGY_NOUNS = frozenset("app apps software platform website portal plugin"
 _ORGANIZATION_NOUNS = frozenset("team committee staff volunteers volunteer members".split())
 
 
-def _proper_prefix(chunk, text: str) -> _Found | None:
+def _proper_prefix(chunk, text: str) -> Found | None:
     """The name at the front of a noun chunk that goes on in common nouns ("RSPB volunteer team",
     "Musicians' Union cover", "Arbor app"), which the model left unlabelled inside the phrase."""
     tokens = [t for t in chunk if t.pos_ not in _DROP_LEADING_POS]
@@ -355,7 +282,7 @@ def _proper_prefix(chunk, text: str) -> _Found | None:
     if not is_meaningful(name, key) or looks_like_code(name) or shouted_word(name):
         return None
     if key in GAZETTEER:
-        return _Found(key, name, TECHNOLOGY, start, stop, tokens[end - 1])
+        return Found(key, name, TECHNOLOGY, start, stop, tokens[end - 1])
     head = tokens[-1].lower_
     span = chunk.doc[tokens[0].i : tokens[end - 1].i + 1]
     if head in _TECHNOLOGY_NOUNS:
@@ -364,7 +291,7 @@ def _proper_prefix(chunk, text: str) -> _Found | None:
         entity_type = ORGANIZATION
     else:
         entity_type = _proper_name_type(span, name, key)
-    return _Found(canonical_key(name, entity_type), name, entity_type, start, stop, tokens[end - 1])
+    return Found(canonical_key(name, entity_type), name, entity_type, start, stop, tokens[end - 1])
 
 
 def _proper_name_type(span, name: str, key: str) -> str:
@@ -377,125 +304,3 @@ def _proper_name_type(span, name: str, key: str) -> str:
     if settled not in (CONCEPT, None):
         return settled
     return type_from_context(span, CONCEPT) or CONCEPT
-
-
-def _path_up(token, stop) -> list:
-    path = [token]
-    while path[-1] is not stop and path[-1].head is not path[-1]:
-        path.append(path[-1].head)
-    return path
-
-
-def _lca_paths(a, b) -> tuple[list, list] | None:
-    ancestors_a = [a, *a.ancestors]
-    index = {t.i: n for n, t in enumerate(ancestors_a)}
-    for n, token in enumerate([b, *b.ancestors]):
-        if token.i in index:
-            return ancestors_a[: index[token.i] + 1], [b, *b.ancestors][: n + 1]
-    return None
-
-
-def _is_subject_side(path: list) -> bool:
-    return any(t.dep_ in _SUBJECT_DEPS for t in path[:-1])
-
-
-def _located(entity: _Found, location: _Found, loc_path: list) -> bool:
-    """True when a location preposition on the location's side attaches to the entity itself, to a
-    verb the entity is the subject of, or to a clause describing the entity ("the team based in X")."""
-    if len(loc_path) < 3 or loc_path[1].dep_ != "prep" or loc_path[1].lower_ not in _LOCATION_PREPS:
-        return False
-    head, root = loc_path[2], entity.root.i
-    if head.i == root:
-        return True
-    if head.pos_ in ("VERB", "AUX"):
-        if any(child.i == root and child.dep_ in _SUBJECT_DEPS for child in head.children):
-            return True
-        if head.dep_ in ("relcl", "acl") and head.head.i == root:
-            return True
-    return False
-
-
-def _argument_of(path: list) -> bool:
-    """True when an entity is a direct argument of the verb at the top of its path: its subject or
-    object, or the object of a preposition of that verb ("works with X", "created by X")."""
-    middle = path[1:-1]
-    return len(middle) <= 1 and all(t.pos_ == "ADP" or t.dep_ in ("prep", "agent") for t in middle)
-
-
-_Relation = tuple[str, float, _Found, _Found]
-
-
-def _relation(a: _Found, b: _Found) -> _Relation | None:
-    """The relation between two entities of a sentence, with its confidence and direction."""
-    concepts = (a.type == CONCEPT) + (b.type == CONCEPT)
-    paths = _lca_paths(a.root, b.root)
-    if paths is None or len(paths[0]) + len(paths[1]) - 2 > MAX_PATH_EDGES:
-        if concepts:
-            return None  # a concept merely sharing a sentence with something is noise
-        return RELATED_TO, CONFIDENCE_COOCCURRENCE, a, b
-    path_a, path_b = paths
-    found = _location_relation(a, b, path_a, path_b) or _named_relation(a, b, path_a, path_b)
-    if found is not None:
-        return found
-    if concepts and len(path_a) + len(path_b) - 2 > MAX_CONCEPT_PATH_EDGES:
-        return None
-    return RELATED_TO, CONFIDENCE_DEPENDENCY, a, b
-
-
-def _location_relation(a: _Found, b: _Found, path_a: list, path_b: list) -> _Relation | None:
-    """One entity located in a location ("the team based in Berlin", "San Francisco, California")."""
-    if b.type == LOCATION and a.type != LOCATION and _located(a, b, path_b):
-        return LOCATED_IN, CONFIDENCE_LOCATION, a, b
-    if a.type == LOCATION and b.type != LOCATION and _located(b, a, path_a):
-        return LOCATED_IN, CONFIDENCE_LOCATION, b, a
-    if a.type == LOCATION and b.type == LOCATION and b.root.dep_ == "appos" and b.root.head.i == a.root.i:
-        return LOCATED_IN, CONFIDENCE_LOCATION, a, b  # "San Francisco, California"
-    return None
-
-
-def _named_relation(a: _Found, b: _Found, path_a: list, path_b: list) -> _Relation | None:
-    """A relation named by a word on the path between the two: a part noun ("part of", "member of")
-    or the verb both are arguments of ("works with", "created by", "contains")."""
-    between = [*path_a[1:], *path_b[1:-1]]
-    subject_first = not _is_subject_side(path_b) or _is_subject_side(path_a)
-    source, target = (a, b) if subject_first else (b, a)
-    if any(t.dep_ == "agent" for t in [*path_a, *path_b]):
-        # Passive voice: "Python was created by Guido" has its doer behind "by".
-        by_a = any(t.dep_ == "agent" for t in path_a)
-        source, target = (a, b) if by_a else (b, a)
-    for token in between:
-        lemma = token.lower_ if token.pos_ in ("ADP", "NOUN") else lemma_of(token)
-        if token.pos_ == "NOUN" and lemma in _PART_NOUNS and any(t.lower_ == "of" for t in between):
-            # "X is part of Y" / "X, a division of Y": the side reached through "of" is the whole.
-            whole_b = any(t.lower_ == "of" for t in path_b[1:])
-            relation = MEMBER_OF if lemma == "member" else PART_OF
-            return relation, CONFIDENCE_NAMED, *((a, b) if whole_b else (b, a))
-        if token.pos_ in ("VERB", "AUX") and token.i == path_a[-1].i and _argument_of(path_a) and _argument_of(path_b):
-            found = _verb_relation(lemma, a, b, source, target)
-            if found is not None:
-                return found
-    return None
-
-
-def _verb_relation(lemma: str, a: _Found, b: _Found, source: _Found, target: _Found) -> _Relation | None:
-    """The relation a verb names between its subject side (source) and the other side, if any."""
-    if lemma in _CONTAINS_VERBS:
-        return PART_OF, CONFIDENCE_NAMED, target, source
-    relation = _VERB_TO_RELATION.get(lemma)
-    if relation == LOCATED_IN and LOCATION not in (a.type, b.type):
-        relation = None
-    if relation is None:
-        return None
-    if relation == LOCATED_IN and source.type == LOCATION:
-        source, target = target, source
-    return relation, CONFIDENCE_NAMED, source, target
-
-
-def _orient(relation: str, source: _Found, target: _Found) -> tuple[_Found, _Found]:
-    """Symmetric relations get one canonical direction so "A works with B" and "B works with A" are one
-    edge: a person first, else the key in alphabetical order."""
-    if relation not in SYMMETRIC_RELATIONS:
-        return source, target
-    if (source.type == PERSON) != (target.type == PERSON):
-        return (source, target) if source.type == PERSON else (target, source)
-    return (source, target) if source.key <= target.key else (target, source)
