@@ -111,7 +111,7 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
 
 def _extract_child(texts: Sequence[str], *, max_chars: int, batch_size: int) -> list[ChunkGraph]:
     """_extract_serial in a forked worker: one BLAS thread each, as the workers already fill the cores."""
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # only forked workers need it
 
     with threadpool_limits(limits=1, user_api="blas"):
         return _extract_serial(texts, max_chars, batch_size)
