@@ -13,7 +13,7 @@ class GraphConfig(AppConfig):
         # The tier rules count a memory's links; the graph owns them and supplies the counts.
         register_link_counter(memory_link_counts)
         # A tag for a technology says what the graph calls it ("postgres" -> "postgresql").
-        from graph.entities import words_never_nouns
+        from graph.extraction import words_never_nouns
         from graph.vocabulary import CASE_SENSITIVE_ALIASES, TECH_ALIASES
         from memories.auto_tags import register_tag_vocabulary
 

@@ -29,7 +29,7 @@ ALIASED_SQL = """NOT ("aliases" = '{}'::varchar(200)[])"""
 class Entity(models.Model):
     """A person, place, organisation, concept... named in the owner's memories.
 
-    `key` is the canonical form (graph.entities.canonical_key) that makes surface variants one
+    `key` is the canonical form (graph.extraction.canonical_key) that makes surface variants one
     entity; `aliases` holds further keys merged into it. Counts, type and salience are derived from
     the mentions and recomputed whenever they change.
     """

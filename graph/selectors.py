@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
+from graph.extraction import canonical_key
 from graph.models import Entity, EntityMention, EntityType, MemoryLink, Relationship
 from memories.auto_tags import structural_auto_tags
 from memories.models import Memory
@@ -45,8 +47,6 @@ def entity_list(*, user, q: str = "", types: Sequence[str] = ()) -> QuerySet[Ent
         qs = qs.filter(type__in=list(types))
     q = " ".join((q or "").split())
     if q:
-        from graph.entities import canonical_key
-
         qs = qs.filter(Q(name__icontains=q) | Q(key__icontains=canonical_key(q)) | Q(aliases__contains=[q.lower()]))
     return qs.order_by("-salience", "name", "id")
 
@@ -57,8 +57,6 @@ def entity_get(*, user, entity_id: int) -> Entity:
 
 def entity_find(*, user, q: str) -> Entity | None:
     """The entity a search box means: an exact name or key first, else the most salient match."""
-    from graph.entities import canonical_key
-
     q = " ".join((q or "").split())
     if not q:
         return None
@@ -359,8 +357,6 @@ def memory_link_counts(memory_ids: Sequence[int], recent_since, active_since) ->
     A linked memory is in use when it was opened or created since active_since, or is pinned: a link
     into a part of the collection nobody uses any more keeps nothing hot. The tier rules read these
     (registered in GraphConfig)."""
-    from django.db import connection
-
     if not memory_ids:
         return {}
     with connection.cursor() as cursor:

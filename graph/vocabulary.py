@@ -1,10 +1,10 @@
 """The graph's vocabulary: entity and relation types, the words that are never entities, and the
 technical terms and name patterns the spaCy pipeline is taught. Data only; the models, the pipeline
-(graph.nlp) and the extractor (graph.entities) are all built from it."""
+(graph.extraction.pipeline) and the extractor (graph.extraction) are all built from it."""
 
 from __future__ import annotations
 
-# The version of the extraction rules (this vocabulary, graph.entities, graph.names and their data).
+# The version of the extraction rules (this vocabulary, the graph.extraction package and its data).
 # Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
 # step then reads every memory extracted by an older version again, so old entities are re-typed.
 EXTRACTION_RULES_VERSION = 2

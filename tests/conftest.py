@@ -127,7 +127,7 @@ REAL_EMBEDDER: set[str] = {
 # extra PostgreSQL servers, benchmarks, very large inputs. `make test` runs them; the fast set does not.
 SLOW: set[str] = {
     "tests/graph/test_entities.py",
-    "tests/graph/test_nlp.py",
+    "tests/graph/test_pipeline.py",
     "tests/graph/test_services.py",
     "tests/bench/test_bench_graph.py",
     "tests/graph/test_api.py",

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from core import workers
 from core.retry import run_with_retry
-from graph import entities as extractor
+from graph import extraction as extractor
 from graph.models import ALIASED_SQL, EntityMention, MemoryExtraction, Relationship, RelationshipEvidence
 from graph.services.links import memory_links_refresh
 from graph.services.sql import copy_rows, lock_owner_graph

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from django.db import transaction
 
-from graph.entities import canonical_key, type_for_name
+from graph.extraction import canonical_key, type_for_name
 from graph.models import Entity, EntityMention
 from graph.services.sql import lock_owner_graph
 from graph.services.upkeep import entities_recount, entity_merge, owner_graph_normalise

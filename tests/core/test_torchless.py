@@ -11,8 +11,8 @@ import os, sys, threading
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kybernesis.settings_test")
 import django
 django.setup()
-from graph import nlp
-doc = nlp.get_nlp()("Ada Lovelace met Charles Babbage in London.")
+from graph.extraction import pipeline
+doc = pipeline.get_nlp()("Ada Lovelace met Charles Babbage in London.")
 import thinc.compat
 print("entities", [e.text for e in doc.ents])
 print("torch after spaCy", "torch" in sys.modules, thinc.compat.has_torch)

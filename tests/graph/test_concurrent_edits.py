@@ -24,7 +24,7 @@ def test_an_edit_of_a_deleted_memory_is_a_404(api, user):
 def test_graph_extraction_skips_a_memory_edited_or_deleted_after_it_was_read(user):
     """The store step re-checks each memory under its row lock: content changed since the chunks
     were read (a newer extraction is queued) or the memory gone means nothing is written for it."""
-    from graph.entities import extract_texts
+    from graph.extraction import extract_texts
     from graph.services.ingest import _store_owner_graph
     from memories.services import memory_update
     from tests.factories import make_memory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.entities import canonical_key, display_name, extract_texts
+from graph.extraction import canonical_key, display_name, extract_texts
 from graph.vocabulary import ENTITY_TYPES
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from graph.entities import extract_texts
+from graph.extraction import extract_texts
 from graph.models import Entity, EntityMention, MemoryLink
 from graph.services import graph_extract_memories, graph_owner_retype, memory_links_refresh
 from memories.auto_tags import content_keywords, keyword_tag, prose
@@ -369,8 +369,8 @@ def _spans_with(text: str, labelled: list[tuple[str, str]]) -> dict[str, str]:
     """The extractor's names and types for a text whose model labels are set by hand."""
     from spacy.tokens import Span
 
-    from graph.entities import _spans
-    from graph.nlp import get_nlp
+    from graph.extraction.pipeline import get_nlp
+    from graph.extraction.spans import _spans
 
     doc = get_nlp()(text)
     ents = []
@@ -426,13 +426,13 @@ def test_bad_input_through_the_api_yields_no_nonsense_entities(api, content):
     [("Ofsted", "concept"), ("Barclays", "concept"), ("HMRC", "person"), ("Royal Mail", "location")],
 )
 def test_well_known_organisations_are_organisations_whatever_the_model_said(name, entity_type):
-    from graph.entities import canonical_key, type_for_name
+    from graph.extraction import canonical_key, type_for_name
 
     assert type_for_name(name, canonical_key(name, entity_type), entity_type) == "organization"
 
 
 def test_the_organisation_list_leaves_everyday_words_alone():
-    from graph.entities import canonical_key, type_for_name
+    from graph.extraction import canonical_key, type_for_name
 
     for name in ("apple", "Apple", "amazon", "mind"):  # "Mind" the charity, but not "mind"
         assert type_for_name(name, canonical_key(name, "concept"), "concept") == "concept", name

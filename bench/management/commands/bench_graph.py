@@ -19,7 +19,7 @@ from django.db.models import Count
 
 from bench.datasets import read_jsonl
 from core import workers
-from graph import entities
+from graph import extraction
 from graph.models import Entity, EntityMention, MemoryLink, Relationship
 from graph.services import graph_extract_memories
 from memories.models import Memory, MemoryChunk
@@ -50,7 +50,7 @@ class Command(BaseCommand):
         memory_ids = self._load(owner, read_jsonl(corpus_path), chunks)
         Entity.objects.filter(owner=owner).delete()
         MemoryLink.objects.filter(owner=owner).delete()
-        entities.extract_texts(["Warm-up: Alice works with the Product Team in San Francisco."])
+        extraction.extract_texts(["Warm-up: Alice works with the Product Team in San Francisco."])
 
         texts = list(MemoryChunk.objects.filter(memory_id__in=memory_ids).values_list("text", flat=True))
         started = time.perf_counter()
@@ -69,7 +69,7 @@ class Command(BaseCommand):
         }
         if compare:
             started = time.perf_counter()
-            entities.extract_texts(
+            extraction.extract_texts(
                 texts, processes=workers.processes(), max_chars=settings.KYBERNESIS_GRAPH_MAX_CHUNK_CHARS
             )
             alone = time.perf_counter() - started

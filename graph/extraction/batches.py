@@ -1,0 +1,150 @@
+"""Texts in, graphs out: each text cut into pieces the pipeline reads in batches, on forked workers
+when there are several, and each piece's spans and relations collected into its chunk's graph."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from core import workers
+from graph.extraction import pipeline as spacy_pipeline
+from graph.extraction.keys import clean_text
+from graph.extraction.pipeline import get_nlp
+from graph.extraction.relations import RelationFound, sentence_relations
+from graph.extraction.spans import entity_spans
+
+logger = logging.getLogger(__name__)
+
+
+# Bounded work: a chunk is analysed in pieces of at most PIECE_CHARS, only its first max_chars
+# characters are read, and it keeps at most MAX_MENTIONS_PER_CHUNK mentions.
+PIECE_CHARS = 3000
+MAX_MENTIONS_PER_CHUNK = 400
+
+
+@dataclass(frozen=True)
+class MentionFound:
+    """An entity's mention in a chunk: the key it is filed under, its name and type, and where it is."""
+
+    key: str
+    name: str
+    type: str
+    start: int
+    end: int
+
+
+@dataclass
+class ChunkGraph:
+    """What one chunk's text says: its mentions and the relations between them."""
+
+    mentions: list[MentionFound] = field(default_factory=list)
+    relations: list[RelationFound] = field(default_factory=list)
+
+
+def _pieces(text: str, *, size: int = PIECE_CHARS) -> list[tuple[int, str]]:
+    """Split text into (offset, piece) of at most `size` characters, at a paragraph, sentence or space."""
+    pieces: list[tuple[int, str]] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            window = text[start:end]
+            cut = max(window.rfind("\n"), window.rfind(". "), window.rfind("? "), window.rfind("! "))
+            if cut < size // 2:
+                cut = window.rfind(" ")
+            if cut >= size // 2:
+                end = start + cut + 1
+        pieces.append((start, text[start:end]))
+        start = end
+    return pieces
+
+
+def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
+    found = entity_spans(doc)
+    for item in found:
+        if len(graph.mentions) >= MAX_MENTIONS_PER_CHUNK:
+            break
+        graph.mentions.append(MentionFound(item.key, item.name, item.type, offset + item.start, offset + item.end))
+    graph.relations.extend(sentence_relations(found))
+
+
+def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
+    graphs = [ChunkGraph() for _ in texts]
+    jobs = [
+        (i, offset, piece)
+        for i, text in enumerate(texts)
+        for offset, piece in _pieces(clean_text(text[:max_chars]))
+        if piece.strip()
+    ]
+    done = 0
+    try:
+        docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)
+        for (i, offset, _), doc in zip(jobs, docs, strict=True):
+            _analyse(doc, offset, graphs[i])
+            done += 1
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as exc:
+        # Odd text can trip the tokenizer or a component inside a batch; the batch's other pieces are
+        # still read, one by one, and only a piece that fails on its own is left out (and logged).
+        logger.warning(
+            "entity extraction failed in a batch (%s: %s); reading its pieces one by one", type(exc).__name__, exc
+        )
+        for i, offset, piece in jobs[done:]:
+            partial_graph = ChunkGraph()
+            try:
+                for doc in spacy_pipeline.pipe([piece], batch_size=1):
+                    _analyse(doc, offset, partial_graph)
+            except (TypeError, ValueError, IndexError, KeyError, AttributeError, UnicodeError) as piece_exc:
+                logger.warning(
+                    "entity extraction skipped a piece of %d characters (%s: %s)",
+                    len(piece),
+                    type(piece_exc).__name__,
+                    piece_exc,
+                )
+                continue
+            graphs[i].mentions.extend(partial_graph.mentions)
+            graphs[i].relations.extend(partial_graph.relations)
+    return graphs
+
+
+def _extract_child(texts: Sequence[str], *, max_chars: int, batch_size: int) -> list[ChunkGraph]:
+    """_extract_serial in a forked worker: one BLAS thread each, as the workers already fill the cores."""
+    from threadpoolctl import threadpool_limits  # only forked workers need it
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _extract_serial(texts, max_chars, batch_size)
+
+
+def extract_batches(
+    batches: Iterable[Sequence[str]], *, processes: int = 1, max_chars: int = 100_000, batch_size: int = 256
+) -> Iterator[list[ChunkGraph]]:
+    """The graphs of each batch of texts, batch by batch in order. With processes > 1 the batches go
+    to the forked workers, so while the caller stores one batch's graphs the next are extracted;
+    workers return small tuples rather than spaCy Docs, so little is copied back."""
+    return workers.map_batches(
+        partial(_extract_child, max_chars=max_chars, batch_size=batch_size),
+        batches,
+        workers=processes,
+        min_items=processes * 16,
+        prepare=get_nlp,
+    )
+
+
+def extract_texts(
+    texts: Sequence[str], *, processes: int = 1, max_chars: int = 100_000, batch_size: int = 256
+) -> list[ChunkGraph]:
+    """Entities and relations of each text, in input order, split across `processes` workers."""
+    texts = list(texts)
+    size = max(16, math.ceil(len(texts) / max(1, processes)))
+    return [
+        graph
+        for part in extract_batches(
+            (texts[i : i + size] for i in range(0, len(texts), size)),
+            processes=processes,
+            max_chars=max_chars,
+            batch_size=batch_size,
+        )
+        for graph in part
+    ]

@@ -1,0 +1,386 @@
+"""An entity's type: what the name and the words around it say about the kind of thing it names (a
+given or family name, a title, a role in apposition, a seller or service: "ordered from X"), and
+the corrections a reader would make to the statistical model's label. Pure: spaCy tokens in, types out."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from graph.extraction.keys import GAZETTEER, canonical_key, looks_like_code, singular
+from graph.extraction.lexicon import english_words, lemma_of, words_of
+from graph.vocabulary import (
+    AMBIGUOUS_TECH_TERMS,
+    CONCEPT,
+    EVENT,
+    EVENT_HEADS,
+    GENERIC_NOUNS,
+    GROUP,
+    LAW_HEADS,
+    LOCATION,
+    NOT_ENTITIES,
+    ORG_NAME_HEADS,
+    ORGANIZATION,
+    PERSON,
+    PERSON_TITLES,
+    PLACE_HEADS,
+    PRODUCT,
+    TECHNOLOGY,
+    WORK,
+)
+
+FIRST_NAMES_FILE = Path(__file__).resolve().parent / "data" / "first_names.txt"
+FAMILY_NAMES_FILE = Path(__file__).resolve().parent / "data" / "family_names.txt"
+ORGANIZATIONS_FILE = Path(__file__).resolve().parent / "data" / "organizations.txt"
+
+
+@functools.cache
+def first_names() -> frozenset[str]:
+    """Given names of many languages (graph/extraction/data/first_names.txt), lower case."""
+    return _read_names(FIRST_NAMES_FILE)
+
+
+@functools.cache
+def family_names() -> frozenset[str]:
+    """Family names of many languages (graph/extraction/data/family_names.txt), lower case."""
+    return _read_names(FAMILY_NAMES_FILE)
+
+
+def organization_names() -> list[str]:
+    """Well-known organisations as they are written (graph/extraction/data/organizations.txt)."""
+    return _entries(ORGANIZATIONS_FILE)
+
+
+@functools.cache
+def organization_keys() -> frozenset[str]:
+    """The keys of well-known organisations (graph/extraction/data/organizations.txt): the same keys
+    the extractor files names under."""
+    names = organization_names()
+    # Under the key of an organisation and of a concept (a noun chunk's key: "Barclays" -> "barclay").
+    return frozenset(canonical_key(name, kind) for name in names for kind in ("organization", "concept"))
+
+
+def is_first_name(word: str) -> bool:
+    return word.casefold() in first_names()
+
+
+def is_family_name(word: str) -> bool:
+    return word.casefold() in family_names()
+
+
+def _entries(path: Path) -> list[str]:
+    """A data file's entries: one per line, blank lines and # comments left out."""
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def _read_names(path: Path) -> frozenset[str]:
+    return frozenset(entry.casefold() for entry in _entries(path))
+
+
+def titled(span) -> bool:
+    """A person's title just before the name ("Dr Tomasz Kowal", "Employment Judge Harcourt",
+    "Sister Aisha Rahman") or opening it."""
+    doc = span.doc
+    before = doc[span.start - 1] if span.start > 0 else None
+    if before is not None and before.text[:1].isupper() and _is_title(before.lower_):
+        return True
+    return len(span) > 1 and span[0].text[:1].isupper() and _is_title(span[0].lower_)
+
+
+def _is_title(word: str) -> bool:
+    return word in PERSON_TITLES or word.rstrip(".") in PERSON_TITLES
+
+
+def looks_like_full_name(tokens) -> bool:
+    """Two or three capitalised words, none an acronym, the first a known given name ("Ingrid
+    Halvorsen", "Gwen Tallis"): a person, whatever the model said, unless a head word ("Coaches",
+    "Marshes") said otherwise first."""
+    words = [t for t in tokens if t.is_alpha or "'" in t.text or "-" in t.text[1:-1]]
+    if not 2 <= len(words) <= 3 or len(words) != len(tokens):
+        return False
+    if not all(t.text[:1].isupper() and not t.is_upper for t in words):
+        return False
+    return is_first_name(words[0].text)
+
+
+# Verbs and nouns of buying, booking and hiring: what comes "from" or "through" after them is a
+# seller or a service, an organisation ("ordered seeds from Real Seeds", "booked through NHS
+# Professionals", "bought a brood box from Thornes").
+_TRADE_VERBS = frozenset(
+    "order buy purchase get book hire rent source collect pick borrow lease reserve stock supply".split()
+)
+_TRADE_PREPOSITIONS = frozenset(["from", "through", "via"])
+
+
+def sold_by(span) -> bool:
+    """True when the name is where something was bought, booked or hired from."""
+    root = span.root
+    prep = root.head
+    if root.dep_ != "pobj" or prep.lower_ not in _TRADE_PREPOSITIONS:
+        return False
+    head = prep.head
+    for _ in range(3):  # "ordered [more nitrile gloves] from X": the preposition may hang on the object
+        if head.pos_ in ("VERB", "AUX") or head.dep_ == "ROOT":
+            return head.lemma_.lower() in _TRADE_VERBS or head.lower_ in _TRADE_VERBS or _trade_form(head.lower_)
+        if head.head is head:
+            break
+        head = head.head
+    return False
+
+
+def _trade_form(word: str) -> bool:
+    """An inflected trade verb when the lemmatizer did not run ("ordered", "booked", "bought")."""
+    irregular = {"bought": "buy", "got": "get", "picked": "pick", "sourced": "source"}
+    if word in irregular:
+        return True
+    return any(word.endswith(suffix) and word[: -len(suffix)] in _TRADE_VERBS for suffix in ("ed", "d", "ing", "s"))
+
+
+# Nouns that say what the name beside them is, in apposition: "the supplier, Kitlocker", "Gary
+# Whitlock, the promoter", "our accountant, Daniel Okoro".
+ORGANIZATION_ROLES = frozenset(
+    """
+supplier suppliers vendor retailer shop store firm company business brand manufacturer maker insurer
+bank lender landlord agency contractor provider charity club school hospital practice garage chain
+""".split()
+)
+PERSON_ROLES = frozenset(
+    """
+treasurer secretary chair chairman chairwoman conductor coach manager director accountant lawyer
+solicitor barrister counsel doctor nurse surgeon dentist teacher tutor head headteacher principal
+teammate colleague friend neighbour neighbor partner wife husband mother father sister brother son
+daughter aunt uncle cousin grandmother grandfather landlady tenant tiler plumber electrician builder
+mechanic driver promoter agent recruiter engineer developer designer editor author writer singer
+drummer guitarist bassist producer photographer registrar consultant physio physiotherapist
+therapist vet mentor intern boss founder ceo cto cfo owner client customer claimant respondent
+""".split()
+)
+_ROLE_TYPES = {**dict.fromkeys(ORGANIZATION_ROLES, "organization"), **dict.fromkeys(PERSON_ROLES, "person")}
+
+
+def role_in_apposition(span) -> str | None:
+    """The type a role noun in apposition gives the name ("the supplier, Kitlocker"), or None."""
+    root = span.root
+    if root.dep_ == "appos" and root.head.pos_ == "NOUN":
+        return _ROLE_TYPES.get(root.head.lower_)
+    for child in root.children:
+        if child.dep_ == "appos" and child.pos_ == "NOUN" and not child.text[:1].isupper():
+            return _ROLE_TYPES.get(child.lower_)
+    return None
+
+
+# --- Types a person agrees with ------------------------------------------------------------------
+#
+# The statistical model types a capitalised word it does not know as a person or an organisation
+# ("Autovacuum", "Meeting", "Grinder Burr", "CrashLoopBackOff", "EUR"). The rules below keep what it
+# gets right and correct what a reader would: known technologies are technologies whatever the model
+# says, and a name is a person only if it can be one.
+
+
+_NAME_PARTICLES = frozenset(
+    ["van", "von", "de", "der", "den", "da", "di", "du", "le", "la", "del", "della", "bin", "al", "el", "ter"]
+)
+
+
+def is_foreign(doc) -> bool:
+    """True when a text is not English: English puts function words ("the", "is", "of") among its
+    lower-case words, another language barely any. Names are foreign in any language, so only the
+    lower-case words tell, each counted once, and fewer than four give no evidence. Computed once
+    per text."""
+    foreign = doc.user_data.get("foreign")
+    if foreign is None:
+        words = {t.lower_: t.is_stop for t in doc if t.is_alpha and t.is_lower}
+        foreign = len(words) >= 4 and sum(words.values()) / len(words) < 0.15
+        doc.user_data["foreign"] = foreign
+    return foreign
+
+
+def _could_be_person(span, lowercase_words: set[str]) -> bool:
+    """A name can be a person's unless it is an acronym, code, a currency or date word, a word the
+    same text also writes in lower case ("Grinder Burr" beside "the grinder burrs"), or a lone word
+    that opens a sentence or is an English verb or adjective ("Cook", "Monetise"). A title before it
+    ("Dr. Patel") settles it."""
+    tokens = _name_tokens(span)
+    if not tokens:
+        return False
+    doc = span.doc
+    if titled(span):
+        return True
+    if len(tokens) > 4 or len({t.lower_ for t in tokens}) < len(tokens):
+        return False  # "Alice Alice Alice": a repeated word is no name
+    if is_foreign(doc):
+        return False  # the model knows English names; in another language its guesses are noise
+    if any(_not_a_name_word(token) for token in tokens):
+        return False
+    last = tokens[-1].lower_
+    if last in lowercase_words or singular(last) in lowercase_words:
+        return False
+    if len(tokens) == 1:
+        word = tokens[0]
+        # A known given name that is no English word ("Megan", "Bernadette") needs no further proof.
+        known = is_first_name(word.text) and word.lower_ not in english_words()
+        return known or _lone_word_acts_as_person(word)
+    return not _common_words_only(tokens)
+
+
+def _common_words_only(tokens) -> bool:
+    """A name made only of English words, none of them a known given or family name where a name
+    would have it, names a thing: "Curlew Sandpiper", "Candlelight Carol" (but "Kate Bush", "Chen Wei")."""
+    first, last = tokens[0].text, tokens[-1].text
+    if is_first_name(first) or is_family_name(first) or is_family_name(last):
+        return False
+    vocabulary = english_words()
+    return all(t.lower_ in vocabulary or singular(t.lower_) in vocabulary for t in tokens)
+
+
+def _name_tokens(span) -> list:
+    """The words of a name: no possessive ("Chen Wei's"), no lone punctuation ("Sigma - Aldrich")."""
+    return [
+        t
+        for t in span
+        if t.is_alpha or (any(ch.isalpha() for ch in t.text) and t.lower_ not in ("'s", "’s") and len(t.text) > 2)
+    ]
+
+
+def _not_a_name_word(token) -> bool:
+    """An acronym, code, a word that is never an entity or a generic noun, or a lower-case word that
+    is no name particle ("van", "de")."""
+    text = token.text
+    return bool(
+        (len(text) > 1 and text.isupper())
+        or looks_like_code(text)
+        or token.lower_ in NOT_ENTITIES
+        or token.lower_ in GENERIC_NOUNS
+        or not (text[:1].isupper() or token.lower_ in _NAME_PARTICLES)
+    )
+
+
+def _lone_word_acts_as_person(token) -> bool:
+    """One capitalised word is a person's name only when it acts like one: someone who says, meets,
+    writes or decides, someone met or asked, or someone's ("Alice's notes")."""
+    if token.pos_ in ("VERB", "ADJ") or token.lower_ in words_of("verb") or token.lower_ in words_of("adj"):
+        return False
+    doc = token.doc
+    after = doc[token.i + 1] if token.i + 1 < len(doc) else None
+    if after is not None and after.lower_ in ("'s", "’s"):
+        return True
+    head = token.head
+    if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _HUMAN_VERBS:
+        return True
+    if token.dep_ in ("dobj", "dative") and lemma_of(head) in _HUMAN_OBJECT_VERBS:
+        return True
+    return bool(
+        token.dep_ == "pobj"
+        and head.lower_ in ("with", "to", "by", "from")
+        and lemma_of(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
+    )
+
+
+# What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
+# ("met Priya", "ask Tom").
+_HUMAN_VERBS = frozenset(
+    """
+say tell ask think want suggest agree disagree propose decide write mention email call meet join leave promise
+explain argue believe feel know reply respond recommend complain thank review approve reject invite visit
+marry lead manage hire interview teach learn prefer like love hate need plan work talk speak wonder remember
+forget hope wish laugh smile cry sign send share present report note point confirm book organise organize
+own run set update fix deploy clean roll page help start finish move arrive travel fly live sit stand
+""".split()
+)
+
+
+_HUMAN_OBJECT_VERBS = frozenset(
+    """
+meet ask tell call email page thank invite visit marry hire interview congratulate remind ping message text
+cc contact introduce help see follow mentor
+""".split()
+)
+
+
+def type_for_name(name: str, key: str, entity_type: str) -> str | None:
+    """The type the name alone settles, whatever the sentences said (None: not an entity at all):
+    what the re-typing pass applies to entities already stored."""
+    if key in NOT_ENTITIES:
+        return None
+    if key in GAZETTEER:
+        return TECHNOLOGY
+    if entity_type == TECHNOLOGY:
+        return entity_type
+    if key in organization_keys() and not name.islower():
+        return ORGANIZATION
+    if looks_like_code(name):
+        return CONCEPT
+    words = name.split()
+    if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and is_first_name(words[0])):
+        head = words[-1].lower()  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
+        if head in EVENT_HEADS:
+            return EVENT
+        if head in PLACE_HEADS:
+            return LOCATION
+        if head in ORG_NAME_HEADS:
+            return ORGANIZATION
+        if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
+            return WORK  # "the Working Time Regulations 1998"
+    if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
+        return CONCEPT  # an acronym is not a person
+    return entity_type
+
+
+# The model's labels that the words around a name may overrule: its organisations and places are
+# usually right, its people, works, groups and products of unknown words often are not.
+_WEAK_LABELS = frozenset([PERSON, WORK, GROUP, PRODUCT, CONCEPT, LOCATION])
+
+
+def type_from_context(span, entity_type: str) -> str | None:
+    """A type the words around a name settle, or None: a title before it ("Dr Tomasz Kowal", "Judge
+    Harcourt") or a known given name opening it ("Ingrid Halvorsen") make a person; a role in
+    apposition says either ("the supplier, Kitlocker"); being where something was bought or booked
+    from ("a brood box from Thornes") makes an organisation."""
+    if entity_type not in _WEAK_LABELS and entity_type != ORGANIZATION:
+        return None
+    tokens = _name_tokens(span)
+    if not tokens or is_foreign(span.doc):
+        return None
+    if titled(span) and all(t.text[:1].isupper() for t in tokens) and not any(t.is_upper for t in tokens):
+        return PERSON
+    role = role_in_apposition(span)
+    if role is not None:
+        return role  # "the supplier, Kitlocker", "the treasurer, Joanna Lewis"
+    if entity_type == ORGANIZATION:
+        return None  # "a policy with Adrian Flux": the model's organisation stands against a given name
+    if sold_by(span):
+        return ORGANIZATION
+    if entity_type != LOCATION and looks_like_full_name(tokens):
+        return PERSON
+    return None
+
+
+def shouted_word(name: str) -> bool:
+    """An English word in capitals: a keyword of code (SQL's SELECT, INTERVAL) or emphasis."""
+    return len(name) > 2 and name.isalpha() and name.isupper() and name.lower() in english_words()
+
+
+def retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str]) -> str | None:
+    """The type a person would give this name (None: not an entity at all)."""
+    if key in GAZETTEER:
+        if key in AMBIGUOUS_TECH_TERMS and name.islower():
+            return None  # "we react quickly", "in the spring"
+        return TECHNOLOGY
+    if shouted_word(name):
+        return None  # "INTERVAL", "SELECT", "NOTE": code or emphasis, not a name
+    settled = type_for_name(name, key, entity_type)
+    if settled != entity_type:
+        return settled
+    if entity_type == TECHNOLOGY:
+        return entity_type
+    context = type_from_context(span, entity_type)
+    if context is not None:
+        return context
+    if entity_type == PERSON:
+        return PERSON if _could_be_person(span, lowercase_words) else CONCEPT
+    if entity_type != CONCEPT and (
+        name.lower() in lowercase_words or (len(name) > 1 and name.isupper() and entity_type == LOCATION)
+    ):
+        return CONCEPT  # "Meeting" beside "the meeting"; an acronym is rarely a place
+    return entity_type
