@@ -7,8 +7,8 @@ import struct
 import zipfile
 import zlib
 
-from memories.parsers.budget import DecompressionBombError, InflateBudget
-from memories.parsers.format import ExtractionError
+from memories.parsers.budget import InflateBudget
+from memories.parsers.errors import DecompressionBombError, ExtractionError
 
 # A zip member may not inflate more than MAX_INFLATE_RATIO times its compressed bytes once past
 # INFLATE_RATIO_FLOOR (text XML compresses about 5-20 times), besides the budget's absolute limit.

@@ -3,19 +3,13 @@ all the files of a request."""
 
 from __future__ import annotations
 
-from memories.parsers.format import ExtractionError
+from memories.parsers.errors import DecompressionBombError
 
 # Compressed formats (a .docx is a zip; PDF streams are deflated) are decompressed with a byte budget
 # while they are read, never trusting the sizes the file declares: a file may inflate to at most
 # MAX_INFLATED_BYTES (the uploads service passes KYBERNESIS_MAX_INFLATED_BYTES, and a budget shared by
 # all the files of one request).
 MAX_INFLATED_BYTES = 64 * 1024 * 1024
-
-
-class DecompressionBombError(ExtractionError):
-    """The file would decompress to more than its budget allows (a likely zip bomb): 413."""
-
-    status = 413
 
 
 class InflateBudget:

@@ -6,7 +6,8 @@ import shutil
 import subprocess
 
 from memories.parsers.budget import InflateBudget
-from memories.parsers.format import ExtractionError, Format, Parsed
+from memories.parsers.errors import ExtractionError
+from memories.parsers.format import Format, Parsed
 
 ANTIWORD_TIMEOUT_S = 60
 

@@ -7,7 +7,8 @@ import re
 
 from memories.parsers.bounded_zip import inflated_copy
 from memories.parsers.budget import InflateBudget
-from memories.parsers.format import ExtractionError, Format, Parsed
+from memories.parsers.errors import ExtractionError
+from memories.parsers.format import Format, Parsed
 
 
 def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from memories.parsers.format import ExtractionError
+from memories.parsers.errors import ExtractionError
 
 MAX_FILENAME_CHARS = 255
 # Files known by their whole name rather than an extension.

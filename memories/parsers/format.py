@@ -1,19 +1,12 @@
 """What every format module provides: a Format entry for the registry, whose parse turns a file's bytes
-into a Parsed result or raises ExtractionError saying why it cannot."""
+into a Parsed result or raises memories.parsers.errors.ExtractionError saying why it cannot."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from memories.parsers.budget import InflateBudget
-
-
-class ExtractionError(ValueError):
-    """The file cannot become a memory; the message says why, in words a person understands."""
-
-    status = 422
+from memories.parsers.budget import InflateBudget
 
 
 @dataclass

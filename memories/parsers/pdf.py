@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 
-from memories.parsers.budget import DecompressionBombError, InflateBudget
-from memories.parsers.format import ExtractionError, Format, Parsed
+from memories.parsers.budget import InflateBudget
+from memories.parsers.errors import DecompressionBombError, ExtractionError
+from memories.parsers.format import Format, Parsed
 
 # One PDF content stream holds one page's drawing operators, a few hundred KB even for dense text.
 MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024

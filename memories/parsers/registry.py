@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 from memories.parsers import doc, docx, html, pdf, text
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
+from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
-from memories.parsers.format import ExtractionError, Format
+from memories.parsers.format import Format
 
 # A new format is a module with a FORMAT, one line here, and its name in UNSUPPORTED below. When two
 # formats claim an extension, the first one listed reads it.

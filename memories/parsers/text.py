@@ -5,7 +5,8 @@ from __future__ import annotations
 import codecs
 
 from memories.parsers.budget import InflateBudget
-from memories.parsers.format import ExtractionError, Format, Parsed
+from memories.parsers.errors import ExtractionError
+from memories.parsers.format import Format, Parsed
 
 TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "csv", "tsv", "json", "xml", "log", "tex", "org", "adoc"}
 # Source code and configuration: stored as text, and shown in a monospace font (memories.views).

@@ -10,16 +10,9 @@ from memories.search.filters import (
     SearchFilters,
     search_filters,
 )
-from memories.search.hybrid import (
-    NO_WORDS,
-    ONLY_COMMON_WORDS,
-    SearchResponse,
-    SearchResult,
-    default_min_score,
-    hybrid_search,
-    result_url,
-)
+from memories.search.hybrid import NO_WORDS, ONLY_COMMON_WORDS, default_min_score, hybrid_search
 from memories.search.questions import QUESTION
+from memories.search.results import SearchResponse, SearchResult, result_url
 from memories.search.scoring import (
     LEXICAL_FORMS,
     LEXICAL_WEIGHT,

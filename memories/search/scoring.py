@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memories.search.hybrid import SearchResult
+    from memories.search.results import SearchResult
     from memories.search.statement import Candidate
 
 # Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.

@@ -1,4 +1,4 @@
-"""Import cycles between first-party modules: there are none, beyond a named list of known ones."""
+"""Import cycles between first-party modules: there are none, type-annotation imports included."""
 
 from __future__ import annotations
 
@@ -12,21 +12,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("core", "memories", "graph", "connectors", "portability", "sleep", "kybernesis", "bench")
-
-# Cycles that exist today in code owned elsewhere, each named by the import that closes it
-# (importer, imported). Both are imports for type annotations only (under TYPE_CHECKING), which
-# still make the two modules depend on each other. A cycle fixed must leave this list; a module not
-# in this checkout yet (its branch is merged later) is passed over.
-KNOWN_CYCLES: dict[str, tuple[str, str]] = {
-    "parsers: format annotates with budget's InflateBudget, budget raises format's ExtractionError": (
-        "memories.parsers.format",
-        "memories.parsers.budget",
-    ),
-    "search: scoring annotates with hybrid's SearchResult, hybrid ranks with scoring": (
-        "memories.search.scoring",
-        "memories.search.hybrid",
-    ),
-}
 
 
 def _source(root: Path, module: str) -> Path:
@@ -142,22 +127,8 @@ def _describe(graph, cycle: list[str], edges: dict[str, set[str]]) -> str:
 
 def test_first_party_modules_import_each_other_without_cycles(import_graph):
     edges = _edges(import_graph)
-    for importer, imported in KNOWN_CYCLES.values():
-        edges.get(importer, set()).discard(imported)
     cycles = _cycles(edges)
     assert not cycles, "import cycles:\n" + "\n".join(_describe(import_graph, cycle, edges) for cycle in cycles)
-
-
-def test_each_known_cycle_is_still_one(import_graph):
-    edges = _edges(import_graph)
-    stale = []
-    for name, (importer, imported) in KNOWN_CYCLES.items():
-        if importer not in edges:
-            continue
-        in_cycle = any(importer in cycle and imported in cycle for cycle in _cycles(edges))
-        if imported not in edges[importer] or not in_cycle:
-            stale.append(name)
-    assert not stale, f"no longer a cycle, remove from KNOWN_CYCLES: {stale}"
 
 
 def _package(root: Path, files: dict[str, str]):
