@@ -146,8 +146,8 @@ SLOW: set[str] = {
     # Benchmarks, simulations and fresh processes: the slowest of the fast set on one run
     # (`--durations=30`), each several seconds of CPU.
     "tests/bench/test_bench_organise.py",
-    "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_serves_the_same_tools_as_one_user",
-    "tests/kybernesis/test_mcp.py::test_the_stdio_bridge_refuses_an_unknown_user",
+    "tests/kybernesis/test_mcp_transport.py::test_the_stdio_bridge_serves_the_same_tools_as_one_user",
+    "tests/kybernesis/test_mcp_transport.py::test_the_stdio_bridge_refuses_an_unknown_user",
     "tests/bench/test_simulation.py::test_unused_memories_cool_down_and_manual_tags_keep_them_out_of_the_archive",
     "tests/bench/test_simulation.py::test_opened_memories_stay_hot_and_new_ones_arrive",
     "tests/bench/test_simulation.py::test_the_command_prints_weekly_json_and_draws_a_chart",
