@@ -1,14 +1,16 @@
-"""MkDocs build hook: draws the benchmark plots from the data files in docs/benchmarks/.
+"""MkDocs build hook: the benchmark plots and tables, drawn from the data files in docs/benchmarks/.
 
 The data files are the only source of the figures. Each plot is an SVG added to the site as a
 generated file under benchmarks/plots/, so pages link it like any other image and --strict checks
-those links.
+those links. A page line `<!-- benchmark: NAME -->` becomes the table of NAME.json's rows.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import posixpath
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -148,6 +150,77 @@ def render(draw: Callable[[Path], Figure], data_dir: Path) -> str:
     out = io.StringIO()
     fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
     return out.getvalue()
+
+
+MARKER = re.compile(r"^<!-- benchmark: (\w+) -->$", re.MULTILINE)
+
+
+def cell(value, key: str = "") -> str:
+    """One figure as table text: dicts as `key: value` lines, a `*_range` as low–high, other lists
+    comma-separated, big integers grouped."""
+    if isinstance(value, dict):
+        return "<br>".join(f"{name.replace('_', ' ')}: {cell(item, name)}" for name, item in value.items())
+    if isinstance(value, list):
+        return ("–" if key.endswith("_range") else ", ").join(cell(item) for item in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and abs(value) >= 1000:
+        return f"{value:,}"
+    return str(value).replace("|", "\\|")
+
+
+def run(row: dict) -> str:
+    """A row's date, command and machine (and its note), as one line."""
+    note = f" {row['note'][0].upper()}{row['note'][1:]}." if row.get("note") else ""
+    return f"*{row['date']}*, `{row['command']}`; {row['machine']}.{note}"
+
+
+def table(data: dict) -> str:
+    """The rows of one data file as Markdown. A single row is a figure-and-value table under its
+    date, command and machine. Several rows are a table with a column per plain figure, each row
+    numbered; under it, by number, each run's date, command and machine, and its grouped figures.
+    A file's summary (figures over the whole of its runs) follows as a table of its own."""
+    if "summary" in data:
+        return table({"rows": data["rows"]}) + "\n\nOver the whole run:\n\n" + table({"rows": [data["summary"]]})
+    rows = data["rows"]
+    if len(rows) == 1:
+        row = rows[0]
+        lines = [run(row), "", "| figure | value |", "| --- | --- |"]
+        lines += [f"| {key.replace('_', ' ')} | {cell(value, key)} |" for key, value in row["figures"].items()]
+        return "\n".join(lines)
+    grouped = {key for row in rows for key, value in row["figures"].items() if isinstance(value, dict)}
+    keys = [key for key in dict.fromkeys(key for row in rows for key in row["figures"]) if key not in grouped]
+    lines = [
+        "| run | " + " | ".join(key.replace("_", " ") for key in keys) + " |",
+        "| --- | " + " | ".join("---" for _ in keys) + " |",
+    ]
+    for number, row in enumerate(rows, 1):
+        figures = " | ".join(cell(row["figures"][key], key) if key in row["figures"] else "–" for key in keys)
+        lines.append(f"| {number} | {figures} |")
+    runs = [run(row) for row in rows]
+    if len(set(runs)) == 1 and not grouped:
+        return "\n".join([*lines, "", f"Every run: {runs[0]}"])
+    lines.append("")
+    for number, row in enumerate(rows, 1):
+        lines.append(f"{number}. {runs[number - 1]}")
+        for key, value in row["figures"].items():
+            if key in grouped:
+                items = value.items() if isinstance(value, dict) else [("", value)]
+                text = ", ".join(f"{k.replace('_', ' ')} {cell(v, k)}".strip() for k, v in items)
+                lines.append(f"    - {key.replace('_', ' ')}: {text}.")
+    return "\n".join(lines)
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Replace each benchmark marker with the table of its data file and a link to the file."""
+    data_dir = Path(config["docs_dir"]) / "benchmarks"
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        link = posixpath.relpath(f"benchmarks/{name}.json", posixpath.dirname(page.file.src_uri) or ".")
+        return f"{table(load(data_dir, name))}\n\nData: [{name}.json]({link})"
+
+    return MARKER.sub(replace, markdown)
 
 
 def on_files(files, config):

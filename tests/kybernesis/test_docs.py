@@ -1,4 +1,4 @@
-"""The documentation: the benchmark data and the plots drawn from it at build time."""
+"""The documentation: the benchmark data, and the plots and tables drawn from it at build time."""
 
 from __future__ import annotations
 
@@ -78,3 +78,30 @@ def test_mkdocs_runs_the_hook_and_it_adds_each_plot_to_the_site(plots):
     generated = {f.src_uri: f for f in files if f.generated_by}
     assert sorted(generated) == sorted(f"benchmarks/plots/{name}.svg" for name in plots.PLOTS)
     assert all(f.content_string.lstrip().startswith("<?xml") for f in generated.values())
+
+
+def test_a_benchmark_marker_becomes_the_table_of_its_data_file(plots, tmp_path):
+    (tmp_path / "benchmarks").mkdir()
+    row = {"date": "2026-01-02", "machine": "2 cores", "command": "manage.py bench_x", "figures": {}}
+    one = {"benchmark": "bench_one", "rows": [{**row, "figures": {"p95_ms": 21.7, "phases": {"copy": 125}}}]}
+    two = {"benchmark": "bench_two", "rows": [{**row, "figures": {"chunks": 100000}}, {**row, "figures": {"rps": 9}}]}
+    for data in (one, two):
+        (tmp_path / "benchmarks" / f"{data['benchmark']}.json").write_text(json.dumps(data), encoding="utf-8")
+
+    class Page:
+        class file:
+            src_uri = "features/speed.md"
+
+    markdown = plots.on_page_markdown(
+        "Before.\n\n<!-- benchmark: bench_one -->\n\n<!-- benchmark: bench_two -->\n\nAfter.",
+        Page,
+        {"docs_dir": str(tmp_path)},
+        None,
+    )
+    assert "<!-- benchmark" not in markdown
+    assert "*2026-01-02*, `manage.py bench_x`; 2 cores." in markdown
+    assert "| p95 ms | 21.7 |\n| phases | copy: 125 |" in markdown
+    assert "| run | chunks | rps |" in markdown
+    assert "| 1 | 100,000 | – |" in markdown
+    assert "Every run: *2026-01-02*, `manage.py bench_x`; 2 cores." in markdown
+    assert "Data: [bench_one.json](../benchmarks/bench_one.json)" in markdown
