@@ -1,7 +1,9 @@
-"""The documentation: the benchmark data, and the plots and tables drawn from it at build time."""
+"""The documentation: the configuration table against the settings the code reads, and the
+benchmark data with the plots and tables drawn from it at build time."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import re
@@ -14,6 +16,100 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 BENCHMARKS = DOCS / "benchmarks"
+CONFIGURATION = DOCS / "configuration.md"
+NAME = re.compile(r"KYBERNESIS_[A-Z0-9_]+")
+# Settings named without the prefix; each must still be read somewhere.
+PLAIN_NAMES = {"DATABASE_URL", "HOST", "PORT"}
+
+
+def python_sources() -> list[Path]:
+    """The project's Python files: manage.py and every top-level package, tests aside."""
+    paths = [ROOT / "manage.py"]
+    for top in sorted(ROOT.iterdir()):
+        if top.is_dir() and not top.is_symlink() and top.name != "tests" and (top / "__init__.py").exists():
+            paths.extend(sorted(top.rglob("*.py")))
+    return paths
+
+
+def tier_settings(trees: list[ast.AST]) -> set[str]:
+    """KYBERNESIS_TIER_<FIELD> for each field of the tier policy, which reads them by that prefix."""
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == "TierPolicy":
+                return {
+                    "KYBERNESIS_TIER_" + item.target.id.upper()
+                    for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                }
+    raise AssertionError("no TierPolicy class found: where do the KYBERNESIS_TIER_* settings come from now?")
+
+
+def f_string_name(node: ast.JoinedStr) -> re.Pattern | None:
+    """The names an f-string such as f"KYBERNESIS_{prefix}_CLIENT_ID" can build, as a pattern."""
+    if not node.values or not all(isinstance(node.values[i], ast.Constant) for i in (0, -1)):
+        return None  # a name is built from literal ends: f"KYBERNESIS_{x}" alone is a label's prefix
+    if not str(node.values[0].value).startswith("KYBERNESIS_"):
+        return None
+    literal = [str(part.value) for part in node.values if isinstance(part, ast.Constant)]
+    if not all(re.fullmatch(r"[A-Z0-9_]*", text) for text in literal):
+        return None  # a message that mentions a setting, not a setting's name
+    return re.compile("".join(re.escape(p.value) if isinstance(p, ast.Constant) else "[A-Z0-9_]+" for p in node.values))
+
+
+def settings_read_by_the_code() -> tuple[set[str], set[str], list[re.Pattern]]:
+    """Names in string literals (every KYBERNESIS_* name, and the plain names that occur), and a
+    pattern for each f-string that builds a KYBERNESIS_* name."""
+    trees = [ast.parse(path.read_text(encoding="utf-8"), str(path)) for path in python_sources()]
+    names, plain, patterns = set(), set(), []
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if NAME.fullmatch(node.value):
+                    names.add(node.value)
+                elif node.value in PLAIN_NAMES:
+                    plain.add(node.value)
+            elif isinstance(node, ast.JoinedStr) and (pattern := f_string_name(node)):
+                patterns.append(pattern)
+    prefixes = {name for name in names if name.endswith("_")}
+    assert prefixes <= {"KYBERNESIS_TIER_"}, f"settings read by a prefix this test does not know: {prefixes}"
+    if prefixes:
+        names |= tier_settings(trees)
+    return names - prefixes, plain, patterns
+
+
+def configuration_table() -> list[str]:
+    """The variable of each row of the one table on the configuration page."""
+    names = []
+    for line in CONFIGURATION.read_text(encoding="utf-8").splitlines():
+        if line.startswith("| `"):
+            found = re.findall(r"`([A-Z][A-Z0-9_]*)`", line.split("|")[1])
+            assert len(found) == 1, f"one variable a row: {line}"
+            names.append(found[0])
+    return names
+
+
+def test_the_configuration_table_lists_each_variable_once():
+    names = configuration_table()
+    assert len(names) > 100
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+def test_every_setting_the_code_reads_is_in_the_configuration_table():
+    names, _, patterns = settings_read_by_the_code()
+    table = set(configuration_table())
+    assert sorted(names - table) == [], "read by the code but missing from docs/configuration.md"
+    for pattern in patterns:
+        assert any(pattern.fullmatch(name) for name in table), f"no row of the table matches {pattern.pattern}"
+
+
+def test_every_variable_in_the_configuration_table_is_read_by_the_code():
+    names, plain, patterns = settings_read_by_the_code()
+    unread = [
+        name
+        for name in configuration_table()
+        if name not in names | plain and not any(pattern.fullmatch(name) for pattern in patterns)
+    ]
+    assert unread == [], "in docs/configuration.md but read nowhere in the code"
 
 
 @pytest.fixture(scope="module")
