@@ -201,3 +201,8 @@ def test_a_benchmark_marker_becomes_the_table_of_its_data_file(plots, tmp_path):
     assert "| 1 | 100,000 | – |" in markdown
     assert "Every run: *2026-01-02*, `manage.py bench_x`; 2 cores." in markdown
     assert "Data: [bench_one.json](../benchmarks/bench_one.json)" in markdown
+
+
+def test_every_benchmark_data_file_is_shown_on_the_benchmarks_page(plots):
+    shown = set(plots.MARKER.findall((DOCS / "benchmarks.md").read_text(encoding="utf-8")))
+    assert shown == {path.stem for path in BENCHMARKS.glob("*.json")}
