@@ -1,5 +1,5 @@
-"""The documentation: the configuration table against the settings the code reads, and the
-benchmark data with the plots and tables drawn from it at build time."""
+"""The documentation: the README's length, the configuration table against the settings the code
+reads, and the benchmark data with the plots drawn from it at build time."""
 
 from __future__ import annotations
 
@@ -86,6 +86,11 @@ def configuration_table() -> list[str]:
             assert len(found) == 1, f"one variable a row: {line}"
             names.append(found[0])
     return names
+
+
+def test_the_readme_is_a_front_door_of_at_most_200_lines():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines; move the detail into a page of docs/"
 
 
 def test_the_configuration_table_lists_each_variable_once():
