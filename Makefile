@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run dev test test-fast test-external test-scale fuzz lint lock install install-test system-packages migrate clean help
+.PHONY: run dev test test-fast test-external test-scale fuzz lint docs docs-serve lock install install-test system-packages migrate clean help
 
 help:
 	@echo "make run        - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
@@ -15,7 +15,9 @@ help:
 	@echo "make test-external - the whole suite again, against a throwaway external PostgreSQL over TCP"
 	@echo "make test-scale - the Procfile's gunicorn and two qcluster workers on Redis + external PostgreSQL, over HTTP"
 	@echo "make fuzz       - a deeper Schemathesis run of the whole API (FUZZ_EXAMPLES per operation, default 200)"
-	@echo "make lint       - ruff, the import-linter layer contract, mypy and a check that no migration is missing"
+	@echo "make lint       - ruff, the import-linter contracts, mypy and a check that no migration is missing"
+	@echo "make docs       - build the documentation site into build/site (offline; --strict: a broken link fails)"
+	@echo "make docs-serve - serve the documentation site at http://127.0.0.1:8001, rebuilt on every change"
 	@echo "make lock       - re-resolve requirements.lock and requirements-dev.lock from pyproject.toml"
 
 $(BIN)/python:
@@ -25,7 +27,7 @@ $(BIN)/python:
 # Installs come from the lock files (every package pinned, with hashes); the project itself is then
 # installed editable, which installs nothing more while the lock is complete (`make lock` after a
 # dependency changes) and only what is missing from it otherwise. torch is the CPU build (2.13.0+cpu), which pip
-# finds on this machine's wheel directory; see the README's "Lock files" section.
+# finds on this machine's wheel directory; see docs/development.md, "Lock files".
 $(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet -e .
@@ -103,6 +105,14 @@ lint: install-test
 	DJANGO_SETTINGS_MODULE=kybernesis.settings_test DATABASE_URL='postgresql:///none?host=/nonexistent' \
 	  $(BIN)/python -W 'ignore:Got an error checking a consistent migration history:RuntimeWarning' \
 	  manage.py makemigrations --check --dry-run
+
+# The documentation site (mkdocs.yml, docs/): offline, and --strict fails on a broken link or anchor and on
+# a page missing from the nav. The benchmark plots are drawn from docs/benchmarks/ by a build hook.
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
 
 # The CI suite runs the same fuzz test with a small example budget; this one digs deeper.
 FUZZ_EXAMPLES ?= 200

@@ -1,0 +1,233 @@
+"""MkDocs build hook: the benchmark plots and tables, drawn from the data files in docs/benchmarks/.
+
+The data files are the only source of the figures. Each plot is an SVG added to the site as a
+generated file under benchmarks/plots/, so pages link it like any other image and --strict checks
+those links. A page line `<!-- benchmark: NAME -->` becomes the table of NAME.json's rows.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib.figure import Figure
+
+PLOTS_DIR = "benchmarks/plots"
+TIER_COLOURS = {"hot": "#e8590c", "warm": "#d4a106", "archive": "#64748b"}
+DEFAULT_BACKEND = "onnx-int8"
+VECTOR_PATHS = {"exact": "exact", "hnsw": "HNSW"}
+
+matplotlib.rcParams.update(
+    {
+        "svg.hashsalt": "kybernesis",  # stable ids, so an unchanged data file gives an unchanged SVG
+        "svg.fonttype": "none",  # text stays text, in the reader's sans-serif font
+        "font.family": "sans-serif",
+        "font.size": 10,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+)
+
+
+def load(data_dir: Path, name: str) -> dict:
+    return json.loads((data_dir / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def latest(rows: list[dict], keep: Callable[[dict], bool] = lambda figures: True) -> dict | None:
+    """The figures of the newest row whose figures pass `keep` (rows of one date keep file order)."""
+    chosen = None
+    for row in rows:
+        if keep(row["figures"]) and (chosen is None or row["date"] >= chosen["date"]):
+            chosen = row
+    return chosen["figures"] if chosen else None
+
+
+def search_latency(data_dir: Path) -> Figure:
+    """p50, p95 and p99 of hybrid search against the owner's chunk count, as the product searches."""
+    data = load(data_dir, "bench_search")
+    sizes = sorted({row["figures"]["chunks"] for row in data["rows"]})
+    points = []
+    for size in sizes:
+        figures = latest(
+            data["rows"], lambda f, size=size: f["chunks"] == size and f["product_choice"] and "p50_ms" in f
+        )
+        if figures:
+            points.append(figures)
+    fig = Figure(figsize=(6.4, 3.6))
+    ax = fig.subplots()
+    xs = [p["chunks"] for p in points]
+    for key, label, style in (("p50_ms", "p50", "o-"), ("p95_ms", "p95", "s-"), ("p99_ms", "p99", "^-")):
+        ax.plot(xs, [p[key] for p in points], style, label=label)
+    for p in points:
+        ax.annotate(
+            VECTOR_PATHS[p["vector_search"]],
+            (p["chunks"], p["p99_ms"]),
+            textcoords="offset points",
+            xytext=(0, 6),
+            ha="center",
+            fontsize=8,
+            color="#555",
+        )
+    ax.axhline(data["target"]["p95_ms"], color="#b91c1c", linestyle="--", linewidth=1, label="p95 target")
+    ax.set_xscale("log")
+    ax.set_xticks(xs, [f"{x:,}" for x in xs])
+    ax.set_xlabel("chunks of the searching owner")
+    ax.set_ylabel("ms per search")
+    ax.set_ylim(0, max(data["target"]["p95_ms"], *(p["p99_ms"] for p in points)) * 1.2)
+    ax.set_title("Hybrid search latency against collection size")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    return fig
+
+
+def tiers_over_time(data_dir: Path) -> Figure:
+    """Memories per tier at the end of each week of the 90-day simulation, stacked."""
+    weeks = [row["figures"] for row in load(data_dir, "simulate_usage")["rows"]]
+    fig = Figure(figsize=(6.4, 3.4))
+    ax = fig.subplots()
+    xs = [w["week"] for w in weeks]
+    bottom = [0] * len(weeks)
+    for tier in ("hot", "warm", "archive"):
+        heights = [w[tier] for w in weeks]
+        ax.bar(xs, heights, bottom=bottom, color=TIER_COLOURS[tier], label=tier, width=0.7)
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    ax.set_xticks(xs)
+    ax.set_xlabel("week")
+    ax.set_ylabel("memories")
+    ax.set_title("Tiers over a simulated 90 days")
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    return fig
+
+
+def retrieval_quality(data_dir: Path) -> Figure:
+    """The retrieval figures of each labelled data set, with the default embedding backend."""
+
+    def default(figures: dict) -> bool:
+        return figures.get("backend", DEFAULT_BACKEND) == DEFAULT_BACKEND
+
+    scifact = latest(load(data_dir, "bench_retrieval")["rows"], default)
+    personal = latest(load(data_dir, "bench_personal")["rows"], default)
+    bars = [
+        ("SciFact", "nDCG@10", scifact["ndcg_at_10"]),
+        ("SciFact", "nDCG@10, limit 10 + floor", scifact["ndcg_at_10_floor"]),
+        ("SciFact", "recall@100", scifact["recall_at_100"]),
+        ("SciFact", "vector-only nDCG@10", scifact["vector_only_ndcg_at_10"]),
+        ("personal", "top-1", personal["top1"]),
+        ("personal", "MRR@10", personal["mrr_at_10"]),
+        ("personal", "nDCG@5", personal["ndcg_at_5"]),
+        ("personal", "no-answer queries empty", personal["no_answer_empty"]),
+    ]
+    colours = {"SciFact": "#0f766e", "personal": "#7c3aed"}
+    fig = Figure(figsize=(6.4, 3.8))
+    ax = fig.subplots()
+    ys = list(range(len(bars)))[::-1]
+    ax.barh(ys, [b[2] for b in bars], color=[colours[b[0]] for b in bars], height=0.65)
+    for y, (_, _, value) in zip(ys, bars, strict=True):
+        ax.text(value + 0.01, y, f"{value:g}", va="center", fontsize=8)
+    ax.set_yticks(ys, [f"{data_set}: {metric}" for data_set, metric, _ in bars])
+    ax.set_xlim(0, 1.08)
+    ax.set_xlabel("score (1 is perfect)")
+    ax.set_title("Retrieval quality per data set")
+    return fig
+
+
+PLOTS: dict[str, Callable[[Path], Figure]] = {
+    "search-latency": search_latency,
+    "tiers-90-days": tiers_over_time,
+    "retrieval-quality": retrieval_quality,
+}
+
+
+def render(draw: Callable[[Path], Figure], data_dir: Path) -> str:
+    fig = draw(data_dir)
+    fig.set_layout_engine("constrained")
+    out = io.StringIO()
+    fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+    return out.getvalue()
+
+
+MARKER = re.compile(r"^<!-- benchmark: (\w+) -->$", re.MULTILINE)
+
+
+def cell(value, key: str = "") -> str:
+    """One figure as table text: dicts as `key: value` lines, a `*_range` as low–high, other lists
+    comma-separated, big integers grouped."""
+    if isinstance(value, dict):
+        return "<br>".join(f"{name.replace('_', ' ')}: {cell(item, name)}" for name, item in value.items())
+    if isinstance(value, list):
+        return ("–" if key.endswith("_range") else ", ").join(cell(item) for item in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and abs(value) >= 1000:
+        return f"{value:,}"
+    return str(value).replace("|", "\\|")
+
+
+def run(row: dict) -> str:
+    """A row's date, command and machine (and its note), as one line."""
+    note = f" {row['note'][0].upper()}{row['note'][1:]}." if row.get("note") else ""
+    return f"*{row['date']}*, `{row['command']}`; {row['machine']}.{note}"
+
+
+def table(data: dict) -> str:
+    """The rows of one data file as Markdown. A single row is a figure-and-value table under its
+    date, command and machine. Several rows are a table with a column per plain figure, each row
+    numbered; under it, by number, each run's date, command and machine, and its grouped figures.
+    A file's summary (figures over the whole of its runs) follows as a table of its own."""
+    if "summary" in data:
+        return table({"rows": data["rows"]}) + "\n\nOver the whole run:\n\n" + table({"rows": [data["summary"]]})
+    rows = data["rows"]
+    if len(rows) == 1:
+        row = rows[0]
+        lines = [run(row), "", "| figure | value |", "| --- | --- |"]
+        lines += [f"| {key.replace('_', ' ')} | {cell(value, key)} |" for key, value in row["figures"].items()]
+        return "\n".join(lines)
+    grouped = {key for row in rows for key, value in row["figures"].items() if isinstance(value, dict)}
+    keys = [key for key in dict.fromkeys(key for row in rows for key in row["figures"]) if key not in grouped]
+    lines = [
+        "| run | " + " | ".join(key.replace("_", " ") for key in keys) + " |",
+        "| --- | " + " | ".join("---" for _ in keys) + " |",
+    ]
+    for number, row in enumerate(rows, 1):
+        figures = " | ".join(cell(row["figures"][key], key) if key in row["figures"] else "–" for key in keys)
+        lines.append(f"| {number} | {figures} |")
+    runs = [run(row) for row in rows]
+    if len(set(runs)) == 1 and not grouped:
+        return "\n".join([*lines, "", f"Every run: {runs[0]}"])
+    lines.append("")
+    for number, row in enumerate(rows, 1):
+        lines.append(f"{number}. {runs[number - 1]}")
+        for key, value in row["figures"].items():
+            if key in grouped:
+                items = value.items() if isinstance(value, dict) else [("", value)]
+                text = ", ".join(f"{k.replace('_', ' ')} {cell(v, k)}".strip() for k, v in items)
+                lines.append(f"    - {key.replace('_', ' ')}: {text}.")
+    return "\n".join(lines)
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Replace each benchmark marker with the table of its data file and a link to the file."""
+    data_dir = Path(config["docs_dir"]) / "benchmarks"
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1)
+        link = posixpath.relpath(f"benchmarks/{name}.json", posixpath.dirname(page.file.src_uri) or ".")
+        return f"{table(load(data_dir, name))}\n\nData: [{name}.json]({link})"
+
+    return MARKER.sub(replace, markdown)
+
+
+def on_files(files, config):
+    """Add each plot to the site's files, drawn from the data as it is now."""
+    from mkdocs.structure.files import File
+
+    data_dir = Path(config["docs_dir"]) / "benchmarks"
+    for name, draw in PLOTS.items():
+        files.append(File.generated(config, f"{PLOTS_DIR}/{name}.svg", content=render(draw, data_dir)))
+    return files
