@@ -80,6 +80,11 @@ class Memory(models.Model):
 
     objects = OwnedQuerySet.as_manager()
 
+    # Not stored: the write services and selectors.with_chunk_count set them on the objects they hand
+    # back, so a front door can show the chunk count and tell a new memory from a duplicate found.
+    chunk_count: int
+    created: bool
+
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "memories"

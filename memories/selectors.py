@@ -22,7 +22,7 @@ MEMORY_SORTS = {
 def with_chunk_count(qs: QuerySet[Memory]) -> QuerySet[Memory]:
     """Each memory's chunk count, as `chunk_count`. The chunks are joined on the owner as well as the
     memory, so the chunk table is read owner-first (README, "Past one database")."""
-    return qs.annotate(
+    return qs.annotate(  # type: ignore[no-redef]  # fills the chunk_count that Memory declares for the services
         owned_chunks=FilteredRelation("chunks", condition=Q(chunks__owner_id=F("owner_id"))),
         chunk_count=Count("owned_chunks"),
     )
@@ -41,8 +41,8 @@ def memory_list(
         qs = qs.filter(tier=tier)
     if source:
         qs = qs.filter(source=source)
-    if tags := filter_tags(tags):
-        qs = qs.filter(tags__contains=list(tags))
+    if wanted := filter_tags(tags):
+        qs = qs.filter(tags__contains=list(wanted))
     return qs
 
 

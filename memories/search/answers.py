@@ -68,7 +68,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.MULTILINE)
 def split_sentences(text: str) -> list[str]:
     """Sentences of a text; blank lines and list items also end a sentence. Markdown headings
     ("# Mortgage comparison") are labels, not statements, so they are never offered as sentences."""
-    sentences = []
+    sentences: list[str] = []
     text = _HEADING.sub("\n\n", text)
     for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)", text):
         block = " ".join(block.split())

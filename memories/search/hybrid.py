@@ -83,7 +83,7 @@ def hybrid_search(
     candidates = search_candidates(
         owner_id, query, qvec, limit=limit, filters=filters, extra_candidates=len(exclude_memory_ids)
     )
-    terms: list[str] = next((c.terms for c in candidates if c.terms), None) or []
+    terms: list[str] = next((c.terms for c in candidates if c.terms), [])
     if candidates and not terms:
         # Every word was a stop word: the vector side would return the nearest notes to "what is the",
         # which is every note and none.

@@ -179,7 +179,11 @@ def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
     if not memory_ids:
         return
     with connection.cursor() as cursor:
-        params = {"owner": owner_id, "memory_ids": list(memory_ids), "default_avg": DEFAULT_AVG_LENGTH}
+        params: dict[str, int | float | list[int]] = {
+            "owner": owner_id,
+            "memory_ids": list(memory_ids),
+            "default_avg": DEFAULT_AVG_LENGTH,
+        }
         cursor.execute(_INDEX_SQL, params)
         cursor.execute(_COUNT_CORPUS_SQL, params)
 

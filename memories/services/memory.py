@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -37,7 +38,7 @@ _UNSET = object()
 
 @dataclass
 class MemoryInput:
-    title: str
+    title: str | None
     content: str
     source: str = Source.UPLOAD
     priority: float | None = None
@@ -183,7 +184,7 @@ def _create_unique(owner, prepared: list[PreparedInput]) -> list[Memory]:
         content_locks(owner_id=owner.pk, keys=fresh)
         known.update(_memories_by_hash(owner, list(fresh)))
         to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
-        store_vectors = []
+        store_vectors: list[np.ndarray] = []
         offset = 0
         for digest, p in fresh.items():
             if digest not in known:

@@ -46,10 +46,10 @@ def _scan(*, owner_id: int | None, after: int, batch_size: int):
     """Batches of (id, text, title, model, stored key, expected key), in id order after `after`."""
     model_id = embedding.backend_id()
     while True:
-        rows = MemoryChunk.objects.filter(pk__gt=after).order_by("pk")
+        chunks = MemoryChunk.objects.filter(pk__gt=after).order_by("pk")
         if owner_id is not None:
-            rows = rows.filter(owner_id=owner_id)
-        rows = list(rows.values_list("pk", "text", "memory__title", "embedding_model", "embedding_key")[:batch_size])
+            chunks = chunks.filter(owner_id=owner_id)
+        rows = list(chunks.values_list("pk", "text", "memory__title", "embedding_model", "embedding_key")[:batch_size])
         if not rows:
             return
         after = rows[-1][0]

@@ -208,7 +208,7 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
 
 
 def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bool, batch_size: int) -> Iterator[bytes]:
-    counts = Counter()
+    counts: Counter[str] = Counter()
     with archive.open(MEMORIES_FILE, mode="w", force_zip64=True) as out:
         for batch in _memory_batches(owner, batch_size):
             ids = [m.pk for m in batch]
@@ -254,10 +254,10 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
                 ).encode("utf-8")
             )
             counts["chatSessions"] += 1
-    for data in _write_originals(archive, sink, owner):
-        counts["originals"] += 1 if data is None else 0
-        if data:
-            yield data
+    for piece in _write_originals(archive, sink, owner):
+        counts["originals"] += 1 if piece is None else 0
+        if piece:
+            yield piece
     manifest = {
         "format": FORMAT_NAME,
         "formatVersion": FORMAT_VERSION,

@@ -127,7 +127,7 @@ def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[in
     mapping = {}
     now = timezone.now()
     for item in items:
-        if item.error:
+        if item.record is None:
             report.processed += 1
             report.fail(item.label, item.error)
             continue
@@ -163,7 +163,9 @@ class _Duplicates:
     embedded, spares the work; _save looks again under the content's lock before it stores."""
 
     def __init__(self, owner):
-        self.owner, self.before, self.seen = owner, {}, Counter()
+        self.owner = owner
+        self.before: dict[str, int] = {}
+        self.seen: Counter[str] = Counter()
 
     def check(self, records_hashes: list[str]) -> list[int | None]:
         """For each record, None when it is a duplicate, else which copy of its content it is (1, 2, ...)."""
@@ -221,7 +223,7 @@ def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: Vec
     prepared: list[Prepared] = []
     for item in batch:
         report.processed += 1
-        if item.error:
+        if item.record is None:
             report.fail(item.label, item.error)
             continue
         try:

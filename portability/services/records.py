@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC
+from typing import Any
 
 import numpy as np
 from django.utils import timezone
@@ -158,14 +159,17 @@ def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now
 def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk]]:
     """The unsaved memory and its chunks: the API's own checks for the fields a person writes (the same
     code and messages as a create), then the stored state (summary, accesses, times) as exported."""
+    # As the file has them, of any JSON type or missing: memory_input_prepare refuses what cannot be stored.
+    content: Any = record.get("content")
+    metadata: Any = record.get("metadata")
     try:
         given = memory_input_prepare(
             MemoryInput(
                 title=record.get("title"),
-                content=record.get("content"),
+                content=content,
                 source=record.get("source", MemorySource.UPLOAD),
                 priority=record.get("priority"),
-                metadata=record.get("metadata"),
+                metadata=metadata,
                 manual_tags=record.get("manualTags") or [],
             ),
             index=None,

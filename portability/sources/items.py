@@ -26,7 +26,7 @@ class Item:
 
     label: str
     record: dict | None = None
-    error: str | None = None
+    error: str = ""
 
 
 @dataclass
