@@ -21,7 +21,7 @@ MEMORY_SORTS = {
 
 def with_chunk_count(qs: QuerySet[Memory]) -> QuerySet[Memory]:
     """Each memory's chunk count, as `chunk_count`. The chunks are joined on the owner as well as the
-    memory, so the chunk table is read owner-first (README, "Past one database")."""
+    memory, so the chunk table is read owner-first (docs/scaling.md, "Past one database")."""
     return qs.annotate(
         owned_chunks=FilteredRelation("chunks", condition=Q(chunks__owner_id=F("owner_id"))),
         chunk_count=Count("owned_chunks"),

@@ -38,7 +38,7 @@ TS_CONFIG = "english"
 #   line, a document that repeats its heading), the same rule as embedding.chunk_embedding_text,
 #   so a title is not counted as three mentions when the text already states it.
 # Measured on SciFact (whose documents open with their titles): nDCG@10 0.779 with the title on
-# every chunk, 0.793 counted once (README, "Search scores").
+# every chunk, 0.793 counted once (docs/decisions/0005-keyword-score.md).
 TITLE_WEIGHT = 2.0
 
 # The title as chunk_embedding_text normalises it (whitespace collapsed, a trailing "…" dropped), and

@@ -17,9 +17,9 @@
 The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
 that matches one of five equally rare query words is no longer the best lexical match at 1.0 but
 scores √(1/5) ≈ 0.45, however few candidates there are. The square root was chosen by measurement
-(README, "Search scores"): the linear share separates answers from no-answer queries a little better
-on the personal set but costs SciFact 0.007-0.018 nDCG@10, since long claims rarely match every word;
-the square root keeps SciFact at or above the old max-normalised form.
+(docs/decisions/0005-keyword-score.md): the linear share separates answers from no-answer queries a
+little better on the personal set but costs SciFact 0.007-0.018 nDCG@10, since long claims rarely
+match every word; the square root keeps SciFact at or above the old max-normalised form.
 """
 
 from __future__ import annotations
