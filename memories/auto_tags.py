@@ -2,9 +2,9 @@
 
 They come, in this order, from the source type, the file extension, the provider, and content
 keywords. Keywords are extracted with YAKE from the summary when there is one, else from the
-content (see `bench_tags` for how YAKE was chosen over embedding-ranked n-grams). YAKE runs as the
-Rust implementation (`yake-rust`): the same algorithm and stop-words as the Python package, with
-the same scores to four places on SciFact abstracts, in a fifth of the time.
+content (why YAKE rather than embedding-ranked n-grams: docs/decisions/0010-yake-auto-tags.md). YAKE
+runs as the Rust implementation (`yake-rust`): the same algorithm and stop-words as the Python
+package, with the same scores to four places on SciFact abstracts, at a fraction of its cost.
 """
 
 from __future__ import annotations
@@ -141,8 +141,8 @@ def prose(text: str) -> str:
         if fenced or _CODE_LINE.match(line):
             lines.append(".")
             continue
-        # Token by token: one pattern over the whole line ("\S*(?:mark)\S*") backtracked through
-        # every start of a long unbroken run, quadratically (0.4 s for 5,000 letters with no mark).
+        # Token by token: one pattern over the whole line ("\S*(?:mark)\S*") would backtrack through
+        # every start of a long unbroken run, quadratically.
         lines.append(_TOKEN.sub(_prose_token, line))
     return "\n".join(lines)
 

@@ -6,7 +6,7 @@ memories.search.statement; the filters in memories.search.filters.
 
 Relevance floor: results with hybridScore below KYBERNESIS_SEARCH_MIN_SCORE (calibrated, see
 docs/decisions/0006-relevance-floor.md) are not returned; `min_score` overrides it (0 returns every
-candidate, as before).
+candidate).
 
 Questions after answers: a chat message that asks something (metadata.kind = "question", set by
 memories.services.chat) is ranked after the notes that pass the relevance floor, so "carbonara"
