@@ -280,7 +280,7 @@ BAD_ARGUMENTS = [
     ("memory_get", {"memory_id": 999999}, "memory_id"),
     ("memory_list", {"tier": "cold"}, "tier"),
     ("memory_list", {"limit": 0}, "limit"),
-    ("memory_list", {"offset": 10**20}, "offset"),  # was PostgreSQL's "bigint out of range"
+    ("memory_list", {"offset": 10**20}, "offset"),  # not PostgreSQL's "bigint out of range"
     ("entity_search", {"offset": 10**20}, "offset"),
     ("memory_update", {"memory_id": 999999, "title": "x"}, "memory_id"),
     ("memory_tag", {"memory_id": "x"}, "memory_id"),
@@ -299,8 +299,8 @@ BAD_ARGUMENTS = [
 
 
 def test_bad_arguments_are_a_tool_error_that_names_the_argument(agent):
-    """Every case through one session, as an agent would send them (a live-server test each took
-    about 150 ms of set-up for a 15 ms call); each case that fails is named."""
+    """Every case through one session, as an agent would send them (a live-server test each would
+    spend about ten times the call on its set-up); each case that fails is named."""
     wrong = []
     for tool, arguments, named in BAD_ARGUMENTS:
         message = agent.error(tool, arguments)
@@ -526,8 +526,9 @@ def _call_body(tool: str, arguments_json: str) -> bytes:
     ],
 )
 def test_text_json_cannot_carry_is_a_tool_error_naming_the_argument_once(live_server, owner, tool, arguments, named):
-    """A lone surrogate made the SDK's parser refuse the whole message (a 400 parse error naming nothing),
-    NaN in metadata was an unexplained tool error, and a clean-text message named its field twice."""
+    """A lone surrogate (which the SDK's parser refuses as a whole message, a 400 parse error naming
+    nothing) and NaN in metadata are tool errors naming the argument, and a clean-text message names
+    its field once."""
     response = _raw_call(live_server, owner, _call_body(tool, arguments))
     assert response.status_code == 200, response.text
     result = response.json()["result"]
@@ -549,7 +550,7 @@ def test_text_json_cannot_carry_is_a_tool_error_naming_the_argument_once(live_se
     ],
 )
 def test_a_memory_uri_without_a_memory_is_an_error_that_says_why(agent, uri, message):
-    """They were "Error creating resource from template memory://abc" from the SDK's conversion."""
+    """Each says why, where the SDK's conversion says only "Error creating resource from template memory://abc"."""
 
     async def read(session):
         with pytest.raises(MCPError) as raised:

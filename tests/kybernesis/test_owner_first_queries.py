@@ -157,7 +157,7 @@ def unscoped_scans(node: dict, joins: tuple[str, ...] = ()) -> list[tuple[str, s
 def explain(statement: Statement) -> dict:
     """The plan the statement gets on a large table. On a test's few rows a sequential scan is the
     cheapest plan whatever the conditions, and whether the planner takes it depends on when
-    autovacuum last analysed the table (a run once read all postings with the chunk index only on
+    autovacuum last analysed the table (a plan may read all postings with the chunk index only on
     the inner side of a nested loop); with sequential scans off, the conditions the statement
     really has are what restricts each scan."""
     params = statement.params[0] if statement.many else statement.params
