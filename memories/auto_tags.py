@@ -14,6 +14,9 @@ import re
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+from django.db.models import F, Q
+
+from core import workers
 from memories.tag_rules import MAX_TAG_CHARS
 
 logger = logging.getLogger(__name__)
@@ -278,8 +281,6 @@ def auto_tags_many(items: list[tuple[str, dict, str, str]]) -> list[list[dict] |
     """auto_tags_for each (source, metadata, content, summary), in order. A large batch is spread
     over the worker processes (YAKE costs some 8 ms a memory); a memory whose tagging fails gets its
     error message instead of tags, and the others are still tagged."""
-    from core import workers
-
     # Only the start of a text is read, so only that crosses to a worker.
     items = [
         (source, metadata, content[:KEYWORD_SOURCE_CHARS], summary) for source, metadata, content, summary in items
@@ -312,8 +313,6 @@ def needs_retag(*, auto_tagged_at: datetime | None, auto_tagged_hash: str, conte
 
 def retag_due_filter(now: datetime):
     """needs_retag as a queryset filter on Memory, for selecting the memories due in one query."""
-    from django.db.models import F, Q
-
     return (
         Q(auto_tagged_at__isnull=True)
         | Q(auto_tagged_at__lt=now - RETAG_AFTER)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from django.db import connection
 
+from memories.models import Memory
+
 # Okapi BM25 parameters: Anserini's defaults, which suit short passages better than Lucene's
 # k1=1.2, b=0.75 (docs/decisions/0002-bm25-postings.md).
 K1 = 0.9
@@ -141,8 +143,6 @@ def reindex_all(*, batch: int = 2000) -> None:
     Each owner's chunk count and total length are summed first, so every chunk's weight uses the
     owner's final average chunk length (indexing in batches would weigh the first batch against
     the prior and each later one against the average of those before it)."""
-    from memories.models import Memory
-
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
     owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
@@ -160,8 +160,6 @@ def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
 
 
 def _index_owner(owner_id: int, *, batch: int) -> None:
-    from memories.models import Memory
-
     ids = list(Memory.objects.filter(owner_id=owner_id).order_by("pk").values_list("pk", flat=True))
     with connection.cursor() as cursor:
         for start in range(0, len(ids), batch):
