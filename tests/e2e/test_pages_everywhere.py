@@ -100,7 +100,7 @@ def seeded(db):
         )
     ]
     # "Minutes of meeting N", not "Section N.": spaCy takes every "Section N" for a work, and sixty of
-    # them buried the README's graph screenshot under a block of identical nodes.
+    # them would bury the README's graph screenshot under a block of identical nodes.
     long_text = "\n\n".join(
         f"Minutes of meeting {i}: the archive keeps the notes about the budget "
         f"of project Atlas, which Carol leads from Lisbon. " * 6
