@@ -25,7 +25,7 @@ $(BIN)/python:
 # Installs come from the lock files (every package pinned, with hashes); the project itself is then
 # installed editable, which installs nothing more while the lock is complete (`make lock` after a
 # dependency changes) and only what is missing from it otherwise. torch is the CPU build (2.13.0+cpu), which pip
-# finds on this machine's wheel directory (docs/development.md, "Lock files").
+# finds on this machine's wheel directory; see docs/development.md, "Lock files".
 $(VENV)/.installed: requirements.lock pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet -e .
