@@ -90,7 +90,7 @@ test-scale: install-test
 # between runs (new migrations are still applied), so a rerun starts at once. An idle process takes
 # tests queued for a busy one (worksteal), so they finish together. Bytecode is written even where
 # PYTHONDONTWRITEBYTECODE is set: pytest keeps its rewritten test modules there, and rewriting all
-# of them took ~4 s in each process of every run. PYTEST_ARGS=-n0 runs them in one process.
+# of them costs seconds in each process of every run. PYTEST_ARGS=-n0 runs them in one process.
 test-fast: install-test
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m "not slow" --reuse-db -n auto --dist worksteal $(PYTEST_ARGS)
 

@@ -1,7 +1,7 @@
 """The bulk path of `bench_search`: load a large synthetic corpus first, index it afterwards.
 
-Inserting a million chunks row by row into a table with two HNSW indexes, a GIN index and the
-lexical postings index is far too slow (every row walks the HNSW graph). Here, in ONE transaction:
+Inserting a million chunks row by row, with two HNSW indexes on the chunk table and an index on
+their lexical postings, is far too slow: every row walks the HNSW graph. Here, in ONE transaction:
 
 1. the indexes that slow a load are dropped, their definitions read from `pg_indexes` first, so
    what is re-created is exactly what the migrations made (nothing is restated here);

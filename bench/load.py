@@ -25,6 +25,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import requests
+from django.conf import settings
+
+from bench.synthetic import document
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -301,8 +304,6 @@ def load_texts(data: Path | None, count: int, rng: random.Random) -> tuple[list[
         docs = [(d["title"] or "Untitled", d["text"]) for d in docs if d.get("text")]
         rng.shuffle(docs)
         return docs, queries
-    from bench.synthetic import document
-
     docs = [(f"Synthetic document {i}", document(rng, target_chars=1500)) for i in range(count * 2)]
     queries = [" ".join(rng.choice(text.split()) for _ in range(4)) for _, text in docs[:200]]
     return docs, queries
@@ -314,8 +315,6 @@ def bench_load(
     rng = random.Random(seed)
     texts, queries = load_texts(data, memories, rng)
     data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-bench-load-"))
-    from django.conf import settings
-
     # A fresh database and data directory; the built embedding model is reused from this install.
     server = Server(
         data_dir=data_dir,

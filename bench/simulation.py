@@ -18,6 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from unittest import mock
 
+from graph import signals as graph_signals
+from graph import tasks as graph_tasks
+from graph.models import MemoryLink
+from memories.models import Memory, TierMove
+from memories.services import MemoryInput, memory_create_many, memory_open, memory_tags_add
+from memories.signals import content_changed
+from sleep.models import SleepRun
+from sleep.pipeline import sleep_run_execute, sleep_run_request
+
 TOPICS = {
     "phoenix": (
         ["PostgreSQL", "pgvector", "Priya Raman", "HNSW", "Project Phoenix", "autovacuum"],
@@ -117,16 +126,7 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
     """Simulate sim.days days of use for owner (who should have no memories yet); returns one
     {"week", "day", "memories", "hot", "warm", "archive", "manualTagged", "manualTaggedArchived",
     "opens", "links"} per week."""
-    import time_machine
-
-    from graph import signals as graph_signals
-    from graph import tasks as graph_tasks
-    from graph.models import MemoryLink
-    from memories.models import Memory, TierMove
-    from memories.services import MemoryInput, memory_create_many, memory_open
-    from memories.signals import content_changed
-    from sleep.models import SleepRun
-    from sleep.pipeline import sleep_run_execute, sleep_run_request
+    import time_machine  # a dev dependency: only the simulation needs it
 
     rng = random.Random(sim.seed)
     topics = list(TOPICS)
@@ -154,8 +154,6 @@ def run(*, owner, sim: Simulation, start: datetime, progress=None) -> list[dict]
             ids = add(sim.initial)
             ranking.extend(rng.sample(ids, len(ids)))
             manual = rng.sample(ids, min(sim.manual_tagged, len(ids)))
-            from memories.services import memory_tags_add
-
             for memory_id in manual:
                 memory_tags_add(memory=Memory.objects.get(pk=memory_id), tags=["keep"])
             week_start = 0

@@ -1,10 +1,11 @@
 """The task queue's brokers (the database, or Redis), with a claim that lasts as long as the task it holds may run.
 
 django-q2's ORM broker locks a task it hands to a worker for the cluster's `retry` seconds, one value
-for every task, which must exceed the longest task's timeout: a worker killed while extracting a
-graph left that task claimed for 31 minutes. Here each claim lasts the task's own timeout (the
-`timeout` given to async_task, else the cluster's) plus a grace period, so a short task of a dead
-worker is handed out again within minutes, while a long one is never handed out twice while it runs.
+for every task, which must exceed the longest task's timeout: a short task of a worker killed
+mid-run would stay claimed as long as the longest task may run. Here each claim lasts the task's own
+timeout (the `timeout` given to async_task, else the cluster's) plus a grace period, so a short task
+of a dead worker is handed out again within minutes, while a long one is never handed out twice while
+it runs (docs/decisions/0008-task-claims.md).
 """
 
 from __future__ import annotations

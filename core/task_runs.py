@@ -12,6 +12,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from core.models import TaskRun
+
 logger = logging.getLogger(__name__)
 _RUN_KEY = "kybernesis_run_id"
 _PRUNE_EVERY = 100
@@ -35,8 +37,6 @@ def record_start(sender, func=None, task=None, **kwargs) -> None:
     """pre_execute: a worker is about to run the task."""
     if not settings.KYBERNESIS_TASK_RUNS or task is None:
         return
-    from core.models import TaskRun
-
     try:
         run = TaskRun.objects.create(
             task_id=str(task.get("id", ""))[:32],
@@ -57,8 +57,6 @@ def record_finish(sender, func=None, task=None, **kwargs) -> None:
     """post_execute_in_worker: the task returned or raised (a killed worker never gets here)."""
     if task is None or _RUN_KEY not in task:
         return
-    from core.models import TaskRun
-
     run_id = task.pop(_RUN_KEY)
     try:
         TaskRun.objects.filter(pk=run_id).update(finished_at=timezone.now(), success=bool(task.get("success")))

@@ -1,9 +1,9 @@
 """The one clean-text rule: which strings may reach the database, the embedder and the pages.
 
 PostgreSQL cannot store a NUL byte in text or jsonb, and a lone surrogate (``\\ud800``, which
-JSON's ``\\u`` escapes can carry) cannot be encoded as UTF-8 at all. Both used to surface as a 500
-deep inside a query or the tokenizer; here they are refused up front with the field's name, before
-any embedding work. Titles and other one-line labels also lose the characters that change how a
+JSON's ``\\u`` escapes can carry) cannot be encoded as UTF-8 at all. Left alone, either would surface
+as a 500 deep inside a query or the tokenizer; here they are refused up front with the field's name,
+before any embedding work. Titles and other one-line labels also lose the characters that change how a
 line is displayed rather than what it says: terminal escape sequences, other control characters and
 the bidirectional overrides (``\\u202e``) used to disguise text, as upload file names already do.
 JSON values (metadata) are refused with a NaN or an Infinity in them too: Python's json reads both,
@@ -130,7 +130,7 @@ CleanStr = Annotated[str, AfterValidator(_checked)]
 
 def clean_str(max_length: int):
     """CleanStr of at most max_length characters. The length is checked before the text rule, so the
-    message counts characters; a Field(max_length) beside an optional CleanStr said "items"."""
+    message counts characters, where a Field(max_length) beside an optional CleanStr would say "items"."""
     return Annotated[str, StringConstraints(max_length=max_length), AfterValidator(_checked)]
 
 

@@ -1,7 +1,7 @@
 """spaCy without PyTorch: thinc (spaCy's network library) imports PyTorch when it is installed,
-though the small English model runs on numpy alone. Imported by thinc, PyTorch cost each process
-that loads spaCy (the task worker, the sleep cycle's child, a web worker answering a chat) 1.8 s and
-about 180 MB: `import spacy` plus the model took 2.95 s and 331 MB, and 1.18 s and 151 MB without it.
+though the small English model runs on numpy alone. Imported by thinc, PyTorch costs each process
+that loads spaCy (the task worker, the sleep cycle's child, a web worker answering a chat) seconds
+and some 180 MB for nothing (docs/decisions/0003-spacy-without-torch.md).
 
 `install()` puts a finder first on `sys.meta_path` that refuses `torch` only to the import made
 by thinc's compatibility module; thinc then records that PyTorch is absent. Every other import of

@@ -1,8 +1,8 @@
 """400 with the reason, for the requests Django refuses before any view runs.
 
 A multipart body that cannot be parsed, more fields or files than the limits, a Host header the
-server does not answer to: Django answered each with a bare "Bad Request" (the API's JSON said only
-that), which tells a client nothing to fix. Here the API answers `{"detail": reason}` and a page a
+server does not answer to: Django answers each with a bare "Bad Request" (and the API's JSON would
+say only that), which tells a client nothing to fix. Here the API answers `{"detail": reason}` and a page a
 short page with the same reason. Nothing here touches the database or the request's host, either of
 which may be what was refused.
 """

@@ -1,6 +1,6 @@
 """gunicorn settings for `make run`: fixed gthread workers and threads, a bounded database pool each.
 
-Every value comes from the environment (README, "Running it"):
+Every value comes from the environment (docs/deployment.md, "Serving on one machine"):
 
 - KYBERNESIS_WEB_WORKERS processes (0: one per core, at least 2, at most 8). Each loads the
   embedding model once, at start, so no request pays for it.

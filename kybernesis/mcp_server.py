@@ -395,7 +395,7 @@ async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, 
 )
 async def memory_resource(memory_id: str) -> str:
     # The id comes from the URI as text: read here, so that memory://abc is an error that says why
-    # (the SDK's own conversion answered "Error creating resource from template memory://abc").
+    # (the SDK's own conversion answers "Error creating resource from template memory://abc").
     if not memory_id.isascii() or not memory_id.isdigit():
         raise ResourceError(f"memory://{memory_id[:40]}: a memory's id is a whole number, as memory_list gives it")
     if len(memory_id) > len(str(MAX_BIGINT)):  # no id is that long (and int() stops at 4,300 digits)

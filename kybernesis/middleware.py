@@ -17,7 +17,7 @@ class LoginRequiredMiddleware(DjangoLoginRequiredMiddleware):
 
 
 # Django refuses a whole multipart body when one part's headers exceed 1 KiB, so one file with a long
-# name (a ~5,000-character one) lost every file beside it with a bare 400. The parts' headers may be
+# name (a ~5,000-character one) would lose every file beside it with a bare 400. The parts' headers may be
 # up to 32 KiB instead; the long name then reaches the upload service, which refuses that file alone
 # with its reason (parsers.clean_filename). Each part's header is still read in one bounded chunk.
 multipartparser.MAX_TOTAL_HEADER_SIZE = max(multipartparser.MAX_TOTAL_HEADER_SIZE, 32 * 1024)

@@ -1,4 +1,4 @@
-"""Django settings. Every value comes from the environment; the README lists each one with its default."""
+"""Django settings. Every value comes from the environment; docs/configuration.md lists each one with its default."""
 
 from __future__ import annotations
 
@@ -331,7 +331,7 @@ KYBERNESIS_SEARCH_LEXICAL_CANDIDATES = env_int("KYBERNESIS_SEARCH_LEXICAL_CANDID
 KYBERNESIS_SEARCH_EF_SEARCH = env_int("KYBERNESIS_SEARCH_EF_SEARCH", 40)
 # An owner with at most this many chunks is searched exactly (no HNSW index; memories.search.statement.exact_for).
 KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = env_int("KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS", 10_000)
-# Relevance floor on hybridScore (calibrated; see README "Relevance floor"). 0 returns every candidate.
+# Relevance floor on hybridScore (calibrated: docs/decisions/0006-relevance-floor.md). 0 returns every candidate.
 KYBERNESIS_SEARCH_MIN_SCORE = env_float("KYBERNESIS_SEARCH_MIN_SCORE", 0.28)
 KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)
 # The largest file POST /api/v1/import and the import page accept (an export zip with its vectors).

@@ -2,9 +2,9 @@
 
 They come, in this order, from the source type, the file extension, the provider, and content
 keywords. Keywords are extracted with YAKE from the summary when there is one, else from the
-content (see `bench_tags` for how YAKE was chosen over embedding-ranked n-grams). YAKE runs as the
-Rust implementation (`yake-rust`): the same algorithm and stop-words as the Python package, with
-the same scores to four places on SciFact abstracts, in a fifth of the time.
+content (why YAKE rather than embedding-ranked n-grams: docs/decisions/0010-yake-auto-tags.md). YAKE
+runs as the Rust implementation (`yake-rust`): the same algorithm and stop-words as the Python
+package, with the same scores to four places on SciFact abstracts, at a fraction of its cost.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ import re
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+from django.db.models import F, Q
+
+from core import workers
 from memories.tag_rules import MAX_TAG_CHARS
 
 logger = logging.getLogger(__name__)
@@ -141,8 +144,8 @@ def prose(text: str) -> str:
         if fenced or _CODE_LINE.match(line):
             lines.append(".")
             continue
-        # Token by token: one pattern over the whole line ("\S*(?:mark)\S*") backtracked through
-        # every start of a long unbroken run, quadratically (0.4 s for 5,000 letters with no mark).
+        # Token by token: one pattern over the whole line ("\S*(?:mark)\S*") would backtrack through
+        # every start of a long unbroken run, quadratically.
         lines.append(_TOKEN.sub(_prose_token, line))
     return "\n".join(lines)
 
@@ -278,8 +281,6 @@ def auto_tags_many(items: list[tuple[str, dict, str, str]]) -> list[list[dict] |
     """auto_tags_for each (source, metadata, content, summary), in order. A large batch is spread
     over the worker processes (YAKE costs some 8 ms a memory); a memory whose tagging fails gets its
     error message instead of tags, and the others are still tagged."""
-    from core import workers
-
     # Only the start of a text is read, so only that crosses to a worker.
     items = [
         (source, metadata, content[:KEYWORD_SOURCE_CHARS], summary) for source, metadata, content, summary in items
@@ -312,8 +313,6 @@ def needs_retag(*, auto_tagged_at: datetime | None, auto_tagged_hash: str, conte
 
 def retag_due_filter(now: datetime):
     """needs_retag as a queryset filter on Memory, for selecting the memories due in one query."""
-    from django.db.models import F, Q
-
     return (
         Q(auto_tagged_at__isnull=True)
         | Q(auto_tagged_at__lt=now - RETAG_AFTER)

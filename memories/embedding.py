@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
+
+from memories import onnx_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +51,6 @@ _encode_lock = threading.Lock()
 
 
 def _model_path() -> str:
-    from django.conf import settings
-
     configured = getattr(settings, "KYBERNESIS_EMBEDDING_MODEL", "")
     if configured:
         return configured
@@ -59,24 +60,16 @@ def _model_path() -> str:
 
 
 def _threads() -> int:
-    from django.conf import settings
-
-    from memories.onnx_embedding import threads_default
-
-    return getattr(settings, "KYBERNESIS_EMBED_THREADS", 0) or threads_default()
+    return getattr(settings, "KYBERNESIS_EMBED_THREADS", 0) or onnx_embedding.threads_default()
 
 
 def model_name() -> str:
     """The weights: vectors of two different names are never compared."""
-    from django.conf import settings
-
     configured = getattr(settings, "KYBERNESIS_EMBEDDING_MODEL", "")
     return os.path.basename(configured.rstrip("/")) if configured else BUNDLED_MODEL
 
 
 def configured_backend() -> str:
-    from django.conf import settings
-
     backend = getattr(settings, "KYBERNESIS_EMBEDDING_BACKEND", DEFAULT_BACKEND) or DEFAULT_BACKEND
     if backend not in BACKENDS:
         raise ValueError(f"KYBERNESIS_EMBEDDING_BACKEND must be one of {', '.join(BACKENDS)}; got {backend!r}")
@@ -90,7 +83,6 @@ def get_model():
         with _model_lock:
             if _model is None:
                 import torch
-                from django.conf import settings
                 from sentence_transformers import SentenceTransformer
 
                 threads = getattr(settings, "KYBERNESIS_EMBED_THREADS", 0)
@@ -123,10 +115,6 @@ def _load_backend() -> str:
             return _active_backend
         backend = configured_backend()
         if backend != "torch":
-            from django.conf import settings
-
-            from memories import onnx_embedding
-
             try:
                 _encoder = onnx_embedding.load(
                     Path(_model_path()),
@@ -176,8 +164,6 @@ def embed_texts(texts: Sequence[str], *, batch_size: int | None = None) -> np.nd
     if not texts:
         return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
     if batch_size is None:
-        from django.conf import settings
-
         batch_size = getattr(settings, "KYBERNESIS_EMBED_BATCH_SIZE", 32)
     active = _load_backend()
     if active == "torch":
@@ -194,8 +180,6 @@ _query_cache_lock = threading.Lock()
 
 
 def _query_cache_size() -> int:
-    from django.conf import settings
-
     return max(0, getattr(settings, "KYBERNESIS_QUERY_CACHE_SIZE", 256))
 
 

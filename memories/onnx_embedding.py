@@ -44,9 +44,8 @@ PROBES = (
 # The least cosine between a build's probe vectors and torch's: int8 weights move vectors a little
 # (0.995 on average), anything else would be a broken file.
 MIN_PROBE_COSINE = {"onnx": 0.999, "onnx-int8": 0.98}
-# Fusions left out, at build and at load: ONNX Runtime 1.32's CPU SkipLayerNormalization kernel took
-# 25.7% of an int8 run's kernel time, where the Add and LayerNormalization it replaces take 6.3%
-# (one thread, SciFact abstracts: 50 texts a second with it, 60-65 without).
+# Fusions left out, at build and at load: ONNX Runtime's CPU SkipLayerNormalization kernel is slower
+# than the Add and LayerNormalization it replaces (docs/decisions/0001-onnx-int8-embeddings.md).
 UNFUSED = ("SkipLayerNormFusion",)
 
 
@@ -113,13 +112,11 @@ class OnnxEncoder:
     """An ONNX Runtime session over a built model; encode() returns L2-normalised float32 vectors.
 
     Each text runs on its own, on one thread, and up to `lanes` texts run at once in a process (a
-    slot each; ONNX Runtime releases the GIL). On 2 cores, SciFact abstracts: one text per run on
-    2 lanes embedded 88-94 texts a second; one session of 2 threads over padded runs of up to 1,024
-    tokens 75-82 (the threads synchronise at every op, and a run that outgrows the CPU caches slows
-    down). One text per run also makes a text's vector depend on that text alone: int8 activations
-    are quantised with one scale per run, so in a padded batch a vector moved with its neighbours
-    (cosine 0.9936 at worst between the two ways), and a chunk now gets the vector its text gets as
-    a query."""
+    slot each; ONNX Runtime releases the GIL). That is faster than one session's threads over padded
+    batches, whose threads synchronise at every op and whose larger runs outgrow the CPU caches. One
+    text per run also makes a text's vector depend on that text alone: int8 activations are quantised
+    with one scale per run, so in a padded batch a vector would move with its neighbours; a chunk
+    gets the vector its text gets as a query (docs/decisions/0001-onnx-int8-embeddings.md)."""
 
     def __init__(self, model_file: Path, model_path: Path, *, threads: int):
         import onnxruntime as ort
@@ -130,8 +127,8 @@ class OnnxEncoder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        # Without the arena, most memory for a large batch goes back to the system afterwards: after
-        # one 50-abstract batch a process held 430 MB instead of 724 MB (speed not measured apart).
+        # Without the arena, most memory for a large batch goes back to the system afterwards
+        # (docs/decisions/0001-onnx-int8-embeddings.md).
         options.enable_cpu_mem_arena = False
         self.session = ort.InferenceSession(
             str(model_file), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(UNFUSED)
@@ -229,7 +226,7 @@ def _fuse(source: Path, target: Path, model_path: Path) -> None:
 
     config = json.loads((model_path / "config.json").read_text())
     options = FusionOptions("bert")
-    # Residual add + layer norm stay two ops (see UNFUSED): fused, they were the slowest kernel.
+    # Residual add + layer norm stay two ops (see UNFUSED): fused, they make the slowest kernel.
     options.enable_skip_layer_norm = False
     options.enable_bias_skip_layer_norm = False
     optimized = optimize_model(

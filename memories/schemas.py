@@ -11,7 +11,8 @@ from pydantic import ConfigDict, Field
 
 from core.schemas import Id, OutSchema
 from core.text import CleanDict, CleanStr, clean_str
-from memories.search import SearchFilters, search_filters
+from memories.search import SearchFilters, result_url, search_filters
+from memories.selectors import chat_session_messages, memory_tier_history
 
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
@@ -115,8 +116,6 @@ class MemoryDetailOut(MemoryOut):
 
     @staticmethod
     def resolve_tier_history(memory) -> list:
-        from memories.selectors import memory_tier_history
-
         return list(memory_tier_history(memory=memory))
 
 
@@ -232,8 +231,6 @@ class AnswerSentenceOut(OutSchema):
 
     @staticmethod
     def resolve_url(item) -> str:
-        from memories.search import result_url
-
         return result_url(item.memory_id, item.chunk_position)
 
 
@@ -268,8 +265,6 @@ class ChatSessionDetailOut(ChatSessionOut):
 
     @staticmethod
     def resolve_messages(session) -> list:
-        from memories.selectors import chat_session_messages
-
         return list(chat_session_messages(session=session))
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, F, FilteredRelation, Q, QuerySet
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
 
+from memories import search
 from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, Original, TierMove, UploadJob
 from memories.tag_rules import filter_tags
 
@@ -21,7 +23,7 @@ MEMORY_SORTS = {
 
 def with_chunk_count(qs: QuerySet[Memory]) -> QuerySet[Memory]:
     """Each memory's chunk count, as `chunk_count`. The chunks are joined on the owner as well as the
-    memory, so the chunk table is read owner-first (README, "Past one database")."""
+    memory, so the chunk table is read owner-first (docs/scaling.md, "Past one database")."""
     return qs.annotate(  # type: ignore[no-redef]  # fills the chunk_count that Memory declares for the services
         owned_chunks=FilteredRelation("chunks", condition=Q(chunks__owner_id=F("owner_id"))),
         chunk_count=Count("owned_chunks"),
@@ -71,8 +73,6 @@ CHUNKS_PER_PAGE = 20
 def memory_chunk_page(*, memory: Memory, page=None, chunk=None, per_page: int = CHUNKS_PER_PAGE):
     """One page of a memory's chunks in order. `chunk` (a 0-based position) picks the page that holds it,
     so a link to chunk N opens the right page even when N is far down a long memory."""
-    from django.core.paginator import Paginator
-
     qs = (
         MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
         .only("position", "text", "char_start", "char_end", "tier")
@@ -132,8 +132,6 @@ def memory_related(
     "url": link to the matched chunk, "kind": "" or "question"}. The message's own first-chunk vector
     is the query vector, so nothing is embedded again when a session is shown.
     """
-    from memories import search
-
     anchor = list(
         MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
         .order_by("position")

@@ -20,6 +20,4 @@ def jobs_recover() -> None:
 
 
 def originals_collect() -> int:
-    from memories.services.originals import originals_collect as collect
-
-    return collect()
+    return services.originals_collect()

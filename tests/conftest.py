@@ -30,12 +30,11 @@ def _empty_tables_by_delete():
     millisecond or two; the result is the same here (no sequences are reset, no table has triggers, and
     Django's foreign keys are deferred to the end of the flush's transaction).
 
-    The content types, permissions and the site that migrate made are kept: emptied, they are made
-    again by the post_migrate signal the flush sends, which took about a third of a second per test
-    (measured with cProfile on the MCP tests: 7 of their 9 s of teardown). Kept, the receivers that
-    would make them again are left out of that signal (finding them all still took 84 ms a flush,
-    most of it create_permissions asking about each app's models); the project's own receivers,
-    such as the schedules, still run."""
+    The content types, permissions and the site that migrate made are kept: emptied, they would be
+    made again by the post_migrate signal the flush sends, about a third of a second per test. Kept,
+    the receivers that would make them again are left out of that signal (finding them all would
+    still cost tens of milliseconds a flush, most of it create_permissions asking about each app's
+    models); the project's own receivers, such as the schedules, still run."""
     from django.apps import apps
     from django.contrib.auth.management import create_permissions
     from django.contrib.contenttypes.management import create_contenttypes
@@ -84,8 +83,8 @@ def _empty_tables_by_delete():
 def _live_server_answers_without_nagle_delay():
     """The live test server writes a response's headers and body in two sends. On a kept-alive
     connection (httpx in the MCP client, requests.Session, chromium) the second waits for the
-    client's delayed ACK, about 40 ms, under Nagle's algorithm: an MCP call took 55 ms kept alive
-    and 15 ms on a new connection. TCP_NODELAY sends at once, as gunicorn does in production."""
+    client's delayed ACK, about 40 ms, under Nagle's algorithm, which makes a kept-alive call slower
+    than one on a new connection. TCP_NODELAY sends at once, as gunicorn does in production."""
     from django.core.servers.basehttp import WSGIRequestHandler
 
     WSGIRequestHandler.disable_nagle_algorithm = True

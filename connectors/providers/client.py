@@ -96,7 +96,7 @@ class ProviderClient:
         except (ImproperlyConfigured, MultipleObjectsReturned, ObjectDoesNotExist) as exc:
             raise ConnectorError(
                 f"The {self.name} OAuth client is not configured, or configured twice "
-                f"({type(exc).__name__}); see the README's connector settings."
+                f"({type(exc).__name__}); see the documentation's Connectors page, under Setting up."
             ) from exc
 
     # A provider that can renew access supplies `refresh_request` and the message for a refused renewal.

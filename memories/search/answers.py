@@ -14,9 +14,13 @@ import threading
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.core.cache import cache
+from django.db.models import Count, Max
 
 from memories import embedding
+from memories.models import Memory, MemoryChunk
 from memories.search import QUESTION, SearchError, SearchFilters, hybrid_search, questions
+from memories.selectors import chat_session_exchanges
 
 CANDIDATE_CHUNKS = 8
 MAX_SENTENCES = 3
@@ -145,8 +149,6 @@ def _candidate_sentences(results, *, owner_id: int) -> list[tuple]:
     that is of answer length and, in a chat memory, is not itself a question."""
     if not results:
         return []
-    from memories.models import MemoryChunk
-
     chunk_rows = {
         row["pk"]: row
         for row in MemoryChunk.objects.filter(owner_id=owner_id, pk__in=[r.chunk_id for r in results]).values(
@@ -214,12 +216,6 @@ def _best_sentences(scored: list[AnswerSentence], *, max_sentences: int) -> list
 
 def chat_exchanges(*, session) -> list[dict]:
     """Each message of a chat session with its extractive answer and the related memories."""
-    from django.core.cache import cache
-    from django.db.models import Count, Max
-
-    from memories.models import Memory
-    from memories.selectors import chat_session_exchanges
-
     # An answer only changes when the person's memories do, so it is kept until then.
     state = Memory.objects.filter(owner_id=session.owner_id).aggregate(n=Count("id"), last=Max("updated_at"))
     stamp = f"{state['n']}:{state['last'].timestamp() if state['last'] else 0}"

@@ -5,7 +5,8 @@ The scores and how they are made are in memories.search.scoring; the statement i
 memories.search.statement; the filters in memories.search.filters.
 
 Relevance floor: results with hybridScore below KYBERNESIS_SEARCH_MIN_SCORE (calibrated, see
-README) are not returned; `min_score` overrides it (0 returns every candidate, as before).
+docs/decisions/0006-relevance-floor.md) are not returned; `min_score` overrides it (0 returns every
+candidate).
 
 Questions after answers: a chat message that asks something (metadata.kind = "question", set by
 memories.services.chat) is ranked after the notes that pass the relevance floor, so "carbonara"

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 
 from django.db import connection
 
+from memories.models import Memory
+
 # Okapi BM25 parameters: Anserini's defaults, which suit short passages better than Lucene's
-# k1=1.2, b=0.75 (measured on SciFact: BM25 alone 0.687 -> 0.692 nDCG@10, hybrid 0.739 -> 0.741).
+# k1=1.2, b=0.75 (docs/decisions/0002-bm25-postings.md).
 K1 = 0.9
 B = 0.4
 # Length prior for an owner's first chunks, in distinct lexemes (a 1,200-character chunk has ~90).
@@ -30,15 +32,14 @@ TS_CONFIG = "english"
 # memory is about, in few words (the usual BM25F title boost is of this order).
 #
 # The title is counted once per memory, where the memory begins, the way a reader meets it:
-# - with the first chunk only. Giving every chunk of a long note the title's words made them
-#   count again for each chunk, and a later chunk could outrank the text that matches the query
+# - with the first chunk only. Giving every chunk of a long note the title's words would count
+#   them again for each chunk, and a later chunk could outrank the text that matches the query
 #   for its title alone (the chunk embeddings still carry the title as context, so a later chunk
 #   is still found by what the title means);
 # - and not at all when that chunk already opens with the title (a title taken from the first
 #   line, a document that repeats its heading), the same rule as embedding.chunk_embedding_text,
 #   so a title is not counted as three mentions when the text already states it.
-# Measured on SciFact (whose documents open with their titles): nDCG@10 0.779 with the title on
-# every chunk, 0.793 counted once (README, "Search scores").
+# The figures behind this rule: docs/decisions/0005-keyword-score.md.
 TITLE_WEIGHT = 2.0
 
 # The title as chunk_embedding_text normalises it (whitespace collapsed, a trailing "…" dropped), and
@@ -142,8 +143,6 @@ def reindex_all(*, batch: int = 2000) -> None:
     Each owner's chunk count and total length are summed first, so every chunk's weight uses the
     owner's final average chunk length (indexing in batches would weigh the first batch against
     the prior and each later one against the average of those before it)."""
-    from memories.models import Memory
-
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
     owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
@@ -161,8 +160,6 @@ def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
 
 
 def _index_owner(owner_id: int, *, batch: int) -> None:
-    from memories.models import Memory
-
     ids = list(Memory.objects.filter(owner_id=owner_id).order_by("pk").values_list("pk", flat=True))
     with connection.cursor() as cursor:
         for start in range(0, len(ids), batch):

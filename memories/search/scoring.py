@@ -15,11 +15,10 @@
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
 
 The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
-that matches one of five equally rare query words is no longer the best lexical match at 1.0 but
-scores √(1/5) ≈ 0.45, however few candidates there are. The square root was chosen by measurement
-(README, "Search scores"): the linear share separates answers from no-answer queries a little better
-on the personal set but costs SciFact 0.007-0.018 nDCG@10, since long claims rarely match every word;
-the square root keeps SciFact at or above the old max-normalised form.
+that matches one of five equally rare query words scores √(1/5) ≈ 0.45, not 1.0, however few
+candidates there are. The square root keeps both data sets: the linear share separates answers from
+no-answer queries a little better on the personal set but costs SciFact, whose long claims rarely
+match every word (the figures: docs/decisions/0005-keyword-score.md).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from memories.search.results import SearchResult
     from memories.search.statement import Candidate
 
-# Titles are a field of the lexical score now (BM25F), so the old title weight moved into lexical.
+# No title weight here: a title is a field of the lexical score (BM25F, memories.search.lexical.TITLE_WEIGHT).
 LEXICAL_WEIGHT, TAG_WEIGHT, PRIORITY_WEIGHT = 0.85, 0.10, 0.05
 # How the BM25F sum becomes the 0..1 lexical part (see the module docstring; "coverage_sqrt" is the
 # default and the others are kept for bench_personal/bench_retrieval --lexical-form comparisons).

@@ -126,9 +126,9 @@ def search_statement(
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
     # result list is not cut short. An exact search brings the candidates of the longest list
     # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
-    # results are the same whether 10 or 100 are asked for (a smaller pool let a limit-10 search miss
-    # what a limit-100 search ranks in its top ten). Through the HNSW index the pool stays the
-    # settings' size, as a deeper index scan costs latency at 100k chunks (README, "Search scores").
+    # results are the same whether 10 or 100 are asked for (a smaller pool could miss what a limit-100
+    # search ranks in its top ten). Through the HNSW index the pool stays the settings' size, as a
+    # deeper index scan costs latency at 100k chunks (docs/decisions/0007-exact-search-for-small-owners.md).
     pool = MAX_LIMIT if exact else 0
     k_vec = max(settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES, limit + extra_candidates, pool)
     # Vectors of another model (chunks not yet re-embedded) are never compared with this query's.

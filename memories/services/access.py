@@ -27,8 +27,9 @@ def memory_open(*, memory: Memory) -> Memory:
 def memory_accesses_reset(*, owner=None) -> int:
     """Forget every recorded access (of one owner, or of everyone): the count and last access time.
 
-    Before this rule, every search result counted as an access, and no log says which of the counted
-    accesses were real opens, so none can be kept. Returns how many memories had any recorded."""
+    For counts recorded while every search result also counted as an access (migration 0015 reset
+    them once): no log says which were real opens, so none can be kept. Returns how many memories had
+    any recorded."""
     memories = Memory.objects.exclude(access_count=0, last_accessed_at__isnull=True)
     if owner is not None:
         memories = memories.filter(owner=owner)

@@ -159,7 +159,7 @@ def _keyset(qs: QuerySet, fields: tuple[str, ...], batch_size: int) -> Iterator:
     pagination, never a server-side cursor. The export is read as the response streams, in
     autocommit, where `.iterator()` would DECLARE a WITH HOLD cursor and FETCH from it in later
     transactions, which a transaction pooler (PgBouncer) may send to a server connection that has no
-    such cursor (README, "Connection pooling")."""
+    such cursor (docs/scaling.md, "Connection pooling")."""
     after = None
     while True:
         page = qs.order_by(*fields)

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 from django.db.models import Q
 
+from graph.services import graph_extract_memories, graph_extraction_due, graph_owner_retype, memory_links_refresh
 from graph.vocabulary import EXTRACTION_RULES_VERSION
 from memories.models import Memory
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
@@ -27,11 +28,6 @@ EXTRACTION_METRICS = {
 
 
 def _extract(ids: list[int]) -> tuple[int, dict]:
-    from graph.services import (  # spaCy loads only when needed
-        graph_extract_memories,
-        graph_extraction_due,
-    )
-
     # The ingest task usually extracted a new memory's graph already; only stale ones are read again.
     stale = graph_extraction_due(memory_ids=ids)
     extracted = graph_extract_memories(memory_ids=stale) if stale else {}
@@ -76,8 +72,6 @@ class LinkStep(Step):
         return BatchOutcome(processed=len(ids), changed=changed, metrics=metrics)
 
     def finish(self, scope: Scope) -> dict:
-        from graph.services import graph_owner_retype, memory_links_refresh
-
         by_owner: dict[int, list[int]] = defaultdict(list)
         due = set(self.due(scope).values_list("pk", flat=True)) | getattr(self, "processed_ids", set())
         for memory_id, owner_id in Memory.objects.filter(pk__in=sorted(due)).values_list("pk", "owner_id"):

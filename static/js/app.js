@@ -46,9 +46,9 @@
   }, true);
 
   // --- <form data-send-once>: sent once; its submit buttons are disabled and say so ------------
-  // (A long note takes a while to embed; pressing Save again sent it again.) The buttons are disabled
-  // after this event, so the pressed one's name and value still go with the form; coming back to the
-  // page from the history gives them back.
+  // (A long note takes a while to embed, and each press of Save would send it again.) The buttons are
+  // disabled after this event, so the pressed one's name and value still go with the form; coming
+  // back to the page from the history gives them back.
   document.addEventListener("submit", (event) => {
     const form = event.target;
     if (event.defaultPrevented || !form.hasAttribute("data-send-once")) return;

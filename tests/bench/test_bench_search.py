@@ -22,7 +22,7 @@ def test_bench_search_builds_its_corpus_and_reports_percentiles():
 
 @pytest.mark.django_db(transaction=True)
 def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
-    """The bulk path drops the HNSW, GIN and lexical indexes and the constraints, loads, and builds
+    """The bulk path drops the HNSW and lexical indexes and the constraints, loads, and builds
     them again from their own definitions: afterwards they are exactly what the migrations made."""
     from django.contrib.auth import get_user_model
 

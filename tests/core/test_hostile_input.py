@@ -235,7 +235,7 @@ def test_an_anonymous_post_is_401(db):
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
 def test_metadata_holding_nan_or_infinity_is_a_422_naming_it_not_a_500(api, user, number):
-    """Python's json reads these words, PostgreSQL's jsonb refuses them: a create was a 500."""
+    """Python's json reads these words, PostgreSQL's jsonb refuses them: unchecked, a create would be a 500."""
     body = '{"content": "fine words", "metadata": {"score": ' + number + "}}"
     _refused(_post_raw(api, "/api/v1/memories", body), "metadata.score")
     memory = make_memory(user)

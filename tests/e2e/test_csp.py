@@ -44,12 +44,12 @@ def test_no_page_breaks_its_content_security_policy(page, artifacts):
     page.wait_for_selector(".swagger-ui .info", timeout=30_000)
     page.screenshot(path=str(artifacts / "csp-api-docs.png"))
 
-    # The priority slider shows its value (was an inline oninput handler).
+    # The priority slider shows its value, from a script file (the policy refuses an inline oninput).
     page.goto(memory_url)
     page.screenshot(path=str(artifacts / "csp-memory-detail.png"), full_page=True)
     page.locator("input[type=range][name=priority]").fill("0.9")
     assert page.locator("form.priority-form output").text_content() == "0.90"
-    # Deleting asks first (was an inline onsubmit handler): dismissing keeps the memory.
+    # Deleting asks first, from a script file (no inline onsubmit): dismissing keeps the memory.
     page.once("dialog", lambda dialog: dialog.dismiss())
     page.click("form[data-confirm] button[type=submit]")
     assert page.url == memory_url

@@ -88,7 +88,7 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
         "() => ![...document.querySelectorAll('#tag-editor .tag-manual')].some((a) => a.textContent === 'plants')"
     )
     # Read out: the swapped tag editor replaced the element htmx names as the target, so the message
-    # is looked for in the new content (it was looked for in the old one, and never read out).
+    # is looked for in the new content (in the old one it would never be read out).
     wait_for_announcement(page, "Removed tag plants.")
     # Focus moves after htmx settles the swap, a moment after the chip is gone: wait for it.
     page.wait_for_function(
@@ -108,8 +108,8 @@ def test_focus_stays_put_after_pin_add_tag_and_remove_tag(page, artifacts):
 def test_focus_the_person_moved_during_a_swap_is_left_where_they_put_it(page):
     """New content shows at once and settles a moment later. Someone who tabs on in that moment (here
     a whole second, to make it certain) keeps their focus: putting focus back is only for a swap that
-    took it away. Before, the settling swap pulled focus back to the tag box, so the Enter meant for
-    the next control submitted an empty tag instead."""
+    took it away. Pulled back to the tag box by the settling swap, the Enter meant for the next
+    control would submit an empty tag instead."""
     user = UserFactory()
     memory = make_memory(user, content="A note about the orchard.", manual_tags=["orchard"])
     sign_in(page, user)
@@ -199,8 +199,8 @@ def _graph_of_many_nodes(user, n: int = 40):
 
 
 def test_every_node_of_a_long_graph_list_is_in_view_of_its_vertical_scroll(page):
-    """The list was in CSS columns under a max-height: the columns past the second ran off to the right
-    of the card, so most nodes sat in a sideways scroll nobody sees."""
+    """A grid, not CSS columns: under a max-height, columns past the second run off to the right of the
+    card, and most nodes would sit in a sideways scroll nobody sees."""
     user = UserFactory()
     _graph_of_many_nodes(user)
     sign_in(page, user)
@@ -226,7 +226,7 @@ def test_on_a_phone_a_node_tapped_in_the_drawing_brings_its_panel_into_view(brow
     panel_top = "document.getElementById('graph-panel').getBoundingClientRect().top"
     assert page.evaluate(panel_top) > 800  # below the drawing and the node list, out of sight
     # In a block, so that evaluate returns nothing: the node emit returns has cycles through the
-    # whole graph, and serialising it back to Python took 14 s.
+    # whole graph, and serialising it back to Python takes seconds.
     page.evaluate("() => { window.kybernesisGraph.nodes()[0].emit('tap'); }")
     page.locator("#graph-panel .panel-title").wait_for()
     page.wait_for_function(f"() => {panel_top} >= -1 && {panel_top} < 800 - 150")
@@ -256,7 +256,7 @@ def test_the_graph_types_drop_down_lays_its_boxes_beside_their_labels_and_closes
     page.keyboard.press("Enter")
     box = page.locator(".type-filter input[type=checkbox]").first
     label = page.locator(".type-filter label").first
-    # The filters' 9rem minimum width stretched each box onto a line of its own, above its label.
+    # Each box sits beside its label (a filter's minimum width would stretch it onto a line of its own).
     assert box.bounding_box()["width"] < 30 and label.bounding_box()["height"] < 40
     box.focus()
     page.keyboard.press("Escape")
@@ -265,8 +265,8 @@ def test_the_graph_types_drop_down_lays_its_boxes_beside_their_labels_and_closes
 
 
 def test_save_pressed_again_while_a_note_is_saved_stores_it_once(page):
-    """A long note takes a while to embed; pressing Save again sent it again (three presses, three
-    memories). The button is disabled while it is sent, and the server stores the same content once."""
+    """A long note takes a while to embed, and each press of Save would send it again. The button is
+    disabled while it is sent, and the server stores the same content once."""
     user = UserFactory()
     sign_in(page, user)
     page.goto("/memories/new/")
@@ -286,7 +286,7 @@ def test_save_pressed_again_while_a_note_is_saved_stores_it_once(page):
 
 
 def test_on_a_touch_screen_the_small_controls_are_at_least_24_px(browser, live_server):
-    """A tag's × was 18 × 22 px and a row's box 18 × 18 (WCAG 2.2 asks 24 × 24)."""
+    """A tag's × and a row's box are at least 24 × 24 px, as WCAG 2.2 asks."""
     user = UserFactory()
     memory = make_memory(user, "Tomatoes go in the south bed.", title="Garden", manual_tags=["garden"])
     context = browser.new_context(

@@ -100,7 +100,7 @@ def seeded(db):
         )
     ]
     # "Minutes of meeting N", not "Section N.": spaCy takes every "Section N" for a work, and sixty of
-    # them buried the README's graph screenshot under a block of identical nodes.
+    # them would bury the README's graph screenshot under a block of identical nodes.
     long_text = "\n\n".join(
         f"Minutes of meeting {i}: the archive keeps the notes about the budget "
         f"of project Atlas, which Carol leads from Lisbon. " * 6
@@ -108,7 +108,7 @@ def seeded(db):
     )
     long_memory = make_memory(user, long_text, title="Meeting minutes archive", manual_tags=["minutes"])
     # One unbroken word longer than a desktop is wide (a pasted URL), in a title, a result and a chat
-    # message: each made its page wider than the window.
+    # message: each must wrap rather than make its page wider than the window.
     url = "https://example.com/product-team/" + "a" * 300
     long_word = make_memory(user, f"The product team's long link: {url}", title=f"Product team link {url}")
     graph_extract_memories(memory_ids=[m.pk for m in [*notes, long_memory]])

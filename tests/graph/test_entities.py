@@ -143,7 +143,7 @@ def test_ten_thousand_copies_of_one_name_stay_one_entity_and_bounded():
 
 
 def test_a_call_in_a_code_file_is_no_entity():
-    """An identifier with its call ("golden_ratio(n)") came out as the concept "golden_ratio n"."""
+    """An identifier with its call ("golden_ratio(n)") is code, not the concept "golden_ratio n"."""
     code = "def golden_ratio(n):\n    return fib(n + 1) / fib(n)\n\nprint(golden_ratio(30))\n"
     names = {m.name for m in extract_texts([code])[0].mentions}
     assert not any("golden_ratio" in name or "(" in name for name in names), names

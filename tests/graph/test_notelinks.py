@@ -27,7 +27,7 @@ def test_path_names_run_from_the_whole_path_down_to_the_file_name():
 
 
 def test_a_link_names_a_note_by_its_file_name_even_when_its_front_matter_gives_another_title(user):
-    """[[Roadmap]] means Projects/Roadmap.md; it linked nothing once the note's title was 'Product roadmap'."""
+    """[[Roadmap]] means Projects/Roadmap.md by its file name, even when its title is 'Product roadmap'."""
     roadmap = note(user, "Projects/Roadmap.md", title="Product roadmap")
     hiring = note(user, "Projects/Hiring plan.md", links=["Roadmap"])
     assert pairs(user, roadmap, hiring) == {frozenset({"Projects/Roadmap.md", "Projects/Hiring plan.md"})}

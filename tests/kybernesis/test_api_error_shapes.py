@@ -41,7 +41,7 @@ def test_a_missing_memory_says_what_was_not_found(api):
 
 
 def test_a_multipart_body_that_cannot_be_read_is_a_400_that_says_why(api):
-    """It was {"detail": "Bad Request"}, with a traceback in the log."""
+    """Not Django's bare {"detail": "Bad Request"} with a traceback in the log: the reason itself."""
     response = api.post("/api/v1/uploads", b"x", content_type="multipart/form-data")
     assert response.status_code == 400
     assert response.json()["detail"].startswith("The multipart/form-data body could not be read: ")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# The documented production environment (README, "Running in production").
+# The documented production environment (docs/deployment.md, "The production environment").
 PRODUCTION_ENV = {
     "KYBERNESIS_DEBUG": "0",
     "KYBERNESIS_HTTPS": "1",

@@ -177,7 +177,7 @@ BAD_ARGUMENTS = [
     ("memory_get", {"memory_id": 999999}, "memory_id"),
     ("memory_list", {"tier": "cold"}, "tier"),
     ("memory_list", {"limit": 0}, "limit"),
-    ("memory_list", {"offset": 10**20}, "offset"),  # was PostgreSQL's "bigint out of range"
+    ("memory_list", {"offset": 10**20}, "offset"),  # not PostgreSQL's "bigint out of range"
     ("entity_search", {"offset": 10**20}, "offset"),
     ("memory_update", {"memory_id": 999999, "title": "x"}, "memory_id"),
     ("memory_tag", {"memory_id": "x"}, "memory_id"),
@@ -196,8 +196,8 @@ BAD_ARGUMENTS = [
 
 
 def test_bad_arguments_are_a_tool_error_that_names_the_argument(agent):
-    """Every case through one session, as an agent would send them (a live-server test each took
-    about 150 ms of set-up for a 15 ms call); each case that fails is named."""
+    """Every case through one session, as an agent would send them (a live-server test each would
+    spend about ten times the call on its set-up); each case that fails is named."""
     wrong = []
     for tool, arguments, named in BAD_ARGUMENTS:
         message = agent.error(tool, arguments)

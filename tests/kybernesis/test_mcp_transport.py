@@ -190,8 +190,9 @@ def _call_body(tool: str, arguments_json: str) -> bytes:
     ],
 )
 def test_text_json_cannot_carry_is_a_tool_error_naming_the_argument_once(live_server, owner, tool, arguments, named):
-    """A lone surrogate made the SDK's parser refuse the whole message (a 400 parse error naming nothing),
-    NaN in metadata was an unexplained tool error, and a clean-text message named its field twice."""
+    """A lone surrogate (which the SDK's parser refuses as a whole message, a 400 parse error naming
+    nothing) and NaN in metadata are tool errors naming the argument, and a clean-text message names
+    its field once."""
     response = _raw_call(live_server, owner, _call_body(tool, arguments))
     assert response.status_code == 200, response.text
     result = response.json()["result"]
@@ -213,7 +214,8 @@ def test_text_json_cannot_carry_is_a_tool_error_naming_the_argument_once(live_se
     ],
 )
 def test_a_memory_uri_without_a_memory_is_an_error_that_says_why(agent, uri, message):
-    """They were "Error creating resource from template memory://abc" from the SDK's conversion."""
+    """Each says why, where the SDK's conversion says only "Error creating resource from template
+    memory://abc"."""
 
     async def read(session):
         with pytest.raises(MCPError) as raised:

@@ -1,7 +1,7 @@
 """Every production query that touches the chunk tables (memories_memorychunk, and its lexical
 postings in memories_chunkterm) restricts them by owner: the shape a split of those tables by owner
-(hash partitions, a Citus distribution column) needs to reach one partition or shard (README, "Past
-one database") -- except a short list of lookups by another key, each named below with the change
+(hash partitions, a Citus distribution column) needs to reach one partition or shard (docs/scaling.md,
+"Past one database") -- except a short list of lookups by another key, each named below with the change
 the split brings to it.
 
 The statements are recorded with their call sites while the product is used end to end (the API,
@@ -157,7 +157,7 @@ def unscoped_scans(node: dict, joins: tuple[str, ...] = ()) -> list[tuple[str, s
 def explain(statement: Statement) -> dict:
     """The plan the statement gets on a large table. On a test's few rows a sequential scan is the
     cheapest plan whatever the conditions, and whether the planner takes it depends on when
-    autovacuum last analysed the table (a run once read all postings with the chunk index only on
+    autovacuum last analysed the table (a plan may read all postings with the chunk index only on
     the inner side of a nested loop); with sequential scans off, the conditions the statement
     really has are what restricts each scan."""
     params = statement.params[0] if statement.many else statement.params
@@ -256,7 +256,8 @@ def test_every_query_on_the_chunk_tables_filters_by_owner(api, other_api, user):
         if problems := problems_of(statement, excused):
             unscoped.setdefault(statement.site, []).append((problems, " ".join(statement.sql.split())[:300]))
     assert unscoped == {}
-    # The list of exceptions is exact: one that no longer applies is struck off (and from the README).
+    # The list of exceptions is exact: one that no longer applies is struck off (and from docs/scaling.md,
+    # "The owner-first test").
     assert set(BY_ANOTHER_KEY) - excused == set()
 
 

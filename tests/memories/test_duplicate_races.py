@@ -87,8 +87,9 @@ def test_a_repeated_api_create_returns_the_existing_memory_with_200(api, user):
 
 
 def test_imports_of_one_export_run_at_once_store_each_memory_and_session_once(user, tmp_path):
-    """A double-clicked Import queues two jobs that two workers run at the same time: each looked for
-    the contents before either stored any, and the account ended with every memory twice."""
+    """A double-clicked Import queues two jobs that two workers run at the same time: each may look for
+    the contents before either stored any, and without the content lock the account would end with
+    every memory twice."""
     from memories import services
     from memories.models import ChatSession
     from portability import services as portability

@@ -170,15 +170,15 @@ def test_opening_a_memory_records_an_access(logged_in_client, user):
     ],
 )
 def test_no_results_says_when_the_filters_may_be_why(logged_in_client, notes, params, filtered):
-    """With only a priority or date filter it said "Nothing in your memories is a good match for
-    'vehicle repair'", though the garage note is one."""
+    """With only a priority or date filter, "Nothing in your memories is a good match for 'vehicle
+    repair'" would be wrong: the garage note is one, and the filters left it out."""
     html = logged_in_client.get("/search/", {"q": "zebra migration patterns", **params}).content.decode()
     assert "No memories match" in html
     assert ("with these filters" in html) is filtered
 
 
 def test_a_title_filter_too_long_counts_characters(api):
-    """It said "Value should have at most 500 items after validation, not 501"."""
+    """In characters, not pydantic's "Value should have at most 500 items after validation, not 501"."""
     for response in (
         api.post("/api/v1/search", {"query": "ok", "filters": {"titleContains": "x" * 501}}),
         api.get("/api/v1/search", {"q": "ok", "titleContains": "x" * 501}),

@@ -90,12 +90,12 @@ def test_other_languages_emoji_and_long_queries_still_answer(user, notes, query)
 
 
 def test_lexical_score_is_scaled_by_the_share_of_the_query_idf_matched():
-    # The only candidate that matches one of five equally rare words no longer scores 1.0.
+    # The only candidate that matches one of five equally rare words does not score 1.0.
     assert lexical_score(2.0, 2.0, matched_idf=2.0, total_idf=10.0) == pytest.approx(0.2**0.5)
     assert lexical_score(2.0, 2.0, matched_idf=2.0, total_idf=10.0, form="coverage") == pytest.approx(0.2)
     assert lexical_score(9.0, 9.0, matched_idf=10.0, total_idf=10.0) == pytest.approx(1.0)
     assert lexical_score(0.0, 9.0, matched_idf=0.0, total_idf=10.0) == 0.0
-    assert lexical_score(2.0, 2.0, 2.0, 10.0, form="relative") == 1.0  # the old form, for comparison
+    assert lexical_score(2.0, 2.0, 2.0, 10.0, form="relative") == 1.0  # BM25F / best alone, for comparison
 
 
 def test_one_stray_word_does_not_make_a_strong_keyword_match(user, notes):

@@ -67,8 +67,8 @@ def test_import_answers_202_with_a_job_that_runs_in_the_worker(api, user, django
 
 
 def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypatch, django_capture_on_commit_callbacks):
-    """A failure after the first batch ended the job "failed, created 0" while that batch's memories
-    stayed stored."""
+    """A failure after the first batch leaves that batch's memories stored, and the job counts them
+    rather than saying "failed, created 0"."""
     from portability.services import import_ as importing
 
     real_source, real, calls = importing.import_source, importing._import_batch, []
@@ -133,7 +133,7 @@ def test_the_page_imports_an_upload_and_reports_a_bad_one(logged_in_client, user
 
 
 def test_a_running_import_of_unknown_size_shows_a_working_bar_not_a_full_one(logged_in_client, user):
-    """max="0" is no valid maximum: browsers took 1, and 40 lines read of a .jsonl showed a full bar."""
+    """max="0" is no valid maximum: browsers take 1, and 40 lines read of a .jsonl would show a full bar."""
     ImportJobFactory(owner=user, filename="notes.jsonl", status="running", total=None, processed=40)
     ImportJobFactory(owner=user, filename="export.zip", status="running", total=200, processed=40)
     page = logged_in_client.get("/memories/data/").content.decode()

@@ -52,7 +52,8 @@ def errors_of(report) -> dict[str, str]:
 
 
 def test_a_jsonl_file_is_reported_under_the_name_it_was_uploaded_with(user, tmp_path):
-    """The worker reads the upload from a file named after a random id: that name meant nothing."""
+    """The worker reads the upload from a file named after a random id, a name that means nothing to
+    the person who sent it."""
     kept = tmp_path / "3e1eb6daa9ea4b0cad943684d878839c-.jsonl"
     kept.write_text(json.dumps({"content": "Fine."}) + "\n{broken\n", encoding="utf-8")
     report = portability.import_path(owner=user, path=kept, name="my-notes.jsonl")
@@ -82,7 +83,8 @@ def test_lines_of_never_holds_more_than_the_limit_of_a_line():
 
 @pytest.mark.parametrize("counts", [[2], {"memories": "many"}, {"memories": -1}, "two"])
 def test_manifest_counts_that_are_not_whole_numbers_leave_only_the_total_unknown(user, tmp_path, counts):
-    """They stopped the import ("'list' object has no attribute 'get'", "Field 'total' expected a number")."""
+    """Read blindly, they would stop the import ("'list' object has no attribute 'get'", "Field 'total'
+    expected a number")."""
     path = export_zip(tmp_path, [json.dumps({"content": "A memory."})], manifest={**MANIFEST, "counts": counts})
     report = portability.import_path(owner=user, path=path)
     assert (report.created, report.error, report.total) == (1, "", None)
@@ -100,7 +102,7 @@ def test_manifest_counts_that_are_not_whole_numbers_leave_only_the_total_unknown
     ],
 )
 def test_a_bad_chat_session_line_is_one_error_and_its_messages_come_in_without_it(user, tmp_path, line, error):
-    """Each of these stopped the whole import, some after creating an empty session."""
+    """Read blindly, each of these would stop the whole import, some after creating an empty session."""
     good = json.dumps({"id": 2, "title": "Kept", "messageCount": 1, "createdAt": "2024-01-02T03:04:05+00:00"})
     memories = [
         json.dumps({"content": "A message of the bad session.", "source": "chat", "metadata": {"sessionId": 1}}),
@@ -132,8 +134,9 @@ def test_a_bad_chat_session_line_is_one_error_and_its_messages_come_in_without_i
     ],
 )
 def test_stored_state_that_its_column_cannot_hold_is_refused_by_field(user, tmp_path, record, error):
-    """Before, these were "could not be stored: <PostgreSQL's words>", or stopped the import (a date
-    that is no day), or were stored and broke every later list and export of the account (year 10000)."""
+    """Unchecked, these would be "could not be stored: <PostgreSQL's words>", or stop the import (a
+    date that is no day), or be stored and break every later list and export of the account (year
+    10000)."""
     path = tmp_path / "memories.jsonl"
     path.write_text(
         json.dumps({"content": "The record under test.", **record}) + "\n" + json.dumps({"content": "Fine."}) + "\n",
@@ -190,7 +193,7 @@ EXACT = datetime(2024, 4, 15, 12, 0, 0, tzinfo=UTC)
     ids=["extended-timestamp", "ntfs"],
 )
 def test_a_note_keeps_its_exact_file_time_from_the_zips_timestamp_field(user, tmp_path, extra):
-    """The zip's own field has no time zone; it was read as UTC, four hours off for this note."""
+    """The zip's own field has no time zone: read as UTC, it would be four hours off for this note."""
     path = tmp_path / "vault.zip"
     path.write_bytes(_note_zip(extra))
     assert portability.import_path(owner=user, path=path).created == 1
@@ -206,7 +209,7 @@ def test_a_zip_without_a_timestamp_field_reads_its_local_time_as_utc(user, tmp_p
 
 @pytest.mark.parametrize("tags", ["[a, {nested: map}]", "[a, [b, c]]", "{one: two}"])
 def test_front_matter_tags_holding_a_mapping_are_an_error_not_a_strange_tag(user, tmp_path, tags):
-    """They became tags like "{'nested':-'map'}"."""
+    """Taken as text, they would become tags like "{'nested':-'map'}"."""
     path = tmp_path / "note.md"
     path.write_text(f"---\ntags: {tags}\n---\nA note.\n", encoding="utf-8")
     report = portability.import_path(owner=user, path=path)
@@ -227,7 +230,7 @@ LONG_NUMBER = "1" * 5000  # more digits than Python converts to an int
 )
 @pytest.mark.parametrize("in_zip", [False, True], ids=["jsonl", "export-zip"])
 def test_a_line_python_cannot_parse_is_one_error_not_a_stopped_import(user, tmp_path, monkeypatch, line, error, in_zip):
-    """Both stopped the import with a RecursionError or a ValueError from json."""
+    """Unguarded, both would stop the import with a RecursionError or a ValueError from json."""
     monkeypatch.setattr(sources.reading, "MAX_ENTRY_BYTES", 1_000_000)
     lines = [line, json.dumps({"content": "After the bad line."})]
     report = portability.import_path(owner=user, path=jsonl_or_export(tmp_path, lines, in_zip=in_zip))

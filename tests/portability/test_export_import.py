@@ -457,9 +457,9 @@ def test_a_clean_text_refusal_names_its_field_once(user, tmp_path):
 
 
 def test_an_export_stopped_part_way_leaves_no_half_written_archive_behind(user, monkeypatch):
-    """An export that failed part-way (or whose download was cancelled) left its archive open; collected
-    after its sink, it tried to finish itself there: "Exception ignored in: ZipFile.__del__ ... I/O
-    operation on closed file" in the server's log."""
+    """An export that fails part-way (or whose download is cancelled) leaves its archive nothing to
+    write: left open and collected after its sink, it would try to finish itself there and log
+    "Exception ignored in: ZipFile.__del__ ... I/O operation on closed file"."""
     import zipfile as zipfile_module
 
     from portability.services import export

@@ -132,7 +132,7 @@ def stack(scale_env, tmp_path_factory) -> Stack:
     env = {**scale_env, "HOST": "127.0.0.1", "PORT": str(port)}
     types = procfile()
     # The web processes reach PostgreSQL through PgBouncer in transaction mode when .ci/test-scale
-    # started one (the README's pooling recipe); task workers always connect directly.
+    # started one (docs/scaling.md, "Connection pooling"); task workers always connect directly.
     web_env = {**env, "DATABASE_URL": os.environ.get("KYBERNESIS_SCALE_WEB_DATABASE_URL") or env["DATABASE_URL"]}
     web = _start("web", types["web"], web_env, logs)
     workers = [_start(f"worker{i}", types["worker"], env, logs) for i in (1, 2)]

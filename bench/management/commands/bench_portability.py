@@ -224,9 +224,8 @@ class Command(BaseCommand):
     def _encode_like_import(self, owner) -> float:
         """The model alone on the imported chunks, as the import calls it: the configured backend
         (embedding.embed_texts), each chunk's text under its memory's title, in the import's batches of
-        memories. (It used to call the torch model directly on the bare chunk texts: with the default
-        onnx-int8 backend that is about three times slower than what the import runs, so the ratio
-        flattered the import.)"""
+        memories. (Not the torch model on the bare chunk texts: with the default onnx-int8 backend that
+        is about three times slower than what the import runs, and the ratio would flatter the import.)"""
         per_memory: dict[int, list[str]] = {}
         for memory_id, title, text in (
             MemoryChunk.objects.filter(owner=owner)

@@ -105,7 +105,7 @@ class Command(BaseCommand):
 
         memory_doc = dict(Memory.objects.filter(owner=owner).values_list("pk", "metadata__beirId"))
         embedding.embed_query("warm-up")
-        # Ranking quality without the floor (min_score=0, as before it existed), then what an API caller
+        # Ranking quality without the floor (min_score=0: every candidate), then what an API caller
         # asking for 10 results sees: fewer candidates, and the relevance floor on.
         variants = {"hybrid": None, "vector_only": (1.0, 0.0), "metadata_only": (0.0, 1.0)}
         totals = {name: {"ndcg": 0.0, "recall": 0.0} for name in [*variants, "hybrid_limit_10"]}

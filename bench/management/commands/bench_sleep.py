@@ -19,8 +19,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from bench.datasets import read_jsonl
+from graph.models import Entity, MemoryExtraction, MemoryLink
 from memories.models import Memory
 from memories.services import MemoryInput, memory_create_many
+from sleep.child import cycle_in_child
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_execute, sleep_run_request
 
@@ -90,8 +92,6 @@ class Command(BaseCommand):
         )
 
     def _make_everything_due(self, owner) -> None:
-        from graph.models import Entity, MemoryExtraction, MemoryLink
-
         Memory.objects.filter(owner=owner).update(
             auto_tagged_at=timezone.now() - timedelta(days=8), summary="", preview="", summarized_hash=""
         )
@@ -103,8 +103,6 @@ class Command(BaseCommand):
     def _cycle(self, owner) -> SleepRun:
         run, _ = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=owner)
         if self.via_worker:
-            from sleep.child import cycle_in_child
-
             if cycle_in_child(run.pk)["status"] == "busy":
                 raise CommandError("another sleep cycle is running; try again when it ends")
         elif sleep_run_execute(run_id=run.pk) is None:
