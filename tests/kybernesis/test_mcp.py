@@ -8,30 +8,10 @@ from mcp.shared.exceptions import MCPError
 
 from memories.models import Memory
 from sleep.models import SleepRun
-from tests.factories import UserFactory, make_memory
-from tests.kybernesis.mcp_client import TOOLS, agent_for
+from tests.factories import make_memory
+from tests.kybernesis.mcp_client import TOOLS
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def owner(db):
-    return UserFactory()
-
-
-@pytest.fixture
-def stranger(db):
-    return UserFactory()
-
-
-@pytest.fixture
-def agent(live_server, owner):
-    yield from agent_for(live_server, owner)
-
-
-@pytest.fixture
-def stranger_agent(live_server, stranger):
-    yield from agent_for(live_server, stranger)
 
 
 def test_no_token_or_a_wrong_one_is_401_before_any_mcp(live_server):

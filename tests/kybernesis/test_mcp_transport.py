@@ -12,25 +12,10 @@ from mcp.shared.exceptions import MCPError
 
 from core.auth import api_token_create
 from memories.models import Memory
-from tests.factories import UserFactory, make_memory
-from tests.kybernesis.mcp_client import TOOLS, agent_for, run_async
+from tests.factories import make_memory
+from tests.kybernesis.mcp_client import TOOLS, run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def owner(db):
-    return UserFactory()
-
-
-@pytest.fixture
-def stranger(db):
-    return UserFactory()
-
-
-@pytest.fixture
-def agent(live_server, owner):
-    yield from agent_for(live_server, owner)
 
 
 def _database_url() -> str:
