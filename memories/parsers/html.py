@@ -78,4 +78,9 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     return Parsed(text=html_text(decode(data)))
 
 
-FORMAT = Format(extensions=frozenset(HTML_EXTENSIONS), parse=parse)
+FORMAT = Format(
+    extensions=frozenset(HTML_EXTENSIONS),
+    parse=parse,
+    media_types={"html": "text/html", "htm": "text/html", "xhtml": "application/xhtml+xml"},
+    name="HTML",
+)

@@ -249,6 +249,7 @@ FORMAT = Format(
     extensions=frozenset(TEXT_EXTENSIONS | CODE_EXTENSIONS),
     parse=parse,
     media_types={
+        "txt": "text/plain",
         "md": "text/markdown",
         "markdown": "text/markdown",
         "rst": "text/x-rst",
@@ -260,4 +261,5 @@ FORMAT = Format(
         "yml": "application/yaml",
         "toml": "application/toml",
     },
+    name="text and source code",
 )
