@@ -8,7 +8,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import detect, doc, docx, html, pdf, text
+from memories.parsers import detect, doc, docx, html, pdf, rtf, text
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -21,6 +21,7 @@ FORMATS: tuple[Format, ...] = (
     pdf.FORMAT,
     docx.FORMAT,
     doc.FORMAT,
+    rtf.FORMAT,
     html.FORMAT,
     text.FORMAT,
 )

@@ -12,6 +12,7 @@ from memories.parsers import doc as doc_format
 from memories.parsers import docx as docx_format
 from memories.parsers import html as html_format
 from memories.parsers import pdf as pdf_format
+from memories.parsers import rtf as rtf_format
 from memories.parsers import text as text_format
 from memories.parsers.detect import DOC, DOCX, ENCRYPTED_OFFICE, EPUB, ODP, ODS, ODT, PDF, PPT, PPTX, XLS, XLSX, detect
 from tests.files import make_docx, make_ole, make_pdf, make_zip
@@ -104,6 +105,12 @@ def test_text_named_pdf_is_read_as_text():
     assert result.text == "Not a PDF at all: these are meeting notes."
     assert result.metadata["mime"] == "text/plain"
     assert result.notices == ["the file is named .pdf but is really plain text, and was read as such"]
+
+
+def test_an_rtf_named_txt_is_read_as_rtf():
+    result = extract("minutes.txt", RTF_NOTE)
+    assert result.text.strip() == "Minutes of the board meeting."
+    assert "really an RTF document" in result.notices[0]
 
 
 def test_a_zip_that_is_a_docx_is_read_whatever_its_name():
@@ -236,7 +243,7 @@ def test_binary_data_is_named_by_its_signature_when_known():
 
 def test_the_supported_list_names_every_format():
     assert registry.SUPPORTED.startswith("supported: ")
-    for name in ("PDF", "Word .docx", "Word .doc", "HTML", "text and source code"):
+    for name in ("PDF", "Word .docx", "Word .doc", "RTF", "HTML", "text and source code"):
         assert name in registry.SUPPORTED
 
 
@@ -260,5 +267,6 @@ def test_each_detected_media_type_is_read_by_the_format_that_declares_it():
     assert registry._BY_MEDIA_TYPE[PDF] is pdf_format.FORMAT
     assert registry._BY_MEDIA_TYPE[DOCX] is docx_format.FORMAT
     assert registry._BY_MEDIA_TYPE[DOC] is doc_format.FORMAT
+    assert registry._BY_MEDIA_TYPE["application/rtf"] is rtf_format.FORMAT
     assert registry._BY_MEDIA_TYPE["text/html"] is html_format.FORMAT
     assert registry._BY_MEDIA_TYPE["text/plain"] is text_format.FORMAT
