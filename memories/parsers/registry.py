@@ -8,7 +8,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import detect, doc, docx, html, pdf, rtf, text
+from memories.parsers import detect, doc, docx, html, markdown, pdf, rtf, text
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -23,6 +23,7 @@ FORMATS: tuple[Format, ...] = (
     doc.FORMAT,
     rtf.FORMAT,
     html.FORMAT,
+    markdown.FORMAT,
     text.FORMAT,
 )
 

@@ -246,12 +246,11 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
 
 
 FORMAT = Format(
-    extensions=frozenset(TEXT_EXTENSIONS | CODE_EXTENSIONS),
+    # Markdown is read by memories.parsers.markdown, which also takes its title.
+    extensions=frozenset((TEXT_EXTENSIONS - {"md", "markdown"}) | CODE_EXTENSIONS),
     parse=parse,
     media_types={
         "txt": "text/plain",
-        "md": "text/markdown",
-        "markdown": "text/markdown",
         "rst": "text/x-rst",
         "ts": "text/x-typescript",
         "tsx": "text/x-typescript",

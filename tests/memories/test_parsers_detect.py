@@ -124,6 +124,7 @@ def test_the_extension_chooses_the_flavour_of_text():
     assert extract("page.txt", page).text == page.decode(), "a .txt file stays text"
     assert extract("saved-page", page).text == "Hello", "HTML without an extension is read as a page"
     assert extract("fragment.html", b"<p>only a <b>fragment</b></p>").text == "only a fragment"
+    assert registry.choose("md", b"# Title")[0] is not text_format.FORMAT
 
 
 def test_a_damaged_file_of_the_named_type_gets_that_formats_reason():
@@ -243,7 +244,7 @@ def test_binary_data_is_named_by_its_signature_when_known():
 
 def test_the_supported_list_names_every_format():
     assert registry.SUPPORTED.startswith("supported: ")
-    for name in ("PDF", "Word .docx", "Word .doc", "RTF", "HTML", "text and source code"):
+    for name in ("PDF", "Word .docx", "Word .doc", "RTF", "HTML", "Markdown", "text and source code"):
         assert name in registry.SUPPORTED
 
 
