@@ -1,8 +1,10 @@
-"""Real files made in the tests: PDFs (with and without text, encrypted), DOCX, zip bombs."""
+"""Real files made in the tests: PDFs (with and without text, encrypted), DOCX, zip bombs, zip
+containers and OLE compound files."""
 
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 
 
@@ -93,17 +95,78 @@ def make_docx_zip_bomb(inflated_mb: int = 40) -> bytes:
     return out.getvalue()
 
 
+def make_zip(members: dict[str, bytes | str], *, stored_first: str | None = None) -> bytes:
+    """A zip archive of `members`; `stored_first` is written first and uncompressed, as OpenDocument
+    and EPUB want their "mimetype" member."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        if stored_first is not None:
+            archive.writestr(stored_first, members[stored_first], compress_type=zipfile.ZIP_STORED)
+        for name, content in members.items():
+            if name != stored_first:
+                archive.writestr(name, content)
+    return out.getvalue()
+
+
+def make_ole(streams: dict[str, bytes]) -> bytes:
+    """An OLE compound file (version 3, 512-byte sectors) holding `streams` (at most three), each in
+    regular sectors (padded to 4 KB): the container of legacy .doc/.xls/.ppt files and of encrypted Office files."""
+    assert len(streams) <= 3
+    sector = 512
+    end_of_chain, free, fat_sector = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD
+    fat = [fat_sector, end_of_chain]  # sector 0: the FAT itself; sector 1: the directory
+    entries = [_ole_entry("Root Entry", 5, child=1 if streams else free, start=end_of_chain, size=0)]
+    data = b""
+    names = list(streams)
+    for index, name in enumerate(names):
+        content = streams[name].ljust(4096, b"\x00")  # at the mini-stream cutoff: regular sectors
+        content += b"\x00" * (-len(content) % sector)
+        first = 2 + len(data) // sector
+        count = len(content) // sector
+        fat += [first + i + 1 for i in range(count - 1)] + [end_of_chain]
+        right = index + 2 if index + 1 < len(names) else free
+        entries.append(_ole_entry(name, 2, right=right, start=first, size=max(len(streams[name]), 4096)))
+        data += content
+    entries += [b"\x00" * 64 + struct.pack("<HBB", 0, 0, 1) + b"\xff" * 12 + b"\x00" * 48] * (4 - len(entries))
+    header = (
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+        + b"\x00" * 16
+        + struct.pack("<HHHHH", 0x3E, 3, 0xFFFE, 9, 6)
+        + b"\x00" * 6
+        + struct.pack("<IIIIIIIII", 0, 1, 1, 0, 4096, end_of_chain, 0, end_of_chain, 0)
+        + struct.pack("<I", 0)
+        + struct.pack("<I", free) * 108
+    )
+    fat_bytes = struct.pack(f"<{len(fat)}I", *fat).ljust(sector, b"\xff")
+    return header + fat_bytes + b"".join(entries) + data
+
+
+def _ole_entry(
+    name: str, kind: int, *, start: int, size: int, child: int = 0xFFFFFFFF, right: int = 0xFFFFFFFF
+) -> bytes:
+    encoded = (name.encode("utf-16-le") + b"\x00\x00").ljust(64, b"\x00")
+    return (
+        encoded
+        + struct.pack("<HBB", len(name.encode("utf-16-le")) + 2, kind, 1)
+        + struct.pack("<III", 0xFFFFFFFF, right, child)
+        + b"\x00" * 16
+        + b"\x00" * 4
+        + b"\x00" * 16
+        + struct.pack("<IQ", start, size)
+    )
+
+
 # Files no upload may turn into a memory, with (part of) the reason the person is given.
 BAD_FILES = [
     ("empty.txt", b"", "the file is empty"),
-    ("binary.txt", bytes(range(256)) * 40, "looks binary"),
+    ("binary.txt", bytes(range(256)) * 40, "this .txt file is not text: it looks like binary data"),
     ("truncated.pdf", make_pdf(["Some text here."])[:120], "damaged or truncated"),
-    ("not-a.pdf", b"This is not a PDF at all, just text.", "not a PDF"),
+    ("not-a.pdf", b"\x00\x01\x02 binary, and no PDF header" * 4, "not a PDF"),
     ("locked.pdf", make_encrypted_pdf(), "encrypted"),
     ("scan.pdf", make_blank_pdf(), "no extractable text"),
-    ("broken.docx", b"PK not really a zip", "not a zip archive"),
+    ("broken.docx", b"PK\x03\x04 not really a zip", "not a zip archive"),
     ("bomb.docx", make_docx_zip_bomb(), "zip bomb"),
-    ("tool.exe", b"MZ\x90\x00", ".exe is not a supported file type"),
+    ("tool.exe", b"MZ\x90\x00", ".exe is not a supported file type: it looks like binary data"),
     ("../escape.txt", b"data", "path separator"),
     ("..secret..txt", b"data", "'..'"),
     ("tab\tname.txt", b"data", "control characters"),

@@ -7,13 +7,32 @@ import unicodedata
 from memories.parsers.errors import ExtractionError
 
 MAX_FILENAME_CHARS = 255
-# Files known by their whole name rather than an extension.
+# Files known by their whole name rather than an extension: the extension their metadata records
+# (source code is shown in a monospace font). Any other file without an extension is read as text when
+# its content is text (memories.parsers.detect).
 KNOWN_NAMES = {
     "dockerfile": "dockerfile",
+    "containerfile": "dockerfile",
     "makefile": "makefile",
+    "gnumakefile": "makefile",
+    "gemfile": "rb",
+    "rakefile": "rb",
+    "vagrantfile": "rb",
+    "jenkinsfile": "groovy",
     "readme": "txt",
     "license": "txt",
+    "licence": "txt",
+    "copying": "txt",
+    "copyright": "txt",
+    "notice": "txt",
+    "authors": "txt",
+    "contributors": "txt",
+    "contributing": "txt",
     "changelog": "txt",
+    "changes": "txt",
+    "news": "txt",
+    "install": "txt",
+    "todo": "txt",
     "procfile": "txt",
 }
 

@@ -3,6 +3,7 @@ into a Parsed result or raises memories.parsers.errors.ExtractionError saying wh
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,10 +30,19 @@ class Parse(Protocol):
 
 @dataclass(frozen=True)
 class Format:
-    """One entry of the registry: the extensions it reads, its parse, the media types to fall back on
-    where Python's mimetypes knows none, and what to add to "no extractable text"."""
+    """One entry of the registry: the extensions it reads, its parse, its media types and what to add
+    to "no extractable text".
+
+    A file's content chooses its format (memories.parsers.detect): the format whose media_types
+    include the detected type reads it, and the extension only chooses among text flavours or names
+    the format that explains why a damaged file cannot be read. The media types are also what the
+    file's metadata says where Python's mimetypes knows none. A format whose signature detect does
+    not know gives its own `sniff` (the file's bytes -> whether they are this format). `name` is how
+    the list of supported types calls it (by default the label of its first media type)."""
 
     extensions: frozenset[str]
     parse: Parse
     media_types: dict[str, str] = field(default_factory=dict)
     no_text_hint: str = ""
+    sniff: Callable[[bytes], bool] | None = None
+    name: str = ""

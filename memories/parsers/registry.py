@@ -1,5 +1,6 @@
-"""The registry of formats: a file's name chooses its format module, whose parse reads the bytes
-(and checks they are what the name says); every format's text then gets the same newline rule."""
+"""The registry of formats: a file's content chooses its format module (memories.parsers.detect; the
+name's extension is a hint), whose parse reads the bytes; every format's text then gets the same
+newline rule."""
 
 from __future__ import annotations
 
@@ -7,19 +8,22 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import doc, docx, html, pdf, text
+from memories.parsers import detect, doc, docx, html, markdown, pdf, rtf, text
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
 from memories.parsers.format import Format
 
-# A new format is a module with a FORMAT, one line here, and its name in UNSUPPORTED below. When two
-# formats claim an extension, the first one listed reads it.
+# A new format is a module with a FORMAT and one line here: its media types say which detected
+# content it reads (memories.parsers.detect), or its own sniff does. When two formats claim an
+# extension or a media type, the first one listed reads it.
 FORMATS: tuple[Format, ...] = (
     pdf.FORMAT,
     docx.FORMAT,
     doc.FORMAT,
+    rtf.FORMAT,
     html.FORMAT,
+    markdown.FORMAT,
     text.FORMAT,
 )
 
@@ -32,13 +36,29 @@ def _by_extension(formats: tuple[Format, ...]) -> dict[str, Format]:
     return table
 
 
+def _by_media_type(formats: tuple[Format, ...]) -> dict[str, Format]:
+    table: dict[str, Format] = {}
+    for fmt in formats:
+        for media_type in fmt.media_types.values():
+            table.setdefault(media_type, fmt)
+    return table
+
+
 _BY_EXTENSION = _by_extension(FORMATS)
+_BY_MEDIA_TYPE = _by_media_type(FORMATS)
 SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
 DOCUMENT_EXTENSIONS = pdf.FORMAT.extensions | docx.FORMAT.extensions | doc.FORMAT.extensions
 _FALLBACK_MIME = {ext: media for f in FORMATS for ext, media in f.media_types.items()}
-UNSUPPORTED = (
-    "{shown} is not a supported file type (supported: text, Markdown, HTML, PDF, Word .docx/.doc and source code)"
-)
+# Media types that detection knows by a signature: a format claiming one reads binary, never text.
+_SIGNATURE_TYPES = frozenset(detect.LABELS) - {detect.HTML, detect.TEXT}
+
+
+def _name(fmt: Format) -> str:
+    first = next(iter(fmt.media_types.values()), "")
+    return fmt.name or detect.NAMES.get(first) or "/".join(sorted(fmt.extensions))
+
+
+SUPPORTED = "supported: " + ", ".join(dict.fromkeys(_name(fmt) for fmt in FORMATS))
 
 
 @dataclass
@@ -61,16 +81,14 @@ def extract(
     budget = budget if budget is not None else InflateBudget(max_inflated)
     name = clean_filename(filename)
     ext = file_extension(name)
-    fmt = _BY_EXTENSION.get(ext)
-    if fmt is None:
-        raise ExtractionError(UNSUPPORTED.format(shown=f".{ext}" if ext else "files without an extension"))
     if not data:
         raise ExtractionError("the file is empty")
+    fmt, media_type, notices = choose(ext, data)
 
     metadata: dict = {
         "filename": name,
         "extension": ext,
-        "mime": mimetypes.guess_type(name)[0] or _FALLBACK_MIME.get(ext, "text/plain"),
+        "mime": media_type or mimetypes.guess_type(name)[0] or _FALLBACK_MIME.get(ext, "text/plain"),
         "size": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
@@ -80,7 +98,56 @@ def extract(
     content = _normalise_newlines(parsed.text)
     if not content.strip():
         raise ExtractionError("no extractable text" + fmt.no_text_hint)
-    return Extracted(filename=name, text=content, metadata=metadata, title=parsed.title, notices=parsed.notices)
+    return Extracted(
+        filename=name, text=content, metadata=metadata, title=parsed.title, notices=notices + parsed.notices
+    )
+
+
+def choose(ext: str, data: bytes) -> tuple[Format, str, list[str]]:
+    """The format that reads `data`, the media type to record when the extension does not say it
+    ("" when it does), and the notice when the extension says something else. Raises ExtractionError for content
+    no format reads."""
+    hinted = _BY_EXTENSION.get(ext)
+    for fmt in (hinted, *FORMATS):
+        if fmt is not None and fmt.sniff is not None and fmt.sniff(data):
+            return fmt, "", _renamed(ext, hinted, fmt, f"a .{min(fmt.extensions)} file")
+    found = detect.detect(data, ext)
+    if found.refusal:
+        raise ExtractionError(found.refusal)
+    if found.textual and hinted is not None and _reads_text(hinted):
+        # The extension chooses the flavour of text: source code, Markdown, HTML, CSV...
+        return hinted, "", []
+    fmt = _BY_MEDIA_TYPE.get(found.media_type)
+    if fmt is not None:
+        if hinted is fmt:
+            return fmt, "", []
+        return fmt, found.media_type, _renamed(ext, hinted, fmt, found.label)
+    if found.generic and hinted is not None and not _reads_text(hinted):
+        # A damaged or unexpected file of the type its name says: its format says what is wrong.
+        return hinted, "", []
+    raise ExtractionError(_unsupported(ext, hinted, found))
+
+
+def _reads_text(fmt: Format) -> bool:
+    return not _SIGNATURE_TYPES.intersection(fmt.media_types.values())
+
+
+def _renamed(ext: str, hinted: Format | None, fmt: Format, label: str) -> list[str]:
+    if hinted is None or hinted is fmt:
+        return []
+    return [f"the file is named .{ext} but is really {label}, and was read as such"]
+
+
+def _unsupported(ext: str, hinted: Format | None, found: detect.Kind) -> str:
+    if hinted is not None and _reads_text(hinted):
+        said = f"this .{ext} file is not text: it looks like {found.label}, which is not a supported file type"
+    elif hinted is not None:
+        said = f"this .{ext} file is really {found.label}, which is not a supported file type"
+    elif ext:
+        said = f".{ext} is not a supported file type: it looks like {found.label}"
+    else:
+        said = f"this file has no extension and is not a supported file type: it looks like {found.label}"
+    return f"{said}; {SUPPORTED}"
 
 
 def _normalise_newlines(value: str) -> str:

@@ -380,7 +380,7 @@ def test_non_utf8_text_is_decoded_and_binary_bytes_fail_with_a_reason(drive_acco
 
     assert "Crème brûlée" in memory_for(drive_account, latin).content
     item = ConnectorItem.objects.get(external_id=binary.id)
-    assert item.status == Status.FAILED and "looks binary" in item.error
+    assert item.status == Status.FAILED and "not text: it looks like binary data" in item.error
 
 
 def test_a_malformed_file_entry_is_recorded_and_the_rest_of_the_page_syncs(drive_account, fake_google):

@@ -56,11 +56,11 @@ def test_docx_keeps_headings_paragraphs_and_tables():
 @pytest.mark.skipif(not antiword_available(), reason="antiword is not installed")
 def test_a_fake_doc_is_refused_clearly():
     with pytest.raises(ExtractionError, match="not a legacy Word"):
-        extract("old.doc", b"plain text pretending")
+        extract("old.doc", b"\x00\x01binary pretending" * 8)
 
 
 EXTRA_BAD_FILES = [
-    ("noextension", b"data", "without an extension"),
+    ("noextension", bytes(range(256)) * 4, "has no extension and is not a supported file type"),
     ("dir\\file.txt", b"data", "path separator"),
     ("whitespace.txt", b"   \n\n\t  ", "no extractable text"),
 ]

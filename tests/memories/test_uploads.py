@@ -121,7 +121,7 @@ def test_too_many_files_are_refused_as_a_whole(user, settings):
 def test_the_upload_api_answers_one_result_per_file_in_order(api):
     response = post_files(
         api,
-        [upload("a.md", b"Alpha notes."), upload("b.exe", b"MZ"), upload("c.txt", b"Gamma notes.")],
+        [upload("a.md", b"Alpha notes."), upload("b.exe", b"MZ\x90\x00"), upload("c.txt", b"Gamma notes.")],
         tags="research, Q1",
     )
     assert response.status_code == 200, response.content
@@ -203,7 +203,7 @@ def test_the_upload_page_works_without_javascript(logged_in_client, user):
     # each file's result line (added by upload.js, or by the page itself) is read out as it arrives
     assert b'id="upload-list" aria-live="polite"' in page.content
     response = logged_in_client.post(
-        "/upload/", {"files": [upload("a.md", b"Alpha."), upload("b.pdf", b"nope")], "tags": "inbox"}
+        "/upload/", {"files": [upload("a.md", b"Alpha."), upload("b.pdf", b"\x00\x01nope")], "tags": "inbox"}
     )
     html = response.content.decode()
     assert response.status_code == 200
