@@ -26,7 +26,7 @@ _GARBAGE = re.compile(r"(?:/[A-Za-z]{1,8}\d{1,6}(?=/|\s|$))+|(?:\(cid:\d+\)\s*)+
 
 @dataclass
 class PageText:
-    """One page: its text and its state.
+    """One page: its text and its state (kept in Extracted.metadata["pages"] by page_metadata).
 
     state: "text" (its own text layer), "pending" (no usable text yet: waits for OCR), "ocr" (read by
     OCR), "blank" (nothing drawn on it) or "dropped" (not read; `why` says why). `reason` says why a
@@ -41,7 +41,7 @@ class PageText:
     layer: str = ""
 
     def as_metadata(self) -> dict:
-        entry: dict = {"page": self.number, "text": "layer" if self.state == "text" else self.state}
+        entry: dict = {"text": "layer" if self.state == "text" else self.state}
         if self.reason:
             entry["reason"] = REASONS.get(self.reason, self.reason)
         if self.why:
@@ -102,4 +102,18 @@ def page_notices(pages: list[PageText], *, what: str) -> list[str]:
 
 
 def page_metadata(pages: list[PageText]) -> list[dict]:
-    return [page.as_metadata() for page in pages]
+    """Each run of pages that gave the same: [{"first": 1, "last": 3, "text": "ocr", "reason": "no text
+    layer"}, {"first": 4, "last": 9, "text": "layer"}]. Runs keep a long document's metadata small."""
+    runs: list[dict] = []
+    for page in pages:
+        entry = page.as_metadata()
+        last = runs[-1] if runs else None
+        if (
+            last
+            and last["last"] == page.number - 1
+            and {k: v for k, v in last.items() if k not in ("first", "last")} == entry
+        ):
+            last["last"] = page.number
+        else:
+            runs.append({"first": page.number, "last": page.number, **entry})
+    return runs

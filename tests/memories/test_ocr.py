@@ -21,7 +21,7 @@ def test_ocr_reads_the_text_of_a_photo():
     extracted = extract("note.png", scans.image_bytes([scans.PHRASE]))
     assert scans.PHRASE.lower() in _words(extracted.text)
     assert extracted.notices == ["the image: read by OCR"]
-    assert extracted.metadata["pages"] == [{"page": 1, "text": "ocr", "reason": "an image"}]
+    assert extracted.metadata["pages"] == [{"first": 1, "last": 1, "text": "ocr", "reason": "an image"}]
 
 
 def test_ocr_reads_german_words_with_their_umlauts():
@@ -44,8 +44,8 @@ def test_a_mixed_pdf_keeps_its_text_layer_and_reads_only_the_scanned_pages():
     assert extracted.text.startswith("Typed page about anchors")
     assert scans.PHRASE.lower() in _words(extracted.text)
     assert extracted.metadata["pages"] == [
-        {"page": 1, "text": "layer"},
-        {"page": 2, "text": "ocr", "reason": "no text layer"},
+        {"first": 1, "last": 1, "text": "layer"},
+        {"first": 2, "last": 2, "text": "ocr", "reason": "no text layer"},
     ]
     assert extracted.notices == ["page 2: no text layer, read by OCR"]
 

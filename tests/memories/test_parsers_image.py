@@ -17,7 +17,7 @@ def test_each_image_format_waits_for_ocr(name, fmt):
     extracted = extract(name, scans.image_bytes([scans.PHRASE], fmt), defer_ocr=True)
     assert extracted.ocr_pages == [1]
     assert extracted.metadata["imageFormat"] == fmt
-    assert extracted.metadata["pages"] == [{"page": 1, "text": "pending", "reason": "an image"}]
+    assert extracted.metadata["pages"] == [{"first": 1, "last": 1, "text": "pending", "reason": "an image"}]
 
 
 @scans.needs_tesseract

@@ -51,7 +51,7 @@ def test_empty_and_truncated_pdfs_are_refused_with_a_reason(data, reason):
 
 def test_each_page_with_a_text_layer_is_recorded_as_such():
     extracted = extract("two.pdf", make_pdf(["First page words", "Second page words"]))
-    assert extracted.metadata["pages"] == [{"page": 1, "text": "layer"}, {"page": 2, "text": "layer"}]
+    assert extracted.metadata["pages"] == [{"first": 1, "last": 2, "text": "layer"}]
     assert extracted.metadata["pageCount"] == 2
     assert extracted.notices == []
 
@@ -67,7 +67,10 @@ def test_a_mixed_pdf_keeps_its_text_pages_and_leaves_the_scanned_ones_for_ocr():
     extracted = extract("mixed.pdf", data, defer_ocr=True)
     assert "Text page one" in extracted.text and "Text page two" in extracted.text
     assert extracted.ocr_pages == [3]
-    assert [p["text"] for p in extracted.metadata["pages"]] == ["layer", "layer", "pending"]
+    assert [(p["first"], p["last"], p["text"]) for p in extracted.metadata["pages"]] == [
+        (1, 2, "layer"),
+        (3, 3, "pending"),
+    ]
 
 
 @scans.needs_tesseract
@@ -81,7 +84,7 @@ def test_a_scanned_pdf_waits_for_ocr_instead_of_being_refused():
 def test_a_text_layer_of_raw_font_codes_counts_as_no_text_and_goes_to_ocr():
     extracted = extract("glyphs.pdf", scans.raw_code_pdf(), defer_ocr=True)
     assert extracted.ocr_pages == [1]
-    assert extracted.metadata["pages"] == [{"page": 1, "text": "pending", "reason": "text could not be decoded"}]
+    assert extracted.metadata["pages"] == [{"first": 1, "last": 1, "text": "pending", "reason": "text could not be decoded"}]
 
 
 @scans.needs_tesseract
