@@ -180,6 +180,7 @@ def _read(fmt: Format, data: bytes, pending, *, config: OcrConfig, progress, sho
     done = 0
     if progress:
         progress(0, len(allowed))
+    assert fmt.render is not None  # pages_finish reads only formats that render
     images = fmt.render(data, [p.number for p in allowed], dpi=config.dpi, max_pixels=config.max_pixels)
     try:
         for rendered in images:

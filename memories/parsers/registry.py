@@ -49,7 +49,7 @@ class Extracted:
     title: str | None = None
     notices: list[str] = field(default_factory=list)
     # Pages (1-based) left for OCR by extract(..., defer_ocr=True): the file still has to be read by a
-    # worker (memories.services.ocr_uploads) before it can become a memory.
+    # worker (memories.services.upload_queue, memories.services.ocr_uploads) before it can become a memory.
     ocr_pages: list[int] = field(default_factory=list)
 
 
