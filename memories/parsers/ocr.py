@@ -1,9 +1,8 @@
 """OCR: the pages of a scan or a photo read by tesseract (Debian's tesseract-ocr), bounded in pages,
 pixels and time, and the accounting of which pages it read, which it could not and why.
 
-tesseract was chosen by measurement over RapidOCR on onnxruntime (docs/decisions/ocr-engine.md):
-higher word recall on English and German scans, about a third of the time per page and a tenth of
-the memory on two cores."""
+tesseract was chosen by measurement over RapidOCR on onnxruntime: higher word recall on English and
+German scans, in less time and memory per page (docs/decisions/0012-tesseract-for-ocr.md)."""
 
 from __future__ import annotations
 
