@@ -17,7 +17,8 @@ from memories.parsers.pages import PageText, text_is_usable
 MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024
 # Readers accept a header after stray bytes (a mail gateway's prefix, a BOM) within the first KB.
 HEADER_WINDOW = 1024
-NO_TEXT_HINT = " (is it a scanned PDF without a text layer?)"
+# Pages with text or anything drawn go to OCR, so a PDF left with no text has nothing on its pages.
+NO_TEXT_HINT = " (its pages are blank)"
 # A page whose text layer holds fewer letters than this while images cover most of it is a scan with
 # a stray caption or a running header: OCR reads the whole page.
 SCAN_MAX_LAYER_LETTERS = 200

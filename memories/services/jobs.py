@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from core.schedules import schedule_ensure
 from memories.models import ImportJob, UploadJob
-from memories.services.upload_queue import upload_job_enqueue
+from memories.services.upload_queue import upload_job_enqueue, upload_job_file_remove
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +113,8 @@ def _recover(model, pk: int, status: str, updated_at, recoveries: int, *, now, e
                 ),
                 updated_at=now,
             )
+            if claimed and model is UploadJob and UploadJob.objects.filter(pk=pk).exclude(path="").exists():
+                transaction.on_commit(lambda: upload_job_file_remove(pk))  # an OCR job's waiting file
             return "failed" if claimed else None
         claimed = claim.update(status=model.Status.PENDING, recoveries=recoveries + 1, updated_at=now)
         if claimed:

@@ -104,7 +104,7 @@ def upload_job_cancel(*, job: UploadJob) -> UploadJob:
     """Stop a queued or running upload job. A running OCR job stops after its current page and stores
     nothing; a job already done or failed is left as it is."""
     stopped = UploadJob.objects.filter(pk=job.pk, status__in=ACTIVE).update(
-        status=UploadJob.Status.CANCELLED, error="cancelled", updated_at=timezone.now()
+        status=UploadJob.Status.CANCELLED, error="cancelled", text="", updated_at=timezone.now()
     )
     job.refresh_from_db()
     if stopped and job.path and job.status == UploadJob.Status.CANCELLED:
@@ -118,3 +118,10 @@ def remove_file(job: UploadJob) -> None:
         Path(job.path).unlink(missing_ok=True)
         UploadJob.objects.filter(pk=job.pk).update(path="")
         job.path = ""
+
+
+def upload_job_file_remove(job_id: int) -> None:
+    """Remove the file of a job that was given up (the stalled-job sweep failed it)."""
+    job = UploadJob.objects.filter(pk=job_id).exclude(path="").first()
+    if job is not None:
+        remove_file(job)

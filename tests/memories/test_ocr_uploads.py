@@ -180,3 +180,16 @@ def test_a_stalled_ocr_job_is_queued_again_as_ocr(user, django_capture_on_commit
     assert counts["uploads_requeued"] == 1
     job = UploadJob.objects.get(pk=result.job.pk)
     assert job.status == "done" and scans.PHRASE.lower() in _words(job.memory.content)
+
+
+def test_an_ocr_job_given_up_by_the_sweep_leaves_no_file_behind(user, settings, django_capture_on_commit_callbacks):
+    settings.KYBERNESIS_JOB_MAX_RECOVERIES = 0
+    [result] = services.upload_files(owner=user, files=[upload("scan.pdf", scans.scanned_pdf([[scans.PHRASE]]))])
+    path = Path(result.job.path)
+    UploadJob.objects.filter(pk=result.job.pk).update(
+        status=UploadJob.Status.PROCESSING, updated_at=timezone.now() - timedelta(hours=2)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs.jobs_recover_stalled()["failed"] == 1
+    assert UploadJob.objects.get(pk=result.job.pk).status == "failed"
+    assert not path.exists()

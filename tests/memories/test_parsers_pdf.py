@@ -84,7 +84,9 @@ def test_a_scanned_pdf_waits_for_ocr_instead_of_being_refused():
 def test_a_text_layer_of_raw_font_codes_counts_as_no_text_and_goes_to_ocr():
     extracted = extract("glyphs.pdf", scans.raw_code_pdf(), defer_ocr=True)
     assert extracted.ocr_pages == [1]
-    assert extracted.metadata["pages"] == [{"first": 1, "last": 1, "text": "pending", "reason": "text could not be decoded"}]
+    assert extracted.metadata["pages"] == [
+        {"first": 1, "last": 1, "text": "pending", "reason": "text could not be decoded"}
+    ]
 
 
 @scans.needs_tesseract
