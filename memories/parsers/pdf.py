@@ -27,7 +27,6 @@ SCAN_MIN_IMAGE_COVER = 0.5
 # PDFium is not thread-safe: one call into it at a time per process.
 _PDFIUM = threading.RLock()
 
-_STREAM = re.compile(rb"(?<!end)stream\r?\n")
 _IMAGE_DICT = re.compile(rb"/Subtype\s*/Image\b")
 _FLATE = re.compile(rb"/FlateDecode\b|/Fl\b")
 
@@ -79,26 +78,49 @@ def _check_streams(data: bytes, *, budget: InflateBudget, limit: int, max_inflat
     per_stream = min(limit, MAX_PDF_STREAM_BYTES)
     produced = 0
     view = memoryview(data)
-    for match in _STREAM.finditer(data):
-        head = data[max(0, match.start() - 2048) : match.start()]
-        head = head[head.rfind(b"obj") + 3 :] if b"obj" in head else head
-        if _IMAGE_DICT.search(head) or not _FLATE.search(head):
+    # bytes.find, not a regex: a scan's image streams are most of its bytes and are skipped whole.
+    at = data.find(b"stream")
+    while at >= 0:
+        body = _stream_body(data, at)
+        if body is None:  # "endstream", or the word inside other bytes
+            at = data.find(b"stream", at + 6)
             continue
-        end = data.find(b"endstream", match.end())
-        inflater = zlib.decompressobj()
-        try:
-            out = inflater.decompress(view[match.end() : end if end >= 0 else len(data)], per_stream + 1)
-        except zlib.error:
-            continue  # damaged or not zlib: PDFium decides what it can read
-        if len(out) > per_stream:
-            raise DecompressionBombError(
-                f"a stream inside this PDF decompresses to more than {per_stream:,} bytes, which is "
-                "refused as a likely zip bomb"
-            )
-        produced += len(out)
-        budget.charge(len(out))
-        if produced > limit:
-            raise budget.refuse("this PDF", max_inflated)
+        end = data.find(b"endstream", body)
+        end = end if end >= 0 else len(data)
+        head = data[max(0, at - 2048) : at]
+        head = head[head.rfind(b"obj") + 3 :] if b"obj" in head else head
+        if not _IMAGE_DICT.search(head) and _FLATE.search(head):
+            size = _inflated_size(view[body:end], per_stream)
+            produced += size
+            budget.charge(size)
+            if produced > limit:
+                raise budget.refuse("this PDF", max_inflated)
+        at = data.find(b"stream", end + 9)
+
+
+def _stream_body(data: bytes, at: int) -> int | None:
+    """Where a stream's bytes start, when the "stream" keyword at `at` opens one."""
+    if data[max(0, at - 3) : at] == b"end":
+        return None
+    after = at + 6
+    if data[after : after + 2] == b"\r\n":
+        return after + 2
+    if data[after : after + 1] in (b"\n", b"\r"):
+        return after + 1
+    return None
+
+
+def _inflated_size(body: memoryview, per_stream: int) -> int:
+    try:
+        out = zlib.decompressobj().decompress(body, per_stream + 1)
+    except zlib.error:
+        return 0  # damaged or not zlib: PDFium decides what it can read
+    if len(out) > per_stream:
+        raise DecompressionBombError(
+            f"a stream inside this PDF decompresses to more than {per_stream:,} bytes, which is "
+            "refused as a likely zip bomb"
+        )
+    return len(out)
 
 
 # Titles that name a program, a file or nothing: "Microsoft Word - report.doc", "untitled", "Slide 1".
