@@ -22,7 +22,7 @@ NO_TEXT_HINT = " (its pages are blank)"
 # A page whose text layer holds fewer letters than this while images cover most of it is a scan with
 # a stray caption or a running header: OCR reads the whole page.
 SCAN_MAX_LAYER_LETTERS = 200
-SCAN_MIN_IMAGE_COVER = 0.5
+SCAN_MIN_IMAGE_COVER = 0.8
 
 # PDFium is not thread-safe: one call into it at a time per process.
 _PDFIUM = threading.RLock()

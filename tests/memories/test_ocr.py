@@ -3,11 +3,14 @@ and page accounting it leaves, and its bounds: on/off, unavailable, pages and pi
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from memories.parsers import ExtractionError, extract
 from memories.parsers import ocr as ocr_module
 from memories.parsers.ocr import OcrCancelled
+from tests.files import make_pdf
 from tests.memories import scans
 
 pytestmark = scans.needs_tesseract
@@ -96,3 +99,28 @@ def test_a_pdf_page_holding_an_image_over_the_pixel_limit_is_not_rendered(settin
 def test_a_stop_asked_for_between_pages_cancels_the_read():
     with pytest.raises(OcrCancelled):
         extract("scan.pdf", scans.scanned_pdf([[scans.PHRASE], [scans.SECOND]]), should_stop=lambda: True)
+
+
+def test_a_phone_photo_stored_sideways_is_read_upright():
+    from PIL import Image
+
+    sideways = scans.text_image([scans.PHRASE]).rotate(90, expand=True)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: turn 90° clockwise to view, as a camera held sideways writes it
+    out = io.BytesIO()
+    sideways.save(out, format="JPEG", quality=90, exif=exif)
+    assert scans.PHRASE.lower() in _words(extract("photo.jpg", out.getvalue()).text)
+
+
+def test_a_scan_with_a_few_stray_words_in_its_text_layer_is_read_whole():
+    from pypdf import PdfReader, PdfWriter
+
+    # A page tall enough (as a letter page is) for the caption's line near its top.
+    page_lines = [scans.PHRASE, scans.SECOND] + [""] * 18
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(scans.scanned_pdf([page_lines]))))
+    writer.pages[0].merge_page(PdfReader(io.BytesIO(make_pdf(["Background"]))).pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    extracted = extract("scan.pdf", out.getvalue())
+    assert scans.SECOND.lower() in _words(extracted.text)
+    assert extracted.notices == ["page 1: scanned pages, read by OCR"]

@@ -4,10 +4,11 @@ not text, and titles from the metadata (memories.parsers.pdf and memories.parser
 from __future__ import annotations
 
 import logging
+import zlib
 
 import pytest
 
-from memories.parsers import ExtractionError, extract
+from memories.parsers import DecompressionBombError, ExtractionError, extract
 from memories.parsers.pages import PageText, page_notices, page_range, text_is_usable
 from memories.parsers.pdf import real_title
 from tests.files import make_blank_pdf, make_pdf
@@ -159,3 +160,26 @@ def test_page_ranges_and_notices_name_the_pages():
         "pages 1–2: no text layer, read by OCR",
         "page 4: text could not be decoded, not read: OCR is off on this server (KYBERNESIS_OCR=off)",
     ]
+
+
+def _with_object_before_the_first(data: bytes, body: bytes) -> bytes:
+    """Insert an extra object ahead of the file's first one (readers rebuild the moved offsets)."""
+    at = data.index(b"1 0 obj")
+    return data[:at] + b"99 0 obj\n" + body + b"\nendobj\n" + data[at:]
+
+
+def _flate_stream(dictionary: bytes, inflated: bytes) -> bytes:
+    packed = zlib.compress(inflated, 9)
+    return (
+        b"<< " + dictionary + b" /Filter /FlateDecode /Length %d >>\nstream\n" % len(packed) + packed + b"\nendstream"
+    )
+
+
+def test_a_flate_image_is_not_charged_as_a_bomb_but_a_bomb_after_it_is_refused():
+    white = b"\xff" * (5000 * 6000)  # a 30 MB greyscale scan, deflated as many scanners do
+    image = _flate_stream(b"/Type /XObject /Subtype /Image /Width 5000 /Height 6000 /BitsPerComponent 8", white)
+    page = make_pdf(["Words beside a large image"])
+    assert "large image" in extract("scan.pdf", _with_object_before_the_first(page, image)).text
+    bomb = _flate_stream(b"/Type /XObject /Subtype /Form", b"0 0 m 1 1 l S\n" * (2 * 1024 * 1024))
+    with pytest.raises(DecompressionBombError, match="stream inside this PDF"):
+        extract("bomb.pdf", _with_object_before_the_first(_with_object_before_the_first(page, bomb), image))
