@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run dev test test-fast test-external test-scale fuzz lint docs docs-serve lock install install-test system-packages migrate clean help
+.PHONY: run dev test test-fast test-external test-scale fuzz lint docs docs-serve lock install install-test system-packages ocr-packages migrate clean help
 
 help:
 	@echo "make run        - install, migrate, and serve http://$(HOST):$(PORT) with its task worker"
@@ -55,18 +55,36 @@ migrate: install
 
 # gunicorn (fixed workers and threads) and the django-q2 worker share one embedded PostgreSQL;
 # a child that dies is restarted; Ctrl-C stops both.
-run: migrate
+run: migrate ocr-packages
 	@$(BIN)/python manage.py build_embedding_model
 	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python -m kybernesis.serve
 
 dev: migrate
 	@HOST=$(HOST) PORT=$(PORT) $(BIN)/python -m kybernesis.serve --dev
 
-# Browser tests drive Debian's chromium; legacy .doc extraction uses antiword. Install both when missing.
+# OCR of scans and photos uses Debian's tesseract with its English and German data. `make run` installs
+# them when it can (root or sudo, apt-get); when it cannot, the server still runs and an upload that
+# needs OCR says that OCR is unavailable and why.
+OCR_PACKAGES = tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu
+ocr-packages:
+	@missing=""; \
+	for p in $(OCR_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO="sudo"; else SUDO="none"; fi; \
+	  if [ "$$SUDO" != none ] && command -v apt-get >/dev/null; then \
+	    echo "Installing Debian packages for OCR:$$missing"; \
+	    ($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null) \
+	      || echo "Could not install$$missing: uploads that need OCR will say OCR is unavailable"; \
+	  else echo "OCR needs$$missing (apt-get install$$missing); until then uploads that need OCR say it is unavailable"; fi; \
+	fi
+
+# Browser tests drive Debian's chromium; legacy .doc extraction uses antiword; OCR uses tesseract.
+# Install them when missing.
 system-packages:
 	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	command -v antiword >/dev/null || missing="$$missing antiword"; \
+	for p in $(OCR_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \

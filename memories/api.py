@@ -181,6 +181,13 @@ def upload_status(request: HttpRequest, job_id: Id):
     return selectors.upload_job_get(user=request.auth, job_id=job_id)
 
 
+@router.post("/uploads/{job_id}/cancel", response={200: UploadJobOut, **ERRORS}, summary="Cancel a queued upload")
+def upload_cancel(request: HttpRequest, job_id: Id):
+    """Stops a pending or processing upload job (a long scan being read by OCR stops after its current
+    page) and stores nothing; a job already done, failed or cancelled is returned as it is."""
+    return services.upload_job_cancel(job=selectors.upload_job_get(user=request.auth, job_id=job_id))
+
+
 # --- Chat ------------------------------------------------------------------------------------
 
 

@@ -222,13 +222,19 @@ class ChatSession(models.Model):
 
 
 class UploadJob(models.Model):
-    """A large upload being ingested in the background; the page and the API poll its status."""
+    """An upload being ingested in the background, a large text or a scan to read by OCR; the page
+    and the API poll its status and, for OCR, its pages done."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
         PROCESSING = "processing", "Processing"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Kind(models.TextChoices):
+        TEXT = "text", "Text"  # the text is extracted; the worker chunks and embeds it
+        OCR = "ocr", "OCR"  # the file waits at `path`; the worker reads its pages by OCR first
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upload_jobs")
     filename = models.CharField(max_length=255)
@@ -240,6 +246,11 @@ class UploadJob(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     manual_tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     memory = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEXT)
+    # An OCR job's file, under KYBERNESIS_DATA_DIR/uploads until the job ends (memories.services.ocr_uploads).
+    path = models.CharField(max_length=500, blank=True, default="")
+    pages_done = models.PositiveIntegerField(default=0)
+    pages_total = models.PositiveIntegerField(null=True, blank=True)  # pages to read by OCR
     # Times the job was queued again after its worker stopped (memories.services.jobs).
     recoveries = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

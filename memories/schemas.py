@@ -161,7 +161,10 @@ class UploadResultsOut(OutSchema):
 class UploadJobOut(OutSchema):
     id: int
     filename: str
-    status: Literal["pending", "processing", "done", "failed"]
+    status: Literal["pending", "processing", "done", "failed", "cancelled"]
+    kind: Literal["text", "ocr"] = Field(description='"ocr": a scan or photo whose pages are read by OCR')
+    pages_done: int = Field(description="Pages read by OCR so far")
+    pages_total: int | None = Field(None, description="Pages to read by OCR (null: not an OCR job)")
     error: str | None = None
     memory: MemoryOut | None = None
     created_at: datetime

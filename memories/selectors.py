@@ -203,6 +203,12 @@ def upload_job_get(*, user, job_id: int) -> UploadJob:
     return get_object_or_404(UploadJob.objects.for_user(user).select_related("memory"), pk=job_id)
 
 
+def upload_jobs_active(*, user, limit: int = 50) -> list[UploadJob]:
+    """The user's uploads still waiting for or in the worker, newest first (the upload page lists them)."""
+    active = (UploadJob.Status.PENDING, UploadJob.Status.PROCESSING)
+    return list(UploadJob.objects.for_user(user).filter(status__in=active).select_related("memory")[:limit])
+
+
 def import_job_get(*, user, job_id: int) -> ImportJob:
     """One of the user's import jobs; anyone else's is a 404."""
     return get_object_or_404(ImportJob.objects.for_user(user), pk=job_id)

@@ -9,6 +9,10 @@ def ingest_upload(job_id: int) -> None:
     services.upload_job_run(job_id=job_id)
 
 
+def ocr_upload(job_id: int) -> None:
+    services.ocr_upload_run(job_id=job_id)
+
+
 def import_run(job_id: int) -> None:
     """Import tasks queued by an older release name this path, and queued rows outlive a deploy: the
     job is queued again through the hook of the app that runs imports."""

@@ -22,4 +22,5 @@ urlpatterns = [
     path("<int:memory_id>/tier/", views.memory_tier_card, name="tier_card"),
     path("tags/", views.tag_list, name="tag_list"),
     path("uploads/jobs/<int:job_id>/", views.upload_job, name="upload_job"),
+    path("uploads/jobs/<int:job_id>/cancel/", views.upload_job_cancel, name="upload_job_cancel"),
 ]

@@ -346,6 +346,7 @@ def upload(request):
     context = {
         "form": form,
         "results": results,
+        "jobs": selectors.upload_jobs_active(user=request.user) if request.method == "GET" else [],
         "error": error,
         "max_files": settings.KYBERNESIS_MAX_FILES_PER_UPLOAD,
         "max_mb": settings.KYBERNESIS_MAX_UPLOAD_BYTES // (1024 * 1024),
@@ -359,6 +360,18 @@ def upload_job(request, job_id: int):
     """One queued upload's status row; it keeps polling itself until the job is done or failed."""
     job = selectors.upload_job_get(user=request.user, job_id=job_id)
     return render(request, "memories/upload.html#job", {"job": job})
+
+
+@require_POST
+def upload_job_cancel(request, job_id: int):
+    """Cancel a queued upload (a long scan being read by OCR stops after its current page)."""
+    job = services.upload_job_cancel(job=selectors.upload_job_get(user=request.user, job_id=job_id))
+    if request.htmx:
+        return render(request, "memories/upload.html#job", {"job": job})
+    messages.info(
+        request, f"Cancelled “{job.filename}”." if job.status == "cancelled" else f"“{job.filename}” is {job.status}."
+    )
+    return redirect("upload")
 
 
 def chat(request):

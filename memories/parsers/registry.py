@@ -8,7 +8,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import detect, doc, docx, html, markdown, pdf, rtf, text
+from memories.parsers import detect, doc, docx, html, image, markdown, ocr, pdf, rtf, text
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -25,6 +25,7 @@ FORMATS: tuple[Format, ...] = (
     html.FORMAT,
     markdown.FORMAT,
     text.FORMAT,
+    image.FORMAT,
 )
 
 
@@ -69,15 +70,27 @@ class Extracted:
     # The document's own title and the notices of its format's parse (see memories.parsers.format.Parsed).
     title: str | None = None
     notices: list[str] = field(default_factory=list)
+    # Pages (1-based) left for OCR by extract(..., defer_ocr=True): the file still has to be read by a
+    # worker (memories.services.upload_queue, memories.services.ocr_uploads) before it can become a memory.
+    ocr_pages: list[int] = field(default_factory=list)
 
 
 def extract(
-    filename: str, data: bytes, *, budget: InflateBudget | None = None, max_inflated: int = MAX_INFLATED_BYTES
+    filename: str,
+    data: bytes,
+    *,
+    budget: InflateBudget | None = None,
+    max_inflated: int = MAX_INFLATED_BYTES,
+    defer_ocr: bool = False,
+    progress: ocr.Progress | None = None,
+    should_stop: ocr.ShouldStop | None = None,
 ) -> Extracted:
     """Extract the text of one uploaded file. Raises ExtractionError with the reason when it cannot.
 
     Decompression is charged to `budget` (a fresh one per call when not given) and limited to
-    `max_inflated` bytes for this file."""
+    `max_inflated` bytes for this file. Pages of a scan or photo with no usable text are read by OCR
+    here (reporting `progress` and stopping when `should_stop`), or with `defer_ocr` left for a worker
+    and listed in Extracted.ocr_pages."""
     budget = budget if budget is not None else InflateBudget(max_inflated)
     name = clean_filename(filename)
     ext = file_extension(name)
@@ -93,13 +106,22 @@ def extract(
         "sha256": hashlib.sha256(data).hexdigest(),
     }
     parsed = fmt.parse(data, budget=budget, max_inflated=max_inflated)
+    if parsed.page_texts is not None:
+        parsed = ocr.pages_finish(fmt, data, parsed, defer=defer_ocr, progress=progress, should_stop=should_stop)
+    metadata.update(parsed.metadata)
     if parsed.pages is not None:
         metadata["pageCount"] = parsed.pages
     content = _normalise_newlines(parsed.text)
-    if not content.strip():
+    pending = parsed.pending_pages
+    if not content.strip() and not pending:
         raise ExtractionError("no extractable text" + fmt.no_text_hint)
     return Extracted(
-        filename=name, text=content, metadata=metadata, title=parsed.title, notices=notices + parsed.notices
+        filename=name,
+        text=content,
+        metadata=metadata,
+        title=parsed.title,
+        notices=notices + parsed.notices,
+        ocr_pages=pending,
     )
 
 

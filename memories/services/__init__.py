@@ -14,6 +14,7 @@ from memories.services.memory import (
     memory_summaries_save,
     memory_update,
 )
+from memories.services.ocr_uploads import ocr_upload_run
 from memories.services.originals import memory_original_set, originals_collect
 from memories.services.tags import BatchResult, memories_autotag, memory_tag_remove, memory_tags_add
 from memories.services.tiers import (
@@ -24,6 +25,7 @@ from memories.services.tiers import (
     memory_retier,
     reloaded,
 )
+from memories.services.upload_queue import upload_job_cancel
 from memories.services.uploads import UploadResult, upload_files, upload_job_run
 from memories.services.validation import (
     MAX_MANUAL_TAGS,
@@ -62,8 +64,10 @@ __all__ = [
     "memory_tag_remove",
     "memory_tags_add",
     "memory_update",
+    "ocr_upload_run",
     "originals_collect",
     "reloaded",
     "upload_files",
+    "upload_job_cancel",
     "upload_job_run",
 ]

@@ -26,10 +26,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
-from django_q.tasks import async_task
 
 from core.schedules import schedule_ensure
 from memories.models import ImportJob, UploadJob
+from memories.services.upload_queue import upload_job_enqueue, upload_job_file_remove
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,8 @@ _GRACE_SECONDS = 180
 
 
 def _upload_stale_after() -> timedelta:
-    # An upload writes nothing while its one memory is embedded, so only its timeout bounds it.
+    # An upload writes nothing while its one memory is embedded, so only its timeout bounds it (an OCR
+    # job saves its progress after every page, each bounded by KYBERNESIS_OCR_PAGE_TIMEOUT).
     return timedelta(seconds=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT + _GRACE_SECONDS)
 
 
@@ -51,12 +52,8 @@ def _import_stale_after() -> timedelta:
 
 
 def _enqueue_upload(job_id: int) -> None:
-    async_task(
-        "memories.tasks.ingest_upload",
-        job_id,
-        task_name=f"ingest upload {job_id} (recovered)",
-        timeout=settings.KYBERNESIS_UPLOAD_TASK_TIMEOUT,
-    )
+    kind = UploadJob.objects.filter(pk=job_id).values_list("kind", flat=True).first() or UploadJob.Kind.TEXT
+    upload_job_enqueue(job_id, kind, recovered=True)
 
 
 _KINDS = (
@@ -116,6 +113,8 @@ def _recover(model, pk: int, status: str, updated_at, recoveries: int, *, now, e
                 ),
                 updated_at=now,
             )
+            if claimed and model is UploadJob and UploadJob.objects.filter(pk=pk).exclude(path="").exists():
+                transaction.on_commit(lambda: upload_job_file_remove(pk))  # an OCR job's waiting file
             return "failed" if claimed else None
         claimed = claim.update(status=model.Status.PENDING, recoveries=recoveries + 1, updated_at=now)
         if claimed:

@@ -13,9 +13,10 @@ from django_q.tasks import async_task
 from core.formatting import megabytes
 from memories.models import Memory, Source, UploadJob, content_hash
 from memories.original_files import OriginalFile
-from memories.parsers import ExtractionError, InflateBudget, clean_filename, extract
+from memories.parsers import Extracted, ExtractionError, InflateBudget, clean_filename, extract
 from memories.services.memory import MemoryInput, PreparedInput, memory_create, memory_create_many, memory_input_prepare
 from memories.services.originals import StoredOriginal, original_from_upload, original_stage
+from memories.services.upload_queue import OcrUpload, ocr_upload_queue
 from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_tags
 
 logger = logging.getLogger(__name__)
@@ -43,7 +44,8 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
 
     A bad file is rejected with its reason and stores nothing, while the good files beside it are
     stored; identical content becomes a pointer to the memory that already holds it; text over
-    KYBERNESIS_ASYNC_UPLOAD_CHARS is queued for a background worker. `files` are objects with
+    KYBERNESIS_ASYNC_UPLOAD_CHARS, and a file with pages to read by OCR, is queued for a background
+    worker. `files` are objects with
     `.name`, `.size` and `.read()` (Django's UploadedFile).
     """
     limit = settings.KYBERNESIS_MAX_FILES_PER_UPLOAD
@@ -61,6 +63,7 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
     results: list[UploadResult] = []
     to_create: list[tuple[UploadResult, PreparedInput]] = []
     queued_with: dict[str, UploadResult] = {}  # content hash -> the file of this request queued with it
+    ocr_queued: dict[str, UploadJob] = {}  # sha256 of a file -> its OCR job queued by this request
     copies: list[tuple[UploadResult, UploadResult]] = []
     for upload in files:
         result = UploadResult(filename=_client_name(upload), status="rejected")
@@ -70,6 +73,9 @@ def upload_files(*, owner, files: Sequence, manual_tags: Sequence[str] = ()) -> 
         except (ExtractionError, MemoryInputError) as exc:
             result.error = str(exc)
             result.http_status = getattr(exc, "status", 422)
+            continue
+        if isinstance(item, OcrUpload):
+            result.status, result.memory, result.job = ocr_upload_queue(owner=owner, upload=item, queued=ocr_queued)
             continue
         if len(item.content) <= settings.KYBERNESIS_ASYNC_UPLOAD_CHARS:
             to_create.append((result, item))
@@ -104,7 +110,7 @@ def _client_name(upload) -> str:
     return str(getattr(upload, "client_name", None) or upload.name or "")
 
 
-def _upload_item(upload, tags: list[str], budget: InflateBudget) -> PreparedInput:
+def _upload_item(upload, tags: list[str], budget: InflateBudget) -> PreparedInput | OcrUpload:
     name = clean_filename(_client_name(upload))
     max_bytes = settings.KYBERNESIS_MAX_UPLOAD_BYTES
     if upload.size is not None and upload.size > max_bytes:
@@ -112,12 +118,24 @@ def _upload_item(upload, tags: list[str], budget: InflateBudget) -> PreparedInpu
     data = upload.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise MemoryTooLargeError(f"the file is over the limit of {megabytes(max_bytes)}")
-    extracted = extract(name, data, budget=budget, max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES)
+    # Pages that need OCR are read by the task worker, never in the request.
+    extracted = extract(name, data, budget=budget, max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES, defer_ocr=True)
+    if extracted.ocr_pages:
+        return OcrUpload(name=name, data=data, extracted=extracted, manual_tags=tags)
+    return upload_input(name=name, data=data, extracted=extracted, manual_tags=tags)
+
+
+def upload_input(*, name: str, data: bytes, extracted: Extracted, manual_tags: list[str]) -> PreparedInput:
+    """What an extracted file becomes, checked: an upload's, and a scan's once the worker read it by OCR."""
     title = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
     # The memory service's own checks, here rather than in the create, so one bad file is refused alone.
     item = memory_input_prepare(
         MemoryInput(
-            title=title, content=extracted.text, source=Source.UPLOAD, metadata=extracted.metadata, manual_tags=tags
+            title=title,
+            content=extracted.text,
+            source=Source.UPLOAD,
+            metadata=extracted.metadata,
+            manual_tags=manual_tags,
         ),
         index=None,
     )

@@ -197,8 +197,6 @@ def test_a_zero_byte_file_is_refused_as_empty_whatever_its_name(name):
     [
         ("binary.txt", bytes(range(256)) * 16, "this .txt file is not text: it looks like binary data"),
         ("notes.md", b"\x00\x01\x02\x03" * 100, "this .md file is not text: it looks like binary data"),
-        ("photo.txt", image("PNG"), "this .txt file is not text: it looks like a PNG image"),
-        ("photo.docx", image("JPEG"), "this .docx file is really a JPEG image, which is not a supported"),
         (
             "archive.gz",
             gzip.compress(b"x" * 1000, mtime=0),
@@ -230,11 +228,19 @@ def test_content_that_no_format_reads_is_refused_saying_what_it_is(name, data, r
     assert str(excinfo.value).endswith(registry.SUPPORTED)
 
 
-def test_images_are_refused_until_a_format_reads_them():
+def test_images_go_to_the_image_format_whatever_their_name():
+    from memories.parsers import image as image_format
+
     for kind, ext in (("PNG", "png"), ("JPEG", "jpg"), ("TIFF", "tiff"), ("WEBP", "webp")):
-        if registry._BY_MEDIA_TYPE.get(detect(image(kind)).media_type) is None:
-            with pytest.raises(ExtractionError, match=f"^.{ext} is not a supported file type: it looks like a"):
-                extract(f"scan.{ext}", image(kind))
+        assert registry.choose(ext, image(kind))[0] is image_format.FORMAT
+    fmt, media_type, notices = registry.choose("txt", image("PNG"))
+    assert fmt is image_format.FORMAT and media_type == "image/png"
+    assert notices == ["the file is named .txt but is really a PNG image, and was read as such"]
+
+
+def test_an_image_no_format_reads_is_refused_saying_what_it_is():
+    with pytest.raises(ExtractionError, match=r"^\.gif is not a supported file type: it looks like a GIF image"):
+        extract("anim.gif", image("GIF"))
 
 
 def test_binary_data_is_named_by_its_signature_when_known():
