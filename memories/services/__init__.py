@@ -32,6 +32,8 @@ from memories.services.validation import (
     MemoryInputError,
     MemoryTooLargeError,
     TagNotFoundError,
+    document_title,
+    title_as_stored,
 )
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "TagNotFoundError",
     "UploadResult",
     "chat_message_send",
+    "document_title",
     "memories_autotag",
     "memories_retier",
     "memory_accesses_reset",
@@ -64,6 +67,7 @@ __all__ = [
     "memory_update",
     "originals_collect",
     "reloaded",
+    "title_as_stored",
     "upload_files",
     "upload_job_run",
 ]
