@@ -40,7 +40,7 @@ CLEAN = {
     "numbers table": "2023   1,234.56   7,890.12\n2024   2,345.67   8,901.23",
     "separators": "Chapter 1\n==========\n\n* * *\n\n------------------------------------------------------------------------",
     "urls and paths": "See https://example.org/g1/g2?x=1 and /usr/share/doc/g3 or C:\\Users\\me.",
-    "regex in code": "PUNCT = re.compile(r\"[!\\\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~]\")",
+    "regex in code": 'PUNCT = re.compile(r"[!\\"#$%&\'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~]")',
     "mixed scripts": "Meeting with Иван and 田中 about the Ελληνικά translation.",
     "ideographic space": "\u3000段落の始まりです。",
     "spacing accent typed as apostrophe": "don´t and that¨s",
@@ -95,7 +95,15 @@ def test_mojibake_is_repaired_with_a_notice(raw, expected):
 
 @pytest.mark.parametrize(
     "text",
-    ["Größe Straße Übung", "São Paulo ação", "été à où", "AÇÃO À VISTA", "naïve café résumé", "“quoted” — dash …", "ÀÉÎ"],
+    [
+        "Größe Straße Übung",
+        "São Paulo ação",
+        "été à où",
+        "AÇÃO À VISTA",
+        "naïve café résumé",
+        "“quoted” — dash …",
+        "ÀÉÎ",
+    ],
 )
 def test_accented_latin_text_is_not_taken_for_mojibake(text):
     assert repair_mojibake(text) == (text, "")
@@ -157,7 +165,7 @@ def test_compatibility_forms_are_mapped_except_those_whose_shape_is_the_meaning(
         ("(cid:12)(cid:13) (cid:14)hello", "hello", "cid", 24),
         ("one (cid:3) code", "one code", "cid", 7),
         ("bad \ufffd\ufffd byte", "bad byte", "undecodable", 2),
-        ('x !"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ y', "x y", "symbols", 64),
+        ("x !\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ y", "x y", "symbols", 64),
     ],
 )
 def test_what_is_not_text_is_dropped_and_counted(raw, expected, kind, count):

@@ -13,8 +13,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 NOTICES = [
     "pages 1–3: no text layer, read by OCR",
-    "Dropped 245,112 characters that were not text: glyph names from a PDF (245,000), "
-    "(cid:…) codes from a PDF (112).",
+    "Dropped 245,112 characters that were not text: glyph names from a PDF (245,000), (cid:…) codes from a PDF (112).",
     "Repaired Cyrillic text that had been read with the wrong character set (Windows-1251 read as Windows-1252).",
 ]
 
