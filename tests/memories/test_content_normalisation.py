@@ -122,3 +122,8 @@ def test_a_deleted_memory_brought_back_by_undo_keeps_its_notices(user):
     result = memories_bulk(owner=user, memory_ids=[memory.pk], action="delete")
     memories_bulk_undo(owner=user, undo=result.undo)
     assert Memory.objects.get().notices == ["pages 2–3: no text layer"]
+
+
+def test_a_chat_session_is_titled_from_the_normalised_message(user):
+    session, memory = services.chat_message_send(owner=user, content="Conﬁrm the ＦＬＩＧＨＴ\u200b tomorrow")
+    assert session.title == "Confirm the FLIGHT tomorrow" == memory.title
