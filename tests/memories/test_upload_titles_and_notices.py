@@ -137,3 +137,13 @@ def test_the_memory_page_of_a_clean_memory_has_no_notice_box(logged_in_client, u
     page = Client()
     page.force_login(user)
     assert 'class="notice-box"' not in page.get(f"/memories/{memory.pk}/").content.decode()
+
+
+def test_a_file_whose_only_text_is_glyph_names_is_refused_with_the_reason(api):
+    response = post_files(api, [upload("glyphs.txt", b"/g145/g144/g3/g22 " * 50), upload("ok.txt", b"Fine.")])
+    rejected, created = response.json()["results"]
+    assert rejected["status"] == "rejected"
+    assert "no text once what is not text is removed" in rejected["error"]
+    assert "glyph names from a PDF" in rejected["error"]
+    assert created["status"] == "created"
+    assert Memory.objects.count() == 1
