@@ -26,7 +26,7 @@ normalising twice changes nothing more than normalising once:
    the joined one ("well-known" elsewhere keeps "well-\\nknown" as "well-known").
 7. Whitespace: lines of only spaces and tabs become empty and runs of blank lines become one. Runs
    of spaces inside a line become one space, except in text with layout (indented lines, tabs,
-   Markdown tables or code fences), where spacing is alignment. Line ends are left as they are: a
+   Markdown tables, code fences, aligned columns), where spacing is alignment. Line ends are left as they are: a
    final newline, Markdown's two-space line break.
 """
 
