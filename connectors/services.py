@@ -23,16 +23,19 @@ from connectors.providers.errors import (
 from connectors.providers.google_drive import GoogleDriveSync
 from connectors.providers.notion import NotionSync
 from connectors.providers.sync import Content, ProviderSync, RemoteDocument, Sink
+from core.normalise import normalise_text
 from core.schedules import schedule_ensure
 from memories.models import Memory, Source, content_hash
 from memories.services import (
     ARCHIVED_REASON,
     MAX_TITLE_CHARS,
     MemoryInputError,
+    document_title,
     memory_archive,
     memory_create,
     memory_original_set,
     memory_update,
+    title_as_stored,
 )
 
 logger = logging.getLogger(__name__)
@@ -157,8 +160,11 @@ class ItemSink(Sink):
             return
         common = {"title": title, "mime": doc.mime[:255], "url": doc.url[:2000]}
         if unchanged is not None and unchanged.memory is not None:
-            # Renamed without a content change: the title follows, nothing is downloaded or embedded.
-            memory_update(memory=unchanged.memory, title=title or unchanged.memory.title)
+            # Renamed without a content change: nothing is downloaded or embedded, and the title follows
+            # when it was the remote name (not the document's own title, nor one the person chose).
+            memory = unchanged.memory
+            if title and memory.title == title_as_stored(unchanged.title):
+                memory_update(memory=memory, title=title, from_source=True)
             self._save(unchanged, doc.external_id, **common)
             return
         try:
@@ -192,7 +198,11 @@ class ItemSink(Sink):
         self._store(item, doc, content, common)
 
     def _store(self, item: ConnectorItem | None, doc: RemoteDocument, content: Content, common: dict) -> None:
-        digest = content_hash(content.text)
+        # The hash of the text as it is stored (normalised), so that unchanged text is seen as unchanged.
+        digest = content_hash(normalise_text(content.text).text)
+        # The document's own title when it declares one, else the remote name.
+        title = document_title(content.title) or common["title"]
+        notices = [*content.notices, *([content.note] if content.note else [])]
         metadata = {
             **content.metadata,
             "provider": self.account.provider,
@@ -210,26 +220,28 @@ class ItemSink(Sink):
                 if memory is None:
                     memory = memory_create(
                         owner=self.account.owner,
-                        title=common["title"],
+                        title=title,
                         content=content.text,
                         source=Source.CONNECTOR,
                         metadata=metadata,
                         original=content.original,
+                        notices=notices,
                     )
                 else:
                     merged = {
                         key: value for key, value in {**memory.metadata, **metadata}.items() if key != ARCHIVED_REASON
                     }
-                    changes = {}
-                    if common["title"] and memory.title != common["title"]:
-                        changes["title"] = common["title"]
+                    changes: dict = {}
+                    if title and memory.title != title_as_stored(title):
+                        changes["title"] = title
                     if memory.content_hash != digest:
-                        changes["content"] = content.text
+                        changes["content"], changes["notices"] = content.text, notices
                     if memory.metadata != merged:
                         changes["metadata"] = merged
                     if changes:
-                        # Same id and manual tags; only chunks whose text changed are embedded again.
-                        memory = memory_update(memory=memory, **changes)
+                        # Same id and manual tags; only chunks whose text changed are embedded again. A
+                        # title the person chose stays (from_source).
+                        memory = memory_update(memory=memory, **changes, from_source=True)
                     if content.is_file:
                         # The file changed: its original follows (or goes, if it can no longer be kept).
                         memory_original_set(memory=memory, original=content.original)

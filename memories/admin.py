@@ -86,6 +86,8 @@ class MemoryAdmin(admin.ModelAdmin):
         "preview",
         "access_count",
         "last_accessed_at",
+        "notices",
+        "title_edited_at",
     )
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"

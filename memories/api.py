@@ -165,9 +165,16 @@ def list_tags(request: HttpRequest, query: Query[TagListQuery]):
 @router.post(
     "/uploads", response={200: UploadResultsOut, 202: UploadResultsOut, **ERRORS}, summary="Upload files as memories"
 )
-def upload_files(request: HttpRequest, files: File[list[UploadedFile]], tags: Form[list[CleanStr]] = None):
-    """One result per file, in input order: created, duplicate, queued (large files, 202) or rejected."""
-    results = services.upload_files(owner=request.auth, files=files, manual_tags=split_tags(tags))
+def upload_files(
+    request: HttpRequest,
+    files: File[list[UploadedFile]],
+    tags: Form[list[CleanStr]] = None,
+    title: Form[CleanStr | None] = None,
+):
+    """One result per file, in input order: created, duplicate, queued (large files, 202) or rejected.
+    A memory's title is `title` when given (one file only), else the title the document declares
+    (PDF metadata, a first heading, ...), else the file name; the file name stays in metadata.filename."""
+    results = services.upload_files(owner=request.auth, files=files, manual_tags=split_tags(tags), title=title)
     body = {"results": results}
     if any(r.status == "queued" for r in results):
         return Status(202, body)

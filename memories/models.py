@@ -67,6 +67,12 @@ class Memory(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     # When a person last changed the title, content or metadata (page or API); None if never edited.
     edited_at = models.DateTimeField(null=True, blank=True)
+    # When a person chose the title (an edit, or a title given with the upload): a connector sync or a
+    # re-extraction then never replaces it (memories.services.memory_update's from_source).
+    title_edited_at = models.DateTimeField(null=True, blank=True)
+    # What a reader should know about how the text was read: parts of the file that could not be read,
+    # text repaired or dropped by the normalisation (core.normalise). Human-readable sentences.
+    notices = models.JSONField(default=list, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
     # Manual tags are the user's and are never touched by the system; auto tags are
     # [{"tag": str, "confidence": float}] written by memories.auto_tags; `tags` is their union,

@@ -87,6 +87,11 @@ class MemoryOut(OutSchema):
     last_accessed_at: datetime | None
     chunk_count: int
     original: OriginalOut | None = Field(None, description="The kept original file, if any.")
+    notices: list[str] = Field(
+        default_factory=list,
+        description="How the text was read, when a reader should know: parts that could not be read, text "
+        "repaired or dropped as not text (for example glyph names from a PDF).",
+    )
 
     @staticmethod
     def resolve_original(memory):
@@ -144,6 +149,9 @@ class UploadResultOut(OutSchema):
     error: str | None = None
     job_id: int | None = None
     status_url: str | None = None
+    notices: list[str] = Field(
+        default_factory=list, description="How the file was read (as the memory's notices); empty when rejected."
+    )
 
     @staticmethod
     def resolve_job_id(result) -> int | None:

@@ -208,7 +208,12 @@ class GoogleDriveClient(ProviderClient):
                         self.api(f"/files/{file.id}/export"), params={"mimeType": export_mime}, max_bytes=max_bytes
                     )
                     extracted = extract(f"export.{ext}", data)
-                    return Content(text=extracted.text, metadata={"exportedAs": export_mime})
+                    return Content(
+                        text=extracted.text,
+                        metadata={"exportedAs": export_mime},
+                        title=extracted.title,
+                        notices=extracted.notices,
+                    )
                 if file.size is not None and file.size > max_bytes:
                     raise ItemSkipped(f"the file is {megabytes(file.size)}; the limit is {megabytes(max_bytes)}")
                 data = self.download(self.api(f"/files/{file.id}"), params={"alt": "media"}, max_bytes=max_bytes)
@@ -227,7 +232,14 @@ class GoogleDriveClient(ProviderClient):
         }
         # A file uploaded to Drive has bytes of its own, kept as its original; a Google Doc has none.
         original = original_from_upload(name=name, data=data, metadata={**extracted.metadata, "mime": file.mimeType})
-        return Content(text=extracted.text, metadata=metadata, is_file=True, original=original)
+        return Content(
+            text=extracted.text,
+            metadata=metadata,
+            is_file=True,
+            original=original,
+            title=extracted.title,
+            notices=extracted.notices,
+        )
 
 
 class GoogleDriveSync(ProviderSync):

@@ -23,6 +23,10 @@ class Content:
     # a Notion page: no), and the original to keep (None when keeping is off or it is over the limit).
     is_file: bool = False
     original: OriginalFile | None = None
+    # The title the document itself declares (a parser's; the memory's title when set), and what its
+    # parser noticed while reading it (kept on the memory).
+    title: str | None = None
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -34,6 +34,8 @@ from memories.services.validation import (
     MemoryInputError,
     MemoryTooLargeError,
     TagNotFoundError,
+    document_title,
+    title_as_stored,
 )
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "TagNotFoundError",
     "UploadResult",
     "chat_message_send",
+    "document_title",
     "memories_autotag",
     "memories_retier",
     "memory_accesses_reset",
@@ -67,6 +70,7 @@ __all__ = [
     "ocr_upload_run",
     "originals_collect",
     "reloaded",
+    "title_as_stored",
     "upload_files",
     "upload_job_cancel",
     "upload_job_run",

@@ -88,6 +88,8 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
             "priority": m.priority,
             "metadata": m.metadata,
             "manualTags": list(m.manual_tags),
+            "notices": list(m.notices),
+            "titleChosen": m.title_edited_at is not None,
             "pinned": m.pinned,
             "original": kept.get(m.pk),
         }
@@ -135,6 +137,8 @@ def memories_bulk_undo(*, owner, undo: dict) -> str:
                     metadata=item["metadata"],
                     manual_tags=item["manualTags"],
                     original=StoredOriginal.from_dict(item["original"]) if item.get("original") else None,
+                    notices=item.get("notices") or (),
+                    title_chosen=item.get("titleChosen") is True,
                 )
                 for item in items
             ],

@@ -16,7 +16,7 @@ from core.text import strip_display_controls, text_problem
 from memories.models import ChatSession, Memory, Source
 from memories.search.questions import QUESTION, asks
 from memories.services.memory import memory_create
-from memories.services.validation import MemoryInputError, MemoryTooLargeError
+from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_content
 
 CHAT_TITLE_WORDS = 8
 
@@ -47,6 +47,8 @@ def chat_message_send(*, owner, content, session: ChatSession | None = None) -> 
         raise MemoryTooLargeError(
             f"the message is {len(content):,} characters; the limit is {limit:,}", field="content"
         )
+    # Normalised here already, so the session's title and the question check read the stored text.
+    content = clean_content(content, index=None)
     with transaction.atomic():
         if session is None:
             session = ChatSession.objects.create(owner=owner, title=_first_words(content))

@@ -24,12 +24,13 @@ from memories.services.tags import autotag
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
 from memories.services.validation import (
     MemoryInputError,
-    clean_content,
     clean_metadata,
+    clean_notices,
     clean_priority,
     clean_source,
     clean_tags,
     clean_title,
+    content_prepare,
 )
 from memories.signals import content_changed_on_commit
 
@@ -46,6 +47,10 @@ class MemoryInput:
     manual_tags: Sequence[str] = ()
     # The file the memory is made from, kept beside it (memories.services.originals); None: no file.
     original: OriginalFile | StoredOriginal | None = None
+    # What the source says about how it read the text (a parser's notices); normalising adds its own.
+    notices: Sequence[str] = ()
+    # The title is a person's choice (given with an upload): a sync or re-extraction keeps it.
+    title_chosen: bool = False
 
 
 @dataclass
@@ -59,6 +64,8 @@ class PreparedInput:
     metadata: dict
     manual_tags: list[str]
     original: OriginalFile | StoredOriginal | None = None
+    notices: list[str] = field(default_factory=list)
+    title_chosen: bool = False
 
     @cached_property
     def chunks(self) -> list[Chunk]:
@@ -73,8 +80,10 @@ def chunks_for(content: str) -> list[Chunk]:
 def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInput:
     """The one set of checks and cleaning for what becomes a memory (create, batch create, upload, import,
     chat, connectors): each refusal is a MemoryInputError naming the field, with the same message
-    wherever the input came from."""
-    content = clean_content(item.content, index=index)
+    wherever the input came from. The content is normalised here (core.normalise), so every source
+    stores, hashes and deduplicates the same text for the same document."""
+    normalised = content_prepare(item.content, index=index)
+    content = normalised.text
     source = clean_source(item.source, index=index)
     manual_tags = clean_tags(item.manual_tags, index=index)
     priority = clean_priority(item.priority, index=index)
@@ -90,6 +99,8 @@ def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInp
         metadata=clean_metadata(item.metadata, index=index),
         manual_tags=manual_tags,
         original=item.original,
+        notices=clean_notices([*clean_notices(item.notices, index=index), *normalised.notices], index=index),
+        title_chosen=item.title_chosen,
     )
 
 
@@ -128,10 +139,12 @@ def memory_create(
     manual_tags: Sequence[str] = (),
     original: OriginalFile | StoredOriginal | None = None,
     unique: bool = False,
+    notices: Sequence[str] = (),
 ) -> Memory:
     """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing.
     A refusal names its field alone, with no item number. With `unique`, content the owner already has
-    is not stored again: the memory that has it comes back with `created` False (see memory_create_many)."""
+    is not stored again: the memory that has it comes back with `created` False (see memory_create_many).
+    `notices` are the source's own (a parser's); normalising the content adds its own."""
     item = MemoryInput(
         title=title,
         content=content,
@@ -140,6 +153,7 @@ def memory_create(
         metadata=metadata or {},
         manual_tags=manual_tags,
         original=original,
+        notices=notices,
     )
     return _store(owner, [memory_input_prepare(item, index=None)], unique=unique)[0]
 
@@ -235,6 +249,8 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
             priority=p.priority,
             metadata=p.metadata,
             manual_tags=p.manual_tags,
+            notices=p.notices,
+            title_edited_at=now if p.title_chosen else None,
             created_at=now,
             updated_at=now,
             tier_changed_at=now,
@@ -273,9 +289,16 @@ def memory_update(
     priority=_UNSET,
     metadata=_UNSET,
     manual_tags=_UNSET,
+    notices=_UNSET,
+    from_source: bool = False,
 ) -> Memory:
     """Change a memory. Content is re-chunked only when its hash changed, and unchanged chunk
-    texts keep their embeddings, so only new text is embedded."""
+    texts keep their embeddings, so only new text is embedded.
+
+    New content brings its notices anew: `notices` (the source's, e.g. a parser's, when the change
+    comes from one) and what normalising it found. `from_source` marks a change that comes from the
+    memory's source (a connector sync, a re-extraction) rather than a person: it does not count as an
+    edit, and it leaves a title the person chose (Memory.title_edited_at) as it is."""
     changes = _cleaned_changes(
         memory,
         title=title,
@@ -284,18 +307,26 @@ def memory_update(
         priority=priority,
         metadata=metadata,
         manual_tags=manual_tags,
+        notices=notices,
     )
     # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
-    locked = run_with_retry(lambda: _write_changes(memory.pk, changes), label="memory_update")
+    locked = run_with_retry(lambda: _write_changes(memory.pk, changes, from_source=from_source), label="memory_update")
     locked.chunk_count = MemoryChunk.objects.filter(owner_id=locked.owner_id, memory=locked).count()
     return locked
 
 
-def _cleaned_changes(memory: Memory, *, title, content, source, priority, metadata, manual_tags) -> dict:
-    """The given fields (those not _UNSET), each checked and cleaned as on create."""
+def _cleaned_changes(memory: Memory, *, title, content, source, priority, metadata, manual_tags, notices) -> dict:
+    """The given fields (those not _UNSET), each checked and cleaned as on create. The notices of new
+    content are under _CONTENT_NOTICES: they replace the memory's only if the content really changes."""
     changes: dict = {}
+    found: list[str] = []
     if content is not _UNSET:
-        changes["content"] = clean_content(content, index=None)
+        normalised = content_prepare(content, index=None)
+        changes["content"], found = normalised.text, normalised.notices
+    if notices is not _UNSET:
+        changes["notices"] = clean_notices([*clean_notices(notices, index=None), *found], index=None)
+    elif content is not _UNSET:
+        changes[_CONTENT_NOTICES] = clean_notices(found, index=None)
     if title is not _UNSET:
         changes["title"] = clean_title(title, changes.get("content", memory.content), index=None)
     if source is not _UNSET:
@@ -311,15 +342,24 @@ def _cleaned_changes(memory: Memory, *, title, content, source, priority, metada
     return changes
 
 
-def _write_changes(memory_id: int, changes: dict) -> Memory:
+_CONTENT_NOTICES = "_content_notices"
+
+
+def _write_changes(memory_id: int, changes: dict, *, from_source: bool = False) -> Memory:
     """Save the cleaned changes under the memory's row lock, and bring what depends on them along:
     chunks and embeddings, the lexical index, auto tags, the graph (on commit) and the tier."""
     with transaction.atomic():
         locked = memory_lock(memory_id)
+        changes = dict(changes)  # a retry after a deadlock starts again from what the caller gave
+        content_notices = changes.pop(_CONTENT_NOTICES, None)
+        if from_source and locked.title_edited_at is not None:
+            changes.pop("title", None)  # the person's title stays
         rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
+        if rechunk and content_notices is not None:
+            changes["notices"] = content_notices
         retitle = "title" in changes and changes["title"] != locked.title
         # "Edited" means a person changed what the memory says: its title, content or metadata.
-        edited = any(
+        edited = not from_source and any(
             getattr(locked, name) != changes[name] for name in ("title", "content", "metadata") if name in changes
         )
         if rechunk or retitle:
@@ -329,6 +369,8 @@ def _write_changes(memory_id: int, changes: dict) -> Memory:
             setattr(locked, name, value)
         if edited:
             locked.edited_at = timezone.now()
+        if retitle and not from_source:
+            locked.title_edited_at = locked.edited_at
         if rechunk or "metadata" in changes or "source" in changes:
             autotag(locked, now=timezone.now())
         locked.save()

@@ -6,13 +6,18 @@ import json
 
 from django.conf import settings
 
-from core.text import TextError, check_json, check_text, strip_display_controls
+from core.normalise import Normalised, normalise_label, normalise_text
+from core.text import TextError, check_json, check_text, strip_display_controls, text_problem
 from memories.models import Source
 from memories.tag_rules import TagError, normalize_tags
 
 MAX_TITLE_CHARS = 500
 MAX_METADATA_BYTES = 64 * 1024
 MAX_MANUAL_TAGS = 50
+# A document's own title longer than this is cut at a word (a PDF's "title" is sometimes a paragraph).
+MAX_DOCUMENT_TITLE_CHARS = 200
+MAX_NOTICES = 20
+MAX_NOTICE_CHARS = 1000
 
 
 class MemoryInputError(ValueError):
@@ -50,11 +55,10 @@ def clean_title(title, content: str, *, index: int | None) -> str:
     if not isinstance(title, str):
         raise MemoryInputError("title must be a string", field="title", index=index)
     _check(title, "title", index)
-    title = strip_display_controls(title)
+    title = title_as_stored(title)
     if not title:
         # No title given: the first line of the content, shortened at a word.
-        first_line = strip_display_controls(content.strip().splitlines()[0])
-        title = first_line if len(first_line) <= 80 else first_line[:80].rsplit(" ", 1)[0] + "…"
+        title = _shortened(strip_display_controls(content.strip().splitlines()[0]), 80)
     if len(title) > MAX_TITLE_CHARS:
         raise MemoryInputError(
             f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}", field="title", index=index
@@ -62,7 +66,26 @@ def clean_title(title, content: str, *, index: int | None) -> str:
     return title
 
 
-def clean_content(content, *, index: int | None) -> str:
+def title_as_stored(title: str) -> str:
+    """A given title as clean_title stores it: one line, normalised (core.normalise.normalise_label)."""
+    return strip_display_controls(normalise_label(title))
+
+
+def _shortened(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def document_title(title) -> str:
+    """The title a document declares (memories.parsers' Extracted.title) as a memory's title, or ""
+    when it declares none that can be shown: one line, normalised, cut at a word when very long."""
+    if not isinstance(title, str) or text_problem(title):
+        return ""
+    return _shortened(title_as_stored(title), MAX_DOCUMENT_TITLE_CHARS)
+
+
+def content_prepare(content, *, index: int | None) -> Normalised:
+    """Content checked and normalised (core.normalise), with the notices of what normalising it
+    repaired or dropped."""
     if not isinstance(content, str):
         raise MemoryInputError("content must be a string", field="content", index=index)
     if "\x00" in content:
@@ -70,12 +93,46 @@ def clean_content(content, *, index: int | None) -> str:
     _check(content, "content", index)
     if not content.strip():
         raise MemoryInputError("content is empty", field="content", index=index)
+    _check_length(content, index)
+    normalised = normalise_text(content)
+    if not normalised.text:
+        # Everything was control characters, glyph names or the like.
+        reason = f" ({normalised.notices[-1].rstrip('.')})" if normalised.notices else ""
+        raise MemoryInputError(
+            f"content has no text once what is not text is removed{reason}", field="content", index=index
+        )
+    _check_length(normalised.text, index)
+    return normalised
+
+
+def _check_length(content: str, index: int | None) -> None:
     limit = settings.KYBERNESIS_MAX_MEMORY_CHARS
     if len(content) > limit:
         raise MemoryTooLargeError(
             f"content is {len(content):,} characters; the limit is {limit:,}", field="content", index=index
         )
-    return content
+
+
+def clean_content(content, *, index: int | None) -> str:
+    """Content as it is stored: checked and normalised (content_prepare, without its notices)."""
+    return content_prepare(content, index=index).text
+
+
+def clean_notices(notices, *, index: int | None) -> list[str]:
+    """Notices as stored on a memory: strings, one line each, without repeats, at most MAX_NOTICES."""
+    if notices is None:
+        return []
+    if isinstance(notices, str) or not isinstance(notices, (list, tuple)):
+        raise MemoryInputError("notices must be a list of strings", field="notices", index=index)
+    cleaned: list[str] = []
+    for notice in notices:
+        if not isinstance(notice, str):
+            raise MemoryInputError("notices must be a list of strings", field="notices", index=index)
+        _check(notice, "notices", index)
+        notice = strip_display_controls(notice)[:MAX_NOTICE_CHARS]
+        if notice and notice not in cleaned:
+            cleaned.append(notice)
+    return cleaned[:MAX_NOTICES]
 
 
 def clean_priority(priority, *, index: int | None) -> float | None:

@@ -73,6 +73,8 @@ def memory_record(
         "contentHash": memory.content_hash,
         "source": memory.source,
         "metadata": memory.metadata,
+        "notices": list(memory.notices),
+        "titleEditedAt": _iso(memory.title_edited_at),
         "manualTags": list(memory.manual_tags),
         "autoTags": memory.auto_tags,
         "autoTaggedAt": _iso(memory.auto_tagged_at),

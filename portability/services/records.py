@@ -139,7 +139,12 @@ def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now
     _restore_auto_tags(memory, record, now=now)
     restore_tier = _restore_tier(memory, record, now=now)
     memory.sync_derived_fields()
-    if (expected := record.get("contentHash")) is not None and expected != memory.content_hash:
+    # An export holds the text as it was stored; one from before the normalisation may differ from its
+    # normalised form here, so the hash is checked against the text as exported.
+    if (expected := record.get("contentHash")) is not None and expected not in (
+        memory.content_hash,
+        content_hash(record["content"]),
+    ):
         raise RecordError("contentHash does not match the content (was the file edited?)")
     moves = _tier_moves(record, owner=owner, now=now)
     known = _known_vectors(record) if vectors.included else {}
@@ -171,6 +176,7 @@ def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk
                 priority=record.get("priority"),
                 metadata=metadata,
                 manual_tags=record.get("manualTags") or [],
+                notices=_notices(record),
             ),
             index=None,
         )
@@ -184,6 +190,8 @@ def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk
         source=given.source,
         metadata=given.metadata,
         manual_tags=given.manual_tags,
+        notices=given.notices,
+        title_edited_at=_time(record, "titleEditedAt"),
         priority=given.priority,
         pinned=_field(record, "pinned", bool, False),
         summary=_field(record, "summary", str, ""),
@@ -198,6 +206,16 @@ def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk
     if memory.access_count < 0:
         raise RecordError("accessCount must not be negative")
     return memory, given.chunks
+
+
+def _notices(record: dict) -> list[str]:
+    """The record's notices (how its text was read), checked for shape; the memory rules clean them."""
+    value = record.get("notices")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise RecordError("notices must be a list of strings")
+    return value
 
 
 def _restore_auto_tags(memory: Memory, record: dict, *, now) -> None:

@@ -14,6 +14,16 @@ from tests.kybernesis.mcp_client import TOOLS
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def test_memory_get_shows_the_notices_and_memory_add_normalises_like_every_door(agent, owner):
+    memory = make_memory(owner, "Page four.", title="Scan", notices=["pages 1–3: no text layer, read by OCR"])
+    read = agent.ok("memory_get", {"memory_id": memory.pk})
+    assert read["notices"] == ["pages 1–3: no text layer, read by OCR"]
+
+    added = agent.ok("memory_add", {"content": "The conﬁguration\u200b.\n(cid:7)"})
+    assert added["notices"] == ["Dropped 7 characters that were not text: (cid:…) codes from a PDF (7)."]
+    assert agent.ok("memory_get", {"memory_id": added["id"]})["content"] == "The configuration.\n"
+
+
 def test_no_token_or_a_wrong_one_is_401_before_any_mcp(live_server):
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memories", "0021_drop_unused_search_gin"),
+        ("memories", "0022_memory_notices_and_title_edited"),
     ]
 
     operations = [
