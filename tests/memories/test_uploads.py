@@ -24,7 +24,7 @@ def post_files(api, files, **data):
     return Client().post("/api/v1/uploads", {"files": files, **data}, HTTP_AUTHORIZATION=f"Bearer {api.token}")
 
 
-def test_each_supported_file_becomes_a_memory_titled_after_the_file(user):
+def test_each_supported_file_becomes_a_memory_titled_by_its_document_or_its_file(user):
     results = services.upload_files(
         owner=user,
         files=[
@@ -37,7 +37,8 @@ def test_each_supported_file_becomes_a_memory_titled_after_the_file(user):
     )
     assert [r.status for r in results] == ["created"] * 4
     notes, pdf, docx, code = (r.memory for r in results)
-    assert notes.title == "Team notes" and notes.source == "upload"
+    assert notes.title == "Notes" and notes.source == "upload"  # its first # heading
+    assert pdf.title == "report" and code.title == "script"  # no title of their own: the file name
     assert notes.metadata["filename"] == "Team notes.md" and notes.metadata["extension"] == "md"
     assert pdf.metadata["pageCount"] == 2 and "revenue" in pdf.content
     assert docx.content.startswith("# Quarterly plan")
