@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from memories.parsers.bounded_zip import inflated_copy
+from memories.parsers.bounded_zip import DocumentArchive
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
@@ -14,7 +14,10 @@ from memories.parsers.format import Format, Parsed
 def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     """The .docx's paragraphs and tables as Markdown-ish text, read from a copy of the archive whose
     members were inflated within the budget."""
-    data = inflated_copy(data, what=".docx", required="word/document.xml", budget=budget, max_inflated=max_inflated)
+    archive = DocumentArchive(data, what=".docx", budget=budget, max_inflated=max_inflated)
+    if "word/document.xml" not in archive.members:
+        raise ExtractionError("this is not a valid .docx file (no word/document.xml inside)")
+    data = archive.stored_copy()
     import docx
 
     try:
