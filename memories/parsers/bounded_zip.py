@@ -288,12 +288,19 @@ class DocumentArchive:
         self._produced = 0
         self._zip = BoundedZip(data, max_members=MAX_ZIP_MEMBERS, budget=budget, word=self._words(data))
         self.members = {info.filename: info for info in self._zip.members}
+        self._folded = {name.lower(): name for name in reversed(self.members)}
+
+    def find(self, name: str) -> str | None:
+        """The member's name as the archive spells it (names are matched without regard to case, as
+        Office does), or None."""
+        return name if name in self.members else self._folded.get(name.lower())
 
     def read(self, name: str) -> bytes | None:
         """A member's bytes, or None when the archive has no such member."""
-        info = self.members.get(name)
-        if info is None:
+        found = self.find(name)
+        if found is None:
             return None
+        info = self.members[found]
         content = self._zip.read(
             info, limit=self._limit - self._produced, ratio=MAX_INFLATE_RATIO, ratio_floor=INFLATE_RATIO_FLOOR
         )
