@@ -7,7 +7,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import doc, docx, html, pdf, text
+from memories.parsers import doc, docx, html, pdf, pptx, text
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -19,6 +19,7 @@ FORMATS: tuple[Format, ...] = (
     pdf.FORMAT,
     docx.FORMAT,
     doc.FORMAT,
+    pptx.FORMAT,
     html.FORMAT,
     text.FORMAT,
 )
