@@ -7,7 +7,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import doc, docx, html, pdf, pptx, text
+from memories.parsers import csv, doc, docx, html, pdf, pptx, text, xlsx
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -20,6 +20,8 @@ FORMATS: tuple[Format, ...] = (
     docx.FORMAT,
     doc.FORMAT,
     pptx.FORMAT,
+    xlsx.FORMAT,
+    csv.FORMAT,
     html.FORMAT,
     text.FORMAT,
 )
