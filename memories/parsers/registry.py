@@ -7,7 +7,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import csv, doc, docx, html, pdf, pptx, text, xlsx
+from memories.parsers import csv, doc, docx, html, odf, pdf, pptx, text, xlsx
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -22,6 +22,9 @@ FORMATS: tuple[Format, ...] = (
     pptx.FORMAT,
     xlsx.FORMAT,
     csv.FORMAT,
+    odf.ODT,
+    odf.ODS,
+    odf.ODP,
     html.FORMAT,
     text.FORMAT,
 )

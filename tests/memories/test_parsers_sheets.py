@@ -1,4 +1,4 @@
-"""Spreadsheets (.xlsx, .csv) as readable rows: "Sheet: name", cells joined by " | ", within one
+"""Spreadsheets (.xlsx, .ods, .csv) as readable rows: "Sheet: name", cells joined by " | ", within one
 bound on cells (KYBERNESIS_MAX_SHEET_CELLS) and one on text, past which a notice says what was cut."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from memories.parsers import DecompressionBombError, ExtractionError, extract
 from memories.parsers.csv import delimiter
 from tests.files import make_pdf
-from tests.memories.office_files import encrypted, make_xlsx, strict, with_bomb
+from tests.memories.office_files import encrypted, make_odf, make_xlsx, strict, with_bomb
 
 BUDGET = {
     "Budget": [["Item", "Cost", "Due"], ["Servers", 1200, datetime.datetime(2027, 1, 5)], ["Rate", 0.25, None]],
@@ -87,3 +87,36 @@ def test_a_csv_of_ten_million_cells_costs_only_the_cells_kept(settings):
 def test_a_csv_that_breaks_off_keeps_what_came_before_with_a_notice():
     result = extract("cut.csv", b'a,b\n1,2\n3,"unclosed' + b"x" * 200_000)
     assert result.text.startswith("a | b\n1 | 2") and "not well-formed CSV" in result.notices[0]
+
+
+def ods(body: str, **extra) -> bytes:
+    return make_odf("spreadsheet", body, **extra)
+
+
+def test_ods_sheets_read_as_rows_with_repeated_cells_expanded_only_where_they_hold_text():
+    body = (
+        '<table:table table:name="Plan"><table:table-row><table:table-cell><text:p>Item</text:p></table:table-cell>'
+        '<table:table-cell table:number-columns-repeated="2"><text:p>x</text:p></table:table-cell>'
+        '<table:table-cell table:number-columns-repeated="16380"/></table:table-row>'
+        '<table:table-row table:number-rows-repeated="1048570"><table:table-cell table:number-columns-repeated="1024"/>'
+        "</table:table-row></table:table>"
+    )
+    result = extract("plan.ods", ods(body, title="Plan of record"))
+    assert result.text == "Sheet: Plan\nItem | x | x" and result.title == "Plan of record"
+
+
+def test_an_ods_row_repeated_a_million_times_stops_at_the_cell_bound(settings):
+    settings.KYBERNESIS_MAX_SHEET_CELLS = 100
+    body = (
+        '<table:table table:name="Rows"><table:table-row table:number-rows-repeated="1000000">'
+        "<table:table-cell><text:p>same</text:p></table:table-cell></table:table-row></table:table>"
+    )
+    result = extract("rows.ods", ods(body))
+    assert result.text.count("same") == 100 and "cut after row 100" in result.notices[0]
+
+
+def test_an_ods_bomb_and_an_encrypted_ods_are_refused():
+    with pytest.raises(DecompressionBombError):
+        extract("bomb.ods", with_bomb(ods("<table:table/>"), "content.xml"))
+    with pytest.raises(ExtractionError, match="password-protected"):
+        extract("locked.ods", ods("", encrypted_content=True))
