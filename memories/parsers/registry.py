@@ -7,7 +7,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import csv, doc, docx, html, odf, pdf, pptx, text, xlsx
+from memories.parsers import csv, doc, docx, epub, html, odf, pdf, pptx, text, xlsx
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -25,6 +25,7 @@ FORMATS: tuple[Format, ...] = (
     odf.ODT,
     odf.ODS,
     odf.ODP,
+    epub.FORMAT,
     html.FORMAT,
     text.FORMAT,
 )
@@ -43,7 +44,8 @@ SUPPORTED_EXTENSIONS = frozenset(_BY_EXTENSION)
 DOCUMENT_EXTENSIONS = pdf.FORMAT.extensions | docx.FORMAT.extensions | doc.FORMAT.extensions
 _FALLBACK_MIME = {ext: media for f in FORMATS for ext, media in f.media_types.items()}
 UNSUPPORTED = (
-    "{shown} is not a supported file type (supported: text, Markdown, HTML, PDF, Word .docx/.doc and source code)"
+    "{shown} is not a supported file type (supported: text, Markdown, HTML, PDF, Word .docx/.doc, PowerPoint "
+    ".pptx, Excel .xlsx, CSV, OpenDocument .odt/.ods/.odp, EPUB and source code)"
 )
 
 
