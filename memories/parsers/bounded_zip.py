@@ -10,7 +10,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import DecompressionBombError, ExtractionError
@@ -125,7 +125,7 @@ class BoundedZip:
             self.fail(TooManyMembers(len(infos), max_members))
         self.members = [info for info in infos if not info.is_dir()]
 
-    def fail(self, refusal: ZipRefusal):
+    def fail(self, refusal: ZipRefusal) -> NoReturn:
         raise self._word(refusal) from None
 
     def close(self) -> None:

@@ -41,13 +41,13 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     order = [ref.get("idref") for ref in package.iter(OPF + "itemref") if ref.get("idref") in items]
     if not order:  # no spine: the manifest's own order
         order = list(items)
-    chapters = [items[ref] for ref in dict.fromkeys(order)]
-    chapters = [(path, props) for path, media, props in chapters if media in _CHAPTER_TYPES and "nav" not in props]
+    listed = [items[ref] for ref in dict.fromkeys(order)]
+    chapters = [path for path, media, props in listed if media in _CHAPTER_TYPES and "nav" not in props]
     encrypted = _encrypted(archive)
     texts: list[str] = []
     notices: list[str] = []
     missing: list[str] = []
-    for path, _props in chapters:
+    for path in chapters:
         if path in encrypted:
             raise ExtractionError("this .epub is DRM-protected (its chapters are encrypted) and cannot be read")
         content = archive.read(path)

@@ -59,8 +59,9 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int, what: str = 
     archive = DocumentArchive(data, what=what, budget=budget, max_inflated=max_inflated)
     mimetype = (archive.read("mimetype") or b"")[:200].decode("ascii", "replace").strip()
     if mimetype and not mimetype.startswith("application/vnd.oasis.opendocument."):
-        kind = _KINDS.get(mimetype, "another kind of zip archive")
-        raise ExtractionError(f"this is not a {what} file: it is {kind}; rename it")
+        raise ExtractionError(
+            f"this is not a {what} file: it is {_KINDS.get(mimetype, 'another kind of zip')}; rename it"
+        )
     if archive.find("content.xml") is None:
         raise ExtractionError(f"this is not a valid {what} file (no content.xml inside)")
     _refuse_encrypted(archive)
