@@ -341,9 +341,11 @@ KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
 KYBERNESIS_KEEP_ORIGINALS = env_bool("KYBERNESIS_KEEP_ORIGINALS", True)
 KYBERNESIS_ORIGINALS_DIR = Path(env_str("KYBERNESIS_ORIGINALS_DIR", str(DATA_DIR / "originals"))).resolve()
 KYBERNESIS_ORIGINALS_MAX_MB = env_float("KYBERNESIS_ORIGINALS_MAX_MB", 100.0)
-# Decompressed bytes a compressed upload (.docx, PDF streams) may produce, per file and per request.
+# Decompressed bytes a compressed upload (Office and EPUB zips, PDF streams) may produce, per file and per request.
 KYBERNESIS_MAX_INFLATED_BYTES = env_int("KYBERNESIS_MAX_INFLATED_BYTES", 64 * 1024 * 1024)
 KYBERNESIS_MAX_REQUEST_INFLATED_BYTES = env_int("KYBERNESIS_MAX_REQUEST_INFLATED_BYTES", 256 * 1024 * 1024)
+# Cells a spreadsheet upload (.xlsx, .ods, .csv) is read to; past them a notice on the memory says what was cut.
+KYBERNESIS_MAX_SHEET_CELLS = env_int("KYBERNESIS_MAX_SHEET_CELLS", 100_000)
 KYBERNESIS_ASYNC_UPLOAD_CHARS = env_int("KYBERNESIS_ASYNC_UPLOAD_CHARS", 200_000)
 # OCR of scans and photos (memories/parsers/ocr.py): tesseract's languages joined by "+", the render
 # resolution, and its bounds: pages per file, pixels per image (Pillow's decompression-bomb limit),

@@ -8,7 +8,7 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import detect, doc, docx, html, image, markdown, ocr, pdf, rtf, text
+from memories.parsers import csv, detect, doc, docx, epub, html, image, markdown, ocr, odf, pdf, pptx, rtf, text, xlsx
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -21,6 +21,13 @@ FORMATS: tuple[Format, ...] = (
     pdf.FORMAT,
     docx.FORMAT,
     doc.FORMAT,
+    pptx.FORMAT,
+    xlsx.FORMAT,
+    csv.FORMAT,
+    odf.ODT,
+    odf.ODS,
+    odf.ODP,
+    epub.FORMAT,
     rtf.FORMAT,
     html.FORMAT,
     markdown.FORMAT,

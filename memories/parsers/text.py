@@ -12,7 +12,7 @@ from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
 
-TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "csv", "tsv", "json", "xml", "log", "tex", "org", "adoc"}
+TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "json", "xml", "log", "tex", "org", "adoc"}
 # Source code and configuration: stored as text, and shown in a monospace font (memories.views).
 CODE_EXTENSIONS = {
     "py",

@@ -3,6 +3,7 @@ encrypted entry, a bomb, sizes the headers lie about), lines of any length, and 
 
 from __future__ import annotations
 
+import io
 import re
 import stat
 import struct
@@ -11,13 +12,28 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePosixPath
 
+from memories.parsers.bounded_zip import BoundedZip as ZipReader
+from memories.parsers.bounded_zip import (
+    DirectoryTooLarge,
+    MemberDamaged,
+    MemberEncrypted,
+    NotAZip,
+    PastBudget,
+    PastLimit,
+    PastRatio,
+    TooManyMembers,
+    UnknownMethod,
+    ZipRefusal,
+)
+from memories.parsers.budget import InflateBudget
 from portability.sources.items import ImportSourceError
 
 MAX_ENTRIES = 100_000
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # one note, or one line of an export's memories.jsonl (see lines_of)
 MAX_JSONL_BYTES = 8 * 1024 * 1024 * 1024
 MAX_TOTAL_BYTES = 16 * 1024 * 1024 * 1024
-MAX_RATIO = 200  # uncompressed : compressed, for entries over 1 MB
+MAX_RATIO = 200  # uncompressed : compressed, for entries over RATIO_FLOOR
+RATIO_FLOOR = 1024 * 1024
 
 
 def unsafe_name(name: str) -> str | None:
@@ -34,18 +50,13 @@ def unsafe_name(name: str) -> str | None:
 
 
 class BoundedZip:
-    """A zip whose entries are read with limits on size, ratio and the archive's total."""
+    """An import's zip, read by the one bounded reader (memories.parsers.bounded_zip) with an import's
+    limits: its entries are refused first by what their headers declare (refusal), then read by their
+    real bytes, never past their declared size, MAX_RATIO or the archive's MAX_TOTAL_BYTES."""
 
     def __init__(self, file):
-        try:
-            self.zip = zipfile.ZipFile(file)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise ImportSourceError(f"not a readable zip file: {exc}") from None
-        infos = self.zip.infolist()
-        if len(infos) > MAX_ENTRIES:
-            raise ImportSourceError(f"the zip has {len(infos):,} entries; the limit is {MAX_ENTRIES:,}")
-        self.infos = [i for i in infos if not i.is_dir()]
-        self.read_total = 0
+        self.reader = ZipReader(file, max_members=MAX_ENTRIES, budget=InflateBudget(MAX_TOTAL_BYTES), word=_refused)
+        self.infos = self.reader.members
 
     def refusal(self, info: zipfile.ZipInfo, limit: int = MAX_ENTRY_BYTES) -> str | None:
         if reason := unsafe_name(info.filename):
@@ -56,44 +67,57 @@ class BoundedZip:
             return "refused: encrypted"
         if info.file_size > limit:
             return f"refused: {info.file_size:,} bytes uncompressed; the limit is {limit:,}"
-        if info.file_size > 1024 * 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             return f"refused: it would inflate {info.file_size // max(info.compress_size, 1):,}-fold (a zip bomb?)"
         return None
 
-    def open_bounded(self, info: zipfile.ZipInfo, limit: int):
+    def open_bounded(self, info: zipfile.ZipInfo, limit: int) -> Capped:
         """The entry as a stream that stops with an error past its declared size or `limit`: the sizes
         in a zip's headers are the archive's word, not a fact."""
-        return Capped(self.zip.open(info), min(limit, info.file_size), self)
+        raw = self.reader.open(info, limit=min(limit, info.file_size), ratio=MAX_RATIO, ratio_floor=RATIO_FLOOR)
+        return Capped(io.BufferedReader(raw, buffer_size=1024 * 1024))
 
     def read(self, info: zipfile.ZipInfo, limit: int = MAX_ENTRY_BYTES) -> bytes:
         with self.open_bounded(info, limit) as stream:
             return stream.read()
 
 
-class Capped:
-    def __init__(self, raw, limit: int, owner: BoundedZip):
-        self.raw, self.limit, self.owner, self.count = raw, limit, owner, 0
+def _refused(refusal: ZipRefusal) -> ImportSourceError:
+    """The reader's refusal in an import's words."""
+    if isinstance(refusal, NotAZip):
+        return ImportSourceError(f"not a readable zip file: {refusal.detail}")
+    if isinstance(refusal, TooManyMembers):
+        return ImportSourceError(f"the zip has {refusal.count:,} entries; the limit is {refusal.limit:,}")
+    if isinstance(refusal, DirectoryTooLarge):
+        return ImportSourceError(f"the zip's directory takes {refusal.size:,} bytes; the limit is {refusal.limit:,}")
+    if isinstance(refusal, PastLimit):
+        return ImportSourceError(f"an entry inflates past the {refusal.limit:,} bytes it declares (a zip bomb?)")
+    if isinstance(refusal, PastBudget):
+        return ImportSourceError(f"the archive inflates past {refusal.total:,} bytes in all")
+    if isinstance(refusal, PastRatio):
+        return ImportSourceError(f"an entry inflates more than {refusal.ratio}-fold (a zip bomb?)")
+    if isinstance(refusal, MemberEncrypted):
+        return ImportSourceError("refused: encrypted")
+    if isinstance(refusal, UnknownMethod):
+        return ImportSourceError(f"an entry uses compression method {refusal.method}, which is not read")
+    if isinstance(refusal, MemberDamaged):
+        return ImportSourceError(f"an entry is damaged ({refusal.detail})")
+    return ImportSourceError(f"the zip cannot be read ({refusal})")
 
-    def _take(self, data: bytes) -> bytes:
-        self.count += len(data)
-        self.owner.read_total += len(data)
-        if self.count > self.limit:
-            raise ImportSourceError(f"an entry inflates past the {self.limit:,} bytes it declares (a zip bomb?)")
-        if self.owner.read_total > MAX_TOTAL_BYTES:
-            raise ImportSourceError(f"the archive inflates past {MAX_TOTAL_BYTES:,} bytes in all")
-        return data
+
+class Capped:
+    """An entry's stream whose lines are read bounded (see lines_of); the bounds on its bytes are the
+    reader's."""
+
+    def __init__(self, stream: io.BufferedReader):
+        self.stream = stream
 
     def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            out = bytearray()
-            while chunk := self.raw.read(1024 * 1024):
-                out += self._take(chunk)
-            return bytes(out)
-        return self._take(self.raw.read(size))
+        return self.stream.read(-1 if size is None else size)
 
     def readline(self, size: int = -1) -> bytes:
         limit = MAX_ENTRY_BYTES + 1 if size is None or size < 0 else min(size, MAX_ENTRY_BYTES + 1)
-        return self._take(self.raw.readline(limit))
+        return self.stream.readline(limit)
 
     def __iter__(self):
         return lines_of(self)
@@ -102,7 +126,7 @@ class Capped:
         return self
 
     def __exit__(self, *exc):
-        self.raw.close()
+        self.stream.close()
 
 
 def lines_of(stream, limit: int | None = None) -> Iterator[bytes]:

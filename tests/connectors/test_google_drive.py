@@ -85,7 +85,7 @@ def test_google_docs_sheets_and_slides_are_exported_as_text_csv_and_text(drive_a
     account = sync(drive_account)
 
     assert memory_for(account, doc).content == "The plan is to ship in May."
-    assert memory_for(account, sheet).content == "item,cost\nservers,1200\n"
+    assert memory_for(account, sheet).content == "item | cost\nservers | 1200"  # a sheet's rows, readable
     assert memory_for(account, slides).content == "Slide one: the problem"
     exported = {r.path.split("/")[4]: r.query["mimeType"] for r in fake_google.calls("/export")}
     assert exported == {doc.id: "text/plain", sheet.id: "text/csv", slides.id: "text/plain"}

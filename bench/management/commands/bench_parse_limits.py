@@ -64,8 +64,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         mb = options["inflated_mb"]
-        import docx  # noqa: F401 - imports are not what is measured
-        import pypdf  # noqa: F401
+        import pypdf  # noqa: F401 - imports are not what is measured
 
         per_file = settings.KYBERNESIS_MAX_INFLATED_BYTES
         files = {
