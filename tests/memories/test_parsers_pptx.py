@@ -8,7 +8,6 @@ import re
 import pytest
 
 from memories.parsers import DecompressionBombError, ExtractionError, extract
-from tests.files import make_pdf
 from tests.memories.office_files import encrypted, make_pptx, strict, with_bomb
 
 
@@ -45,12 +44,11 @@ def test_images_and_media_are_never_inflated():
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
-        (encrypted(make_pptx()), "this .pptx is password-protected"),
-        (make_pdf(["A PDF named .pptx"]), "it looks like a PDF document"),
+        (encrypted(make_pptx()), "password-protected"),
         (make_pptx()[:5000], "damaged or cut short"),
         (with_bomb(make_pptx(), "ppt/presentation.xml", inflated_mb=0), "damaged and cannot be read"),
     ],
-    ids=["encrypted", "pdf", "truncated", "broken"],
+    ids=["encrypted", "truncated", "broken"],
 )
 def test_files_that_cannot_be_read_get_a_reason(data, reason):
     with pytest.raises(ExtractionError, match=re.escape(reason)) as caught:

@@ -69,7 +69,6 @@ BAD = [
     ),
     ("locked.xlsx", lambda: encrypted(make_xlsx({"S": [["a"]]})), 422, "password-protected"),
     ("locked.pptx", lambda: encrypted(make_pptx()), 422, "password-protected"),
-    ("liar.xlsx", lambda: make_pdf(["I am a PDF"]), 422, "it looks like a PDF document"),
     ("cut.epub", lambda: make_epub({"one.xhtml": chapter("A", "b")})[:300], 422, "damaged or cut short"),
     ("empty.pptx", lambda: b"", 422, "the file is empty"),
 ]
@@ -85,3 +84,24 @@ def test_a_bad_office_file_gets_a_4xx_with_its_reason_and_leaves_nothing(api, us
         [result] = response.json()["results"]
         assert result["status"] == "rejected" and reason in result["error"]
     assert not Memory.objects.filter(owner=user).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "really"),
+    [
+        ("liar.xlsx", lambda: make_pdf(["I am a PDF"]), "I am a PDF"),
+        ("liar.docx", lambda: make_xlsx({"Sheet": [["Servers", 1200]]}), "Servers"),
+        ("liar.odt", lambda: make_epub({"one.xhtml": chapter("Rivers", "The river survey.")}), "river survey"),
+        ("liar.pptx", lambda: b"Just some notes, typed as text.", "Just some notes"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and value.startswith("liar") else "",
+)
+def test_a_file_whose_name_lies_is_read_as_what_it_is_and_the_notice_says_so(api, user, name, make, really):
+    response = post(api, [(name, make())])
+    assert response.status_code == 200, response.content
+    [result] = response.json()["results"]
+    assert result["status"] == "created", result
+    ext = name.rsplit(".", 1)[1]
+    assert any(f"the file is named .{ext} but is really" in notice for notice in result["notices"])
+    memory = Memory.objects.get(owner=user)
+    assert really in memory.content and memory.notices == result["notices"]
