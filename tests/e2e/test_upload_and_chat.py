@@ -52,7 +52,7 @@ def test_sign_up_drop_two_files_open_one_and_chat(page, artifacts):
     assert page.locator(".upload-row.status-created").count() == 2
     page.screenshot(path=str(artifacts / "upload-after-drop.png"), full_page=True)
 
-    page.locator(".upload-row.status-created a", has_text="field-notes").click()
+    page.locator(".upload-row.status-created a", has_text="Field notes").click()
     page.wait_for_url("**/memories/*/")
     assert page.locator("section.chunk").count() >= 2
     assert "Field notes" in page.locator("section.chunk").first.inner_text()
@@ -62,7 +62,7 @@ def test_sign_up_drop_two_files_open_one_and_chat(page, artifacts):
     page.click(".chat-form button[type=submit]")
     page.locator(".chat-message.reply").first.wait_for()
     reply = page.locator(".chat-message.reply").first.inner_text()
-    assert "field-notes" in reply and "revenue" not in reply
+    assert "Field notes" in reply and "revenue" not in reply
     assert page.locator(".chat-sessions li.current").count() == 1
     page.screenshot(path=str(artifacts / "chat-after-message.png"), full_page=True)
 
