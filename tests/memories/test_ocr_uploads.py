@@ -16,6 +16,7 @@ from memories import services
 from memories.models import Memory, UploadJob
 from memories.parsers import ocr as ocr_module
 from memories.services import jobs
+from tests.factories import make_memory
 from tests.memories import scans
 
 pytestmark = [pytest.mark.django_db, scans.needs_tesseract]
@@ -163,7 +164,7 @@ def test_the_upload_page_lists_scans_being_read_with_their_progress_and_a_cancel
     [result] = services.upload_files(owner=user, files=[upload("scan.pdf", scans.scanned_pdf([[scans.PHRASE]] * 2))])
     UploadJob.objects.filter(pk=result.job.pk).update(status=UploadJob.Status.PROCESSING, pages_done=1)
     page = logged_in_client.get("/upload/").content.decode()
-    assert "scan.pdf" in page and "page 1 of 2 done" in page
+    assert "scan.pdf" in page and "reading page 2 of 2" in page
     assert f"/memories/uploads/jobs/{result.job.pk}/cancel/" in page
     row = logged_in_client.post(f"/memories/uploads/jobs/{result.job.pk}/cancel/", HTTP_HX_REQUEST="true")
     assert "cancelled" in row.content.decode()
@@ -193,3 +194,12 @@ def test_an_ocr_job_given_up_by_the_sweep_leaves_no_file_behind(user, settings, 
         assert jobs.jobs_recover_stalled()["failed"] == 1
     assert UploadJob.objects.get(pk=result.job.pk).status == "failed"
     assert not path.exists()
+
+
+def test_a_finished_ocr_row_links_its_memory_and_shows_how_it_was_read(logged_in_client, user):
+    [result] = services.upload_files(owner=user, files=[upload("scan.pdf", scans.scanned_pdf([[scans.PHRASE]]))])
+    memory = make_memory(user, "Page one, read by OCR.", title="Scan", notices=["page 1: no text layer, read by OCR"])
+    UploadJob.objects.filter(pk=result.job.pk).update(status=UploadJob.Status.DONE, memory=memory)
+    row = logged_in_client.get(f"/memories/uploads/jobs/{result.job.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert f"/memories/{memory.pk}/" in row and ">Scan</a>" in row
+    assert "page 1: no text layer, read by OCR" in row and "hx-trigger" not in row
