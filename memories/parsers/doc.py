@@ -13,6 +13,7 @@ from memories.parsers import ole
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
+from memories.parsers.titles import declared_title
 
 ANTIWORD_TIMEOUT_S = 60
 PASSWORD_PROTECTED = "this .doc is password-protected and cannot be read; save a copy without the password"
@@ -79,7 +80,28 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
         raise ExtractionError("the .doc file cannot be read" + (f": {_worded(reason[0])}" if reason else ""))
     text = done.stdout.decode("utf-8", "replace")
     codepage = legacy_codepage(stream) if n_fib in _WORD_6_OR_95 else None
-    return Parsed(text=recode(text, codepage) if codepage else text)
+    return Parsed(text=recode(text, codepage) if codepage else text, title=_summary_title(data))
+
+
+def _summary_title(data: bytes) -> str | None:
+    """The title in the file's summary information (File > Properties), when it is a real one."""
+    reader = ole.open_ole(data)
+    if reader is None:
+        return None
+    try:
+        meta = reader.get_metadata()
+        raw, codepage = meta.title, meta.codepage
+    except Exception:  # noqa: BLE001 - a damaged property stream only costs the title
+        return None
+    finally:
+        reader.close()
+    if isinstance(raw, bytes):
+        encoding = "utf-8" if codepage == 65001 else f"cp{codepage}" if codepage else "cp1252"
+        try:
+            raw = raw.decode(encoding, "replace")
+        except LookupError:
+            raw = raw.decode("cp1252", "replace")
+    return declared_title(raw.rstrip("\x00") if isinstance(raw, str) else None)
 
 
 def _worded(reason: str) -> str:

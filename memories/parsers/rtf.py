@@ -47,13 +47,23 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     try:
         text = rtf_to_text(markup, encoding=encoding, errors="replace")
         notes = [_fragment(group, encoding) for group in footnotes]
-        title = " ".join(_fragment(titles[0], encoding).split())[:MAX_TITLE_CHARS] if titles else ""
+        title = _title(titles, encoding)
     except (ValueError, IndexError, LookupError, RecursionError) as exc:
         raise ExtractionError("the RTF file is damaged and cannot be read") from exc
     notes = [note.strip() for note in notes if note.strip()]
     if notes:
         text = text.rstrip() + "\n\n" + "\n".join(notes)
     return Parsed(text=text, title=title or None)
+
+
+def _title(groups: list[str], encoding: str) -> str:
+    """The first {\\title} that reads as text: a writer may put a legacy copy first whose characters
+    its code page could not hold, stored as "?", before the Unicode one."""
+    for group in groups:
+        title = " ".join(_fragment(group, encoding).split())[:MAX_TITLE_CHARS]
+        if any(ch.isalnum() for ch in title):
+            return title
+    return ""
 
 
 def _encoding(data: bytes) -> str:

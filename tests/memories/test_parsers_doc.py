@@ -82,3 +82,34 @@ def test_a_damaged_doc_names_no_program_internals():
     with pytest.raises(ExtractionError) as caught:
         extract("broken.doc", ole.OLE_MAGIC + bytes(2000))
     assert "- is" not in str(caught.value) and "Error" not in str(caught.value)
+
+
+class _Summary:
+    def __init__(self, title, codepage):
+        self.title, self.codepage = title, codepage
+
+
+class _Reader:
+    def __init__(self, meta):
+        self.meta = meta
+
+    def get_metadata(self):
+        return self.meta
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("title", "codepage", "expected"),
+    [
+        ("Годовой отчёт".encode("cp1251"), 1251, "Годовой отчёт"),
+        (b"Quarterly plan\x00", 1252, "Quarterly plan"),
+        ("Plan ü".encode(), 65001, "Plan ü"),
+        (b"Document1", 1252, None),  # a placeholder Word writes is no title
+        (None, 1252, None),
+    ],
+)
+def test_a_doc_takes_its_title_from_its_summary_information(monkeypatch, title, codepage, expected):
+    monkeypatch.setattr(ole, "open_ole", lambda data: _Reader(_Summary(title, codepage)))
+    assert doc_format._summary_title(b"") == expected

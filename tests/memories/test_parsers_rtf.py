@@ -85,3 +85,11 @@ def test_an_rtf_without_text_has_no_extractable_text():
 def test_the_parse_refuses_bytes_that_are_not_rtf():
     with pytest.raises(ExtractionError, match=r"not an RTF file"):
         rtf_format.parse(b"plain words", budget=InflateBudget(10**6), max_inflated=10**6)
+
+
+def test_a_legacy_title_of_question_marks_gives_way_to_the_unicode_one():
+    """Word writes {\\title ???} in the ANSI code page, then the same title again as \\uN escapes."""
+    data = (
+        b"{\\rtf1\\ansi\\ansicpg1252{\\info{\\title ?????}{\\title \\u12478\\'3f\\u12523\\'3f\\u12466\\'3f}}Body text.}"
+    )
+    assert extract("jp.rtf", data).title == "\u30be\u30eb\u30b2"
