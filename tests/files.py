@@ -12,8 +12,9 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def make_pdf(pages: list[str]) -> bytes:
-    """A valid PDF with one Helvetica text line per input line, one page per item."""
+def make_pdf(pages: list[str], *, heading: str | None = None) -> bytes:
+    """A valid PDF with one Helvetica text line per input line, one page per item; `heading` is set in
+    24 pt above the first page's 11 pt lines, as a title is."""
     objects: list[bytes] = []
     page_ids = [3 + 2 * i for i in range(len(pages))]
     font_id = 3 + 2 * len(pages)
@@ -22,7 +23,8 @@ def make_pdf(pages: list[str]) -> bytes:
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode())
     for i, text in enumerate(pages):
         lines = text.splitlines() or [""]
-        ops = ["BT", "/F1 11 Tf", "14 TL", "50 780 Td"]
+        ops = ["BT", "/F1 24 Tf", "50 800 Td", f"({_escape(heading)}) Tj", "ET"] if heading and i == 0 else []
+        ops += ["BT", "/F1 11 Tf", "14 TL", "50 760 Td"]
         for line in lines:
             ops.append(f"({_escape(line)}) Tj T*")
         ops.append("ET")

@@ -4,6 +4,7 @@ and rendered for it, the title from the document's metadata, all within the deco
 from __future__ import annotations
 
 import re
+import statistics
 import threading
 import zlib
 from collections.abc import Iterator
@@ -48,7 +49,9 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
         document = _open(data)
         try:
             pages = [_page_text(document, index) for index in range(len(document))]
-            title = real_title(_metadata_title(document))
+            title = real_title(_metadata_title(document)) or (
+                real_title(first_page_heading(document)) if len(document) else None
+            )
         finally:
             document.close()
     return Parsed.from_pages(pages, title=title)
@@ -151,6 +154,69 @@ def real_title(raw: str | None) -> str | None:
     if not any(ch.isalpha() for ch in title):
         return None
     return title
+
+
+# A first-page line counts as the title when its letters are set this much larger than the page's
+# body text: a paper's or a form's title, never a bold word in a paragraph.
+HEADING_SIZE_RATIO = 1.3
+HEADING_MIN_LETTERS = 4
+HEADING_MIN_BODY_LETTERS = 40
+
+
+def first_page_heading(document) -> str | None:
+    """The first page's largest text, when the metadata names no title: the lines set in the largest
+    font (a title may wrap), if that font is clearly larger than the page's body text."""
+    import pypdfium2.raw as pdfium_c
+
+    page = document[0]
+    try:
+        textpage = page.get_textpage()
+        try:
+            count = textpage.count_chars()
+            text = textpage.get_text_range(0, count)
+            if len(text) != count:  # characters PDFium did not map one to one: no sizes to trust
+                return None
+            sizes = [pdfium_c.FPDFText_GetFontSize(textpage.raw, index) for index in range(count)]
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+    return heading_of_lines(_sized_lines(text, sizes))
+
+
+def _sized_lines(text: str, sizes: list[float]) -> list[list[tuple[str, float]]]:
+    lines: list[list[tuple[str, float]]] = [[]]
+    for char, size in zip(text, sizes, strict=True):
+        if char in "\r\n":
+            if lines[-1]:
+                lines.append([])
+        else:
+            lines[-1].append((char, size))
+    return [line for line in lines if line]
+
+
+def heading_of_lines(lines: list[list[tuple[str, float]]]) -> str | None:
+    """The text of the lines whose letters share the largest size, when it is HEADING_SIZE_RATIO times
+    the median letter size of all lines; None when no line stands out so."""
+    letters = [size for line in lines for char, size in line if char.isalpha()]
+    if len(letters) < HEADING_MIN_BODY_LETTERS:
+        return None
+    body = statistics.median(letters)
+    best: list[str] = []
+    top = 0.0
+    for line in lines:
+        line_letters = [size for char, size in line if char.isalpha()]
+        if len(line_letters) < HEADING_MIN_LETTERS:
+            continue
+        size = statistics.median(line_letters)
+        if size < HEADING_SIZE_RATIO * body:
+            continue
+        words = "".join(char for char, _ in line).strip()
+        if size > top + 0.01:
+            best, top = [words], size
+        elif abs(size - top) <= 0.01:
+            best.append(words)
+    return " ".join(best) or None
 
 
 def _metadata_title(document) -> str:

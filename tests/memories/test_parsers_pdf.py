@@ -9,6 +9,7 @@ import zlib
 import pytest
 
 from memories.parsers import DecompressionBombError, ExtractionError, extract
+from memories.parsers import pdf as pdf_format
 from memories.parsers.pages import PageText, page_notices, page_range, text_is_usable
 from memories.parsers.pdf import real_title
 from tests.files import make_blank_pdf, make_pdf
@@ -185,3 +186,24 @@ def test_a_flate_image_is_not_charged_as_a_bomb_but_a_bomb_after_it_is_refused()
     bomb = _flate_stream(b"/Type /XObject /Subtype /Form", b"0 0 m 1 1 l S\n" * (2 * 1024 * 1024))
     with pytest.raises(DecompressionBombError, match="stream inside this PDF"):
         extract("bomb.pdf", _with_object_before_the_first(_with_object_before_the_first(page, bomb), image))
+
+
+def test_without_a_metadata_title_the_first_pages_large_heading_is_the_title():
+    body = "The tracing compiler records hot loops and compiles them to machine code.\nMore body text follows."
+    extracted = extract("61991.pdf", make_pdf([body, "Page two."], heading="Trace-based Type Specialization"))
+    assert extracted.title == "Trace-based Type Specialization"
+    assert extract("61991.pdf", make_pdf([body])).title is None  # one size throughout: no heading
+
+
+def _line(text: str, size: float) -> list[tuple[str, float]]:
+    return [(char, size) for char in text]
+
+
+def test_a_heading_is_the_largest_lines_and_only_when_they_stand_out_from_the_body():
+    body = [_line("Body text of the first page, long enough to count as a page.", 10.0)] * 3
+    assert pdf_format.heading_of_lines([_line("A Title", 20.0), _line("In Two Lines", 20.0), *body]) == (
+        "A Title In Two Lines"
+    )
+    assert pdf_format.heading_of_lines([_line("Slightly bigger", 11.0), *body]) is None
+    assert pdf_format.heading_of_lines([_line("Big", 20.0), *body]) is None  # under four letters
+    assert pdf_format.heading_of_lines([_line("A Title", 20.0), _line("short", 10.0)]) is None  # too little body
