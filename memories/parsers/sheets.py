@@ -75,7 +75,7 @@ class Sheets:
             if name is not None:
                 self.left_out.append(name)
             return
-        lines: list[str] = []
+        kept_rows: list[list[str]] = []
         last = 0
         for number, values in rows:
             cells = []
@@ -98,8 +98,11 @@ class Sheets:
             self.chars += len(line) + 1
             last = number
             if line:
-                lines.append(line)
-        if lines:
+                kept_rows.append(cells)
+        if kept_rows:
+            # Columns empty in every row of the sheet (a table that starts in column B) are left out.
+            lead = min(next(i for i, cell in enumerate(cells) if cell) for cells in kept_rows)
+            lines = [" | ".join(cells[lead:]) for cells in kept_rows]
             self.blocks.append("\n".join(([f"Sheet: {name}"] if name is not None else []) + lines))
 
     def text(self) -> str:

@@ -21,9 +21,14 @@ BUDGET = {
 def test_xlsx_sheets_read_as_rows_with_their_names():
     result = extract("budget.xlsx", make_xlsx(BUDGET, title="Budget 2027"))
     assert result.text == (
-        "Sheet: Budget\nItem | Cost | Due\nServers | 1200 | 2027-01-05\nRate | 0.25\n\nSheet: Notes\n |  | far right"
+        "Sheet: Budget\nItem | Cost | Due\nServers | 1200 | 2027-01-05\nRate | 0.25\n\nSheet: Notes\nfar right"
     )  # a formula with no value computed yet reads as nothing, not as its code
     assert result.title == "Budget 2027" and result.notices == []
+
+
+def test_columns_empty_in_every_row_of_a_sheet_are_left_out():
+    table = {"Squares": [[None, "Number", "Square"], [None, 2, 4], [None, 3, None, None], [None, None, 9]]}
+    assert extract("squares.xlsx", make_xlsx(table)).text == "Sheet: Squares\nNumber | Square\n2 | 4\n3\n | 9"
 
 
 def test_a_strict_xlsx_is_read():
