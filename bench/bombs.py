@@ -151,6 +151,11 @@ def pdf_bomb(*, inflated_mb: int = 200) -> bytes:
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    return pdf_from_objects(objects)
+
+
+def pdf_from_objects(objects: list[bytes]) -> bytes:
+    """A PDF file of these objects, numbered from 1 (the first is the catalog), with its xref table."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):

@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 
+from bench.bombs import pdf_from_objects
 from tests.files import make_pdf
 
 PHRASE = "Quarterly invoice for harbour maintenance"
@@ -82,17 +83,7 @@ def raw_code_pdf() -> bytes:
         f"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
         f"/Encoding << /Type /Encoding /Differences [1 {diffs}] >> >>".encode(),
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, obj in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_from_objects(objects)
 
 
 def huge_png_header(width: int = 30_000, height: int = 30_000) -> bytes:
