@@ -132,12 +132,38 @@ def operation_scope(methods, view_func) -> str:
 
 def scope_declared(run):
     """A ninja "view" decorator for the whole API (api.add_decorator): it wraps each operation's run,
-    before authentication, and tells BearerTokenAuth which scope this operation needs. It also writes
-    the scope into the operation's OpenAPI entry (x-token-scope) and its description."""
+    before authentication, and tells BearerTokenAuth the scope this operation declared, if it did (one
+    that did not is decided by each request's method). It also writes the scope into the operation's
+    OpenAPI entry (x-token-scope, a 403 response) and its description."""
     operation = getattr(inspect.unwrap(run), "__self__", None)
     if operation is None or not hasattr(operation, "view_func"):
         raise ImproperlyConfigured("scope_declared must wrap a ninja Operation.run; add it first")
-    scope = operation_scope(operation.methods, operation.view_func)
+    declared = getattr(operation.view_func, "token_scope", None)
+    _document(operation)
+
+    if inspect.iscoroutinefunction(run):
+
+        @functools.wraps(run)
+        async def guarded_async(request, *args, **kwargs):
+            request.token_scope_needed = declared
+            return await run(request, *args, **kwargs)
+
+        return guarded_async
+
+    @functools.wraps(run)
+    def guarded(request, *args, **kwargs):
+        request.token_scope_needed = declared
+        return run(request, *args, **kwargs)
+
+    return guarded
+
+
+def _document(operation) -> None:
+    scopes = {operation_scope([method], operation.view_func) for method in operation.methods}
+    if len(scopes) != 1:  # one operation for GET and POST: each method has its own scope, one entry has one
+        operation.description = ((operation.description or "").rstrip() + _MIXED).strip()
+        return
+    scope = scopes.pop()
     extra = {**(operation.openapi_extra or {}), "x-token-scope": scope}
     if scope != ANY_SCOPE:
         refused = {"description": f"The bearer token lacks the `{scope}` scope", "content": _ERROR_CONTENT}
@@ -148,21 +174,8 @@ def scope_declared(run):
         (operation.description or "").rstrip() + f"\n\nWith a bearer token: needs {needs}."
     ).strip()
 
-    if inspect.iscoroutinefunction(run):
 
-        @functools.wraps(run)
-        async def guarded_async(request, *args, **kwargs):
-            request.token_scope_needed = scope
-            return await run(request, *args, **kwargs)
-
-        return guarded_async
-
-    @functools.wraps(run)
-    def guarded(request, *args, **kwargs):
-        request.token_scope_needed = scope
-        return run(request, *args, **kwargs)
-
-    return guarded
+_MIXED = "\n\nWith a bearer token: GET needs the `read` scope, every other method `write`."
 
 
 def _scope_needed(request: HttpRequest) -> str:
@@ -186,7 +199,7 @@ class BearerTokenAuth(HttpBearer):
         if scope != ANY_SCOPE and not api_token.allows(scope):
             raise ScopeMissing(api_token, scope, f"{request.method} {request.path}")
         request.user = api_token.user
-        request.api_token = api_token
+        request.api_token = api_token  # type: ignore[attr-defined]
         set_actor(Actor.api_token(api_token))  # ActorMiddleware resets it when the response is made
         return api_token.user
 

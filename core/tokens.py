@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
@@ -55,7 +56,9 @@ def expiry_parse(text: str | date | None, *, now: datetime | None = None) -> dat
     (YYYY-MM-DD) means through the end of that day in the server's time zone; "30d", "12w", "6m", "1y"
     count days, weeks, 30-day months or 365-day years from now. A date or time already past is refused."""
     now = now or timezone.now()
-    if isinstance(text, date) and not isinstance(text, datetime):
+    if isinstance(text, datetime):
+        raise TypeError("expiry_parse takes a date or text, not a datetime")
+    if isinstance(text, date):
         return _end_of(text, now)
     text = (text or "").strip()
     if not text or text.lower() == "never":
@@ -102,7 +105,7 @@ def api_token_create(
     with transaction.atomic():
         if name:
             # Two tabs creating "laptop" at once: the user's row lock lets one of them see the other.
-            type(user).objects.select_for_update().filter(pk=user.pk).first()
+            get_user_model().objects.select_for_update().filter(pk=user.pk).first()
             taken = [t for t in api_token_list(user=user).filter(name=name) if t.state == "active"]
             if taken:
                 raise TokenInputError(f"you already have a working token named {name!r}", field="name")
