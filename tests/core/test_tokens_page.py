@@ -69,7 +69,7 @@ def test_the_list_shows_scopes_expiry_creation_and_last_use(logged_in_client, us
     laptop = item("laptop")
     assert 'scope-read">read' in laptop and 'scope-write">write' in laptop and "never" in laptop
     ci = item("ci")
-    assert "Last used" in ci and " ago</time>" in ci and "Expires" in ci
+    assert "Last used" in ci and "just now</time>" in ci and "Expires" in ci
     revoked = item("old")
     assert "token-state-revoked" in revoked and "Revoked" in revoked and "Revoke…" not in revoked
 
@@ -135,3 +135,16 @@ def test_the_page_needs_a_sign_in(db):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
     assert Client().post(URL, {"name": "x", "scopes": ["read"]}).status_code == 302
     assert not ApiToken.objects.exists()
+
+
+def test_an_admin_revokes_tokens_in_bulk(db, user, admin_client):
+    first, key = api_token_create(user=user, name="one")
+    second, _ = api_token_create(user=user, name="two")
+    response = admin_client.post(
+        "/admin/core/apitoken/",
+        {"action": "revoke", "_selected_action": [first.pk, second.pk]},
+        follow=True,
+    )
+    assert "Revoked 2 tokens." in response.content.decode()
+    assert ApiToken.objects.filter(revoked_at__isnull=True).count() == 0
+    assert ApiClient(token=key).get("/api/v1/memories").status_code == 401
