@@ -197,6 +197,10 @@ class BearerTokenAuth(HttpBearer):
             return None
         scope = _scope_needed(request)
         if scope != ANY_SCOPE and not api_token.allows(scope):
+            # A refused request never reaches the API's throttle, so it is counted here: a read-only
+            # token sending writes in a loop meets the account's and the address's limits all the same.
+            if (wait := throttling.hit(throttling.request_limits(request, api_token.user))) is not None:
+                raise Throttled(wait=wait)
             raise ScopeMissing(api_token, scope, f"{request.method} {request.path}")
         request.user = api_token.user
         request.api_token = api_token  # type: ignore[attr-defined]

@@ -89,12 +89,19 @@ def _end_of(day: date, now: datetime) -> datetime:
 
 
 def api_token_create(
-    *, user, name: str = "", scopes: Iterable[str] | None = None, expires_at: datetime | None = None
+    *,
+    user,
+    name: str = "",
+    scopes: Iterable[str] | None = None,
+    expires_at: datetime | None = None,
+    unique_name: bool = False,
 ) -> tuple[ApiToken, str]:
     """Create a token for user. Returns the row and the plain token, which is not stored anywhere.
 
-    Without `scopes` the token may do everything (read and write). A name, when given, is unique among
-    the user's tokens that still work, so the activity trail's "API token 'laptop'" means one token."""
+    Without `scopes` the token may do everything (read and write). With `unique_name` (the account
+    page) a name must differ from those of the user's tokens that still work, so the activity trail's
+    "API token 'laptop'" means one token; scripts that make a token of the same name on each run
+    (benchmarks, deploy scripts calling create_api_token) are not refused."""
     name = (name or "").strip()
     if len(name) > NAME_MAX:
         raise TokenInputError(f"a token's name has at most {NAME_MAX} characters", field="name")
@@ -103,7 +110,7 @@ def api_token_create(
         raise TokenInputError("the expiry is in the past", field="expires")
     key = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
-        if name:
+        if name and unique_name:
             # Two tabs creating "laptop" at once: the user's row lock lets one of them see the other.
             get_user_model().objects.select_for_update().filter(pk=user.pk).first()
             taken = [t for t in api_token_list(user=user).filter(name=name) if t.state == "active"]

@@ -31,7 +31,11 @@ def token_list(request):
         data = form.cleaned_data
         try:
             token, key = api_token_create(
-                user=request.user, name=data["name"], scopes=data["scopes"], expires_at=data["expires"]
+                user=request.user,
+                name=data["name"],
+                scopes=data["scopes"],
+                expires_at=data["expires"],
+                unique_name=True,
             )
         except TokenInputError as exc:
             field = {"scopes": "scopes", "expires": "expires"}.get(exc.field, "name")

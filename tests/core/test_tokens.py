@@ -131,15 +131,16 @@ def test_a_token_keeps_its_scopes_and_expiry(db):
     assert api_token_find(key) == token
 
 
-def test_a_name_is_unique_among_the_working_tokens_of_one_user(db):
+def test_a_name_can_be_kept_unique_among_the_working_tokens_of_one_user(db):
     owner, other = UserFactory(), UserFactory()
-    first, _ = api_token_create(user=owner, name="laptop")
+    first, _ = api_token_create(user=owner, name="laptop", unique_name=True)
     with pytest.raises(TokenInputError, match="already have a working token named 'laptop'"):
-        api_token_create(user=owner, name="laptop")
-    api_token_create(user=other, name="laptop")  # someone else's name is theirs
+        api_token_create(user=owner, name="laptop", unique_name=True)
+    api_token_create(user=other, name="laptop", unique_name=True)  # someone else's name is theirs
     api_token_revoke(token=first)
-    api_token_create(user=owner, name="laptop")  # a revoked token's name is free again
-    assert ApiToken.objects.filter(user=owner).count() == 2
+    api_token_create(user=owner, name="laptop", unique_name=True)  # a revoked token's name is free again
+    api_token_create(user=owner, name="laptop")  # a script's token of the same name on each run is not refused
+    assert ApiToken.objects.filter(user=owner).count() == 3
 
 
 def test_a_name_too_long_or_an_expiry_already_past_is_refused(db):
@@ -250,12 +251,11 @@ def test_the_command_refuses_a_bad_scope_or_expiry_and_creates_nothing(db, args,
     assert not ApiToken.objects.exists()
 
 
-def test_the_command_refuses_a_name_in_use_and_creates_no_user(db):
+def test_the_command_run_twice_with_one_name_makes_two_tokens(db):
     user = UserFactory()
-    _command(user.username, "--name", "laptop")
-    with pytest.raises(CommandError, match="--name: you already have a working token named 'laptop'"):
-        _command(user.username, "--name", "laptop")
-    assert ApiToken.objects.count() == 1
+    first, _ = _command(user.username, "--name", "deploy")
+    second, _ = _command(user.username, "--name", "deploy")
+    assert first != second and ApiToken.objects.filter(name="deploy").count() == 2
 
 
 # --- The upgrade ---------------------------------------------------------------------------------

@@ -185,6 +185,15 @@ def test_refused_real_tokens_do_not_count_as_guesses(db, user, settings):
     assert ApiClient(token=good).get("/api/v1/memories").status_code == 200
 
 
+def test_refused_writes_count_against_the_rate_limit(db, user, settings):
+    settings.KYBERNESIS_API_RATE = "3/m"
+    _, key = api_token_create(user=user, scopes=["read"])
+    client = ApiClient(token=key)
+    answers = [client.post("/api/v1/memories", {"content": "x"}).status_code for _ in range(5)]
+    assert answers[:3] == [403, 403, 403] and answers[3:] == [429, 429]
+    assert client.post("/api/v1/memories", {"content": "x"})["Retry-After"]
+
+
 def test_the_token_is_the_actor_of_what_it_changes(db, user, monkeypatch):
     from memories import services
 
