@@ -33,6 +33,10 @@ def test_create_use_and_revoke_a_token(browser, live_server, artifacts, width):
     page.click("button:has-text('Create token')")
     key = page.locator("#token-key").inner_text().strip()
     assert key.startswith("kyb_")
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("button:has-text('Copy token')")
+    page.wait_for_selector("button[data-copy]:has-text('Copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == key
     assert page.locator(".token-item", has_text="research agent").locator(".badge.scope-read").count() == 1
     page.screenshot(path=str(artifacts / f"api-tokens-created-{width}.png"), full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= width
