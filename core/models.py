@@ -3,18 +3,46 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils import timezone
+
+
+class TokenScope:
+    """What a token may do. `read`: search, list, get, the graph, export, and every other GET. `write`:
+    everything that changes something (create, update, tag, pin, delete, upload, import, sync, start a
+    sleep run…). The two are independent: a token has the scopes it was given, no more."""
+
+    READ = "read"
+    WRITE = "write"
+
+    ALL = (READ, WRITE)
+    DESCRIPTIONS = {
+        READ: "search, list and read memories, the graph, sleep runs and exports",
+        WRITE: "create, change, tag, pin and delete memories; upload, import, sync, start sleep runs",
+    }
+
+
+def all_scopes() -> list[str]:
+    return list(TokenScope.ALL)
 
 
 class ApiToken(models.Model):
-    """A bearer token for the JSON API. Only its SHA-256 is stored; the token itself is shown once."""
+    """A bearer token for the JSON API and MCP. Only its SHA-256 is stored; the token itself is shown once.
+
+    A revoked token keeps its row, so what it did still names it in the activity trail."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, blank=True, default="")
     prefix = models.CharField(max_length=12, editable=False)
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    # Tokens made before scopes existed were given every scope by the migration that added the field.
+    scopes = ArrayField(models.CharField(max_length=20), default=all_scopes)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
@@ -32,6 +60,35 @@ class ApiToken(models.Model):
     def hash_key(key: str) -> str:
         # Tokens carry 256 bits of randomness, so a fast hash is enough: nothing to brute-force.
         return hashlib.sha256(key.encode()).hexdigest()
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.prefix}…"
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+    @property
+    def state(self) -> str:
+        """active, expired or revoked: what the account page shows."""
+        if self.revoked_at is not None:
+            return "revoked"
+        return "expired" if self.is_expired() else "active"
+
+    def refusal(self, now: datetime | None = None) -> str | None:
+        """Why this token opens nothing any more, or None while it is good."""
+        if self.revoked_at is not None:
+            return f"this API token was revoked on {_when(self.revoked_at)}"
+        if self.is_expired(now):
+            return f"this API token expired on {_when(self.expires_at)}"
+        return None
+
+
+def _when(moment: datetime | None) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M %Z") if moment else ""
 
 
 class TaskRun(models.Model):

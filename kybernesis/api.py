@@ -12,7 +12,8 @@ from ninja.errors import HttpError, Throttled
 from ninja.parser import Parser
 
 from connectors.api import router as connectors_router
-from core.auth import BearerTokenAuth, session_auth
+from core.api import router as tokens_router
+from core.auth import BearerTokenAuth, ScopeMissing, TokenRefused, scope_declared, session_auth
 from core.text import MAX_JSON_DEPTH, TextError, check_json
 from core.throttling import api_throttles, refusal
 from graph.api import router as graph_router
@@ -70,6 +71,23 @@ api = NinjaAPI(
     throttle=api_throttles(),
     docs=VendoredSwagger(),
 )
+# Every operation of every router, including ones added later, learns the token scope it needs here
+# (core.auth: a GET reads, anything else writes unless it says it only reads).
+api.add_decorator(scope_declared, mode="view")
+
+
+@api.exception_handler(TokenRefused)
+def token_refused(request: HttpRequest, exc: TokenRefused):
+    response = api.create_response(request, {"detail": exc.reason}, status=401)
+    response["WWW-Authenticate"] = f'Bearer realm="kybernesis", error="invalid_token", error_description="{exc.reason}"'
+    return response
+
+
+@api.exception_handler(ScopeMissing)
+def scope_missing(request: HttpRequest, exc: ScopeMissing):
+    response = api.create_response(request, {"detail": str(exc)}, status=403)
+    response["WWW-Authenticate"] = f'Bearer realm="kybernesis", error="insufficient_scope", scope="{exc.scope}"'
+    return response
 
 
 @api.exception_handler(HttpError)
@@ -153,3 +171,4 @@ api.add_router("/", connectors_router)
 api.add_router("/", sleep_router)
 api.add_router("/", graph_router)
 api.add_router("/", portability_router)
+api.add_router("/", tokens_router)

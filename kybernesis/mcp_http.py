@@ -21,7 +21,7 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from core import throttling
-from core.auth import TooManyWrongTokens, api_token_user_for
+from core.auth import TokenRefused, TooManyWrongTokens, api_token_authenticate
 from core.text import TextError, check_json
 from kybernesis.mcp_server import acting_as, arguments_refused, server
 
@@ -34,11 +34,11 @@ def _error(status: int, message: str, *, headers: dict | None = None) -> HttpRes
     return HttpResponse(json.dumps(body), status=status, content_type="application/json", headers=headers)
 
 
-def _bearer_user(request: HttpRequest):
+def _bearer_token(request: HttpRequest):
     scheme, _, key = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         return None
-    return api_token_user_for(request, key.strip())
+    return api_token_authenticate(request, key.strip())
 
 
 def _scope(request: HttpRequest) -> dict:
@@ -104,7 +104,7 @@ def _replace_lone_surrogates(value):
     return value
 
 
-async def _answer(scope: dict, body: bytes, user, refusal: str | None = None) -> tuple[int, list, bytes]:
+async def _answer(scope: dict, body: bytes, token, refusal: str | None = None) -> tuple[int, list, bytes]:
     sent = False
     status, headers, chunks = 500, [], []
 
@@ -122,7 +122,7 @@ async def _answer(scope: dict, body: bytes, user, refusal: str | None = None) ->
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
 
-    with acting_as(user), arguments_refused(refusal):
+    with acting_as(token.user, token), arguments_refused(refusal):
         # The body was read within Django's own limit (DATA_UPLOAD_MAX_MEMORY_SIZE, as for the API), so
         # the SDK's smaller default (4 MB) must not refuse a memory_add the API would take.
         manager = StreamableHTTPSessionManager(
@@ -141,12 +141,15 @@ async def _answer(scope: dict, body: bytes, user, refusal: str | None = None) ->
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     # The same limits as the JSON API: wrong tokens per address, requests per account and address.
     try:
-        user = _bearer_user(request)
+        token = _bearer_token(request)
     except TooManyWrongTokens as exc:
         return _error(429, exc.message, headers={"Retry-After": str(exc.wait)})
-    if user is not None and (wait := throttling.hit(throttling.request_limits(request, user))) is not None:
+    except TokenRefused as exc:
+        header = f'Bearer realm="kybernesis", error="invalid_token", error_description="{exc.reason}"'
+        return _error(401, exc.reason, headers={"WWW-Authenticate": header})
+    if token is not None and (wait := throttling.hit(throttling.request_limits(request, token.user))) is not None:
         return _error(429, throttling.refusal(wait), headers={"Retry-After": str(wait)})
-    if user is None:
+    if token is None:
         return _error(
             401,
             "Authorization: Bearer <API token> is required (create one with manage.py create_api_token)",
@@ -163,7 +166,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     except RequestDataTooBig:
         return _error(413, "the request body is too large")
     body, refusal = _without_lone_surrogates(body)
-    status, headers, content = async_to_sync(_answer)(_scope(request), body, user, refusal)
+    status, headers, content = async_to_sync(_answer)(_scope(request), body, token, refusal)
     headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in headers}
     if status >= 400 and not headers.get("content-type", "").startswith("application/json"):
         # The SDK answers a few refusals (a wrong Content-Type) as plain text; a client reads JSON-RPC.

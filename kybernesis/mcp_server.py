@@ -1,7 +1,9 @@
 """The MCP server: tools and the memory:// resource, thin doors over the memories, graph and sleep services.
 
 Each tool runs as the user the transport authenticated (`acting_as`): the HTTP view at /mcp
-(kybernesis.mcp_http) sets it from the bearer token, `manage.py mcp_stdio --user U` from its option.
+(kybernesis.mcp_http) sets it from the bearer token, `manage.py mcp_stdio` from its --token or --user.
+A token's scopes decide which tools it may call: a tool annotated readOnlyHint=True needs `read`,
+every other tool (one nobody classified included) needs `write`; the refusal is the tool's error.
 The tools are async only to fit the SDK; their bodies are plain Django code run by `_db`, which
 under the WSGI view is the request's own thread (asgiref's thread-sensitive executor), so database
 connections are opened and closed the way Django does for any request.
@@ -19,8 +21,11 @@ from django.db import transaction
 from django.http import Http404
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from core.actors import Actor, ActorKind, acting
+from core.models import TokenScope
 from core.schemas import MAX_BIGINT, MAX_OFFSET
 from core.text import CleanStr, clean_str
 from graph import selectors as graph_selectors
@@ -68,11 +73,73 @@ class _Caller:
 
 
 _user: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_user", default=None)
+# The API token the transport authenticated, and whether to read it again before each call (a stdio
+# session lasts for hours: a revoke or an expiry must take effect in it too). None: no token, as for
+# `mcp_stdio --user`, which the person at the server's console started with their account's full rights.
+_token: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_token", default=None)
+_recheck: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_recheck", default=False)
 # Why this request's arguments cannot be used, when the transport found out before the SDK parsed them
 # (kybernesis.mcp_http: a lone surrogate, which the SDK's JSON parser refuses for the whole message).
 _refusal: contextvars.ContextVar = contextvars.ContextVar("kybernesis_mcp_refusal", default=None)
 
-server = MCPServer(
+# How the tools are classified for token scopes: the MCP annotations clients also read.
+READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+OVERWRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
+# A tool that writes only for some arguments: it needs `write` only when this says they write.
+_WRITES_WHEN: dict[str, Any] = {"sleep_run": lambda arguments: arguments.get("action", "status") != "status"}
+
+
+def tool_scope(tool, arguments: dict[str, Any]) -> str:
+    """The scope calling `tool` with `arguments` needs: `read` for a tool annotated read-only, or one
+    whose arguments say it only reads this time; `write` for everything else."""
+    annotations = getattr(tool, "annotations", None)
+    if annotations is not None and annotations.read_only_hint is True:
+        return TokenScope.READ
+    writes_when = _WRITES_WHEN.get(tool.name)
+    if writes_when is not None and not writes_when(arguments):
+        return TokenScope.READ
+    return TokenScope.WRITE
+
+
+def _token_refusal(scope: str, what: str) -> str | None:
+    """Why the token of this call may not do `what`, or None when it may (or there is no token)."""
+    token = _token.get()
+    if token is None:
+        return None
+    if (reason := token.refusal()) is not None:
+        return reason
+    if not token.allows(scope):
+        has = ", ".join(token.scopes) or "none"
+        return f"this API token lacks the '{scope}' scope that {what} needs (its scopes: {has})"
+    return None
+
+
+async def _token_refreshed() -> None:
+    token = _token.get()
+    if token is not None and _recheck.get():
+        await sync_to_async(token.refresh_from_db, thread_sensitive=True)(fields=["scopes", "expires_at", "revoked_at"])
+
+
+class ScopedMCPServer(MCPServer):
+    """The SDK's server, with each tool call and resource read checked against the token's scopes first."""
+
+    async def call_tool(self, name, arguments, context=None):
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:  # an unknown tool: the SDK's own error says so
+            await _token_refreshed()
+            if (reason := _token_refusal(tool_scope(tool, arguments or {}), f"the tool {name}")) is not None:
+                raise ToolError(reason)
+        return await super().call_tool(name, arguments, context)
+
+    async def read_resource(self, uri, context=None):
+        await _token_refreshed()
+        if (reason := _token_refusal(TokenScope.READ, "reading a resource")) is not None:
+            raise ResourceError(reason)
+        return await super().read_resource(uri, context)
+
+
+server = ScopedMCPServer(
     name="kybernesis",
     title="Kybernesis memory",
     version="1",
@@ -85,13 +152,21 @@ server = MCPServer(
 
 
 @contextlib.contextmanager
-def acting_as(user):
-    """Run the tools inside this block as `user`."""
-    token = _user.set(user)
+def acting_as(user, token=None, *, recheck: bool = False):
+    """Run the tools inside this block as `user`, through `token` (an ApiToken, whose scopes then apply
+    and who is then the actor of every change), or with the account's full rights when there is none.
+    With `recheck` the token is read again before each call, so a revoke ends a long session too."""
+    if token is not None:
+        actor = Actor.api_token(token, via_mcp=True)
+    else:
+        actor = Actor(ActorKind.MCP, label=f"MCP as {user.get_username()}", user_id=user.pk)
+    marks = (_user.set(user), _token.set(token), _recheck.set(recheck))
     try:
-        yield
+        with acting(actor):
+            yield
     finally:
-        _user.reset(token)
+        for var, mark in zip((_user, _token, _recheck), marks, strict=True):
+            var.reset(mark)
 
 
 @contextlib.contextmanager
@@ -145,7 +220,9 @@ Tags = Annotated[list[str] | None, Field(description="Manual tags; trimmed, lowe
 # --- Memories ------------------------------------------------------------------------------------
 
 
-@server.tool(description="Store a new memory. It is chunked and embedded at once; tags and a tier follow.")
+@server.tool(
+    description="Store a new memory. It is chunked and embedded at once; tags and a tier follow.", annotations=WRITES
+)
 async def memory_add(
     content: Annotated[str, Field(description="The text to remember.")],
     title: Annotated[str | None, Field(description="Empty or missing: the first line of the content.")] = None,
@@ -174,7 +251,8 @@ async def memory_add(
         "Hybrid search over your memories. Each result has hybridScore = 0.7·vectorScore + 0.3·metadataScore "
         "and a snippet. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
         "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."
-    )
+    ),
+    annotations=READS,
 )
 async def memory_search(
     query: Annotated[str, Field(description="What to look for, in words.")],
@@ -206,7 +284,9 @@ async def memory_search(
     return await _db(body)()
 
 
-@server.tool(description="Read one memory in full, with its content and tier history. Counts as an access.")
+@server.tool(
+    description="Read one memory in full, with its content and tier history. Counts as an access.", annotations=READS
+)
 async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
     def body():
         memory = _memory(_owner(), memory_id)
@@ -216,7 +296,8 @@ async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
 
 
 @server.tool(
-    description="Your memories, newest first; optionally only one tier or source, or those carrying every tag given."
+    description="Your memories, newest first; optionally only one tier or source, or those carrying every tag given.",
+    annotations=READS,
 )
 async def memory_list(
     tier: TierName | None = None,
@@ -237,7 +318,8 @@ async def memory_list(
     description=(
         "Change a memory: only the arguments given change. New content is re-chunked and re-embedded; "
         "tags replaces the manual tags."
-    )
+    ),
+    annotations=OVERWRITES,
 )
 async def memory_update(
     memory_id: MemoryId,
@@ -270,7 +352,7 @@ async def memory_update(
     return await _db(body)()
 
 
-@server.tool(description="Delete a memory with its chunks, for good.")
+@server.tool(description="Delete a memory with its chunks, for good.", annotations=OVERWRITES)
 async def memory_delete(memory_id: MemoryId) -> dict[str, Any]:
     def body():
         services.memory_delete(memory=_memory(_owner(), memory_id))
@@ -279,7 +361,10 @@ async def memory_delete(memory_id: MemoryId) -> dict[str, Any]:
     return await _db(body)()
 
 
-@server.tool(description="Add and/or remove manual tags. Auto tags belong to the system and cannot be removed.")
+@server.tool(
+    description="Add and/or remove manual tags. Auto tags belong to the system and cannot be removed.",
+    annotations=WRITES,
+)
 async def memory_tag(
     memory_id: MemoryId,
     add: Annotated[list[CleanStr], Field(description="Manual tags to add.")] = [],  # noqa: B006 (schema default)
@@ -299,7 +384,12 @@ async def memory_tag(
     return await _db(body)()
 
 
-@server.tool(description="Pin a memory (it moves to hot at once and stays there) or unpin it (pinned=false).")
+@server.tool(
+    description="Pin a memory (it moves to hot at once and stays there) or unpin it (pinned=false).",
+    annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    ),
+)
 async def memory_pin(memory_id: MemoryId, pinned: bool = True) -> dict[str, Any]:
     def body():
         return memory_out(services.memory_pin(memory=_memory(_owner(), memory_id), pinned=pinned), with_content=True)
@@ -310,7 +400,10 @@ async def memory_pin(memory_id: MemoryId, pinned: bool = True) -> dict[str, Any]
 # --- Graph ---------------------------------------------------------------------------------------
 
 
-@server.tool(description="Find entities (people, organisations, places, ...) by name or alias, most salient first.")
+@server.tool(
+    description="Find entities (people, organisations, places, ...) by name or alias, most salient first.",
+    annotations=READS,
+)
 async def entity_search(
     query: Annotated[CleanStr, Field(description="Part of a name or alias; empty lists all.", max_length=200)] = "",
     types: Annotated[list[CleanStr], Field(description="Only these entity types, e.g. person, org.")] = [],  # noqa: B006
@@ -325,7 +418,10 @@ async def entity_search(
     return await _db(body)()
 
 
-@server.tool(description="An entity's relationships and the memories that mention it. Give entity_id or name.")
+@server.tool(
+    description="An entity's relationships and the memories that mention it. Give entity_id or name.",
+    annotations=READS,
+)
 async def entity_neighbors(
     entity_id: Annotated[int | None, Field(description="The entity's id, from entity_search.")] = None,
     name: Annotated[clean_str(200) | None, Field(description="A name or alias; the best match is used.")] = None,
@@ -367,8 +463,9 @@ async def entity_neighbors(
 @server.tool(
     description=(
         "The sleep agent tags, links, summarises and re-tiers your memories. action='start' starts a cycle "
-        "(or returns the one already running); action='status' reports the latest run."
-    )
+        "(or returns the one already running); action='status' reports the latest run (a read)."
+    ),
+    annotations=WRITES,  # only action='start' writes (_WRITES_WHEN)
 )
 async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, Any]:
     def body():

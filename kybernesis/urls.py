@@ -24,6 +24,7 @@ urlpatterns = [
     path("sleep/", include("sleep.urls")),
     path("connectors/", include("connectors.urls")),
     path("graph/", include("graph.urls")),
+    path("accounts/tokens/", include("core.urls")),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),

@@ -6,6 +6,7 @@ from ninja import File, Form, Query, Router, Schema, Status, UploadedFile
 from ninja.pagination import paginate
 from pydantic import Field
 
+from core.auth import token_scope
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
@@ -242,6 +243,7 @@ def chat_session(request: HttpRequest, session_id: Id):
 
 
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
+@token_scope("read")  # a read although a POST: the query travels as a body
 def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
     chunk with groupBy=memory. Only results at or above the relevance floor are returned (minScore

@@ -1,7 +1,7 @@
 /* Behaviour shared by every page (no inline scripts, so a strict Content-Security-Policy can apply):
    the collapsible nav and drop-downs (Esc closes them), confirmations, forms sent once, keeping
    keyboard focus where it was across HTMX swaps, the first invalid field of a form sent back, live
-   values next to range inputs, and Enter-to-send in the chat. */
+   values next to range inputs, Enter-to-send in the chat, and copy buttons. */
 (function () {
   "use strict";
   document.documentElement.classList.replace("no-js", "js");
@@ -44,6 +44,30 @@
     const message = (submitter && submitter.dataset.confirm) || form.dataset.confirm;
     if (message && !form.hasAttribute("hx-post") && !window.confirm(message)) event.preventDefault();
   }, true);
+
+  // --- <button data-copy="#id" hidden>: copies that element's text (shown only where this script runs) ---
+  // Where the clipboard is not offered (a plain-HTTP address other than localhost), the text is
+  // selected instead, for Ctrl+C.
+  document.querySelectorAll("button[data-copy][hidden]").forEach((button) => { button.hidden = false; });
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-copy]");
+    const source = button && document.querySelector(button.dataset.copy);
+    if (!source) return;
+    const text = source.textContent.trim();
+    const selectIt = () => {
+      const range = document.createRange();
+      range.selectNodeContents(source);
+      window.getSelection().removeAllRanges();
+      window.getSelection().addRange(range);
+      button.textContent = "Selected: press Ctrl+C";
+      announce("The token is selected: press Ctrl+C to copy it");
+    };
+    if (!navigator.clipboard || !window.isSecureContext) return selectIt();
+    navigator.clipboard.writeText(text).then(() => {
+      button.textContent = "Copied";
+      announce("Copied");
+    }, selectIt);
+  });
 
   // --- <form data-send-once>: sent once; its submit buttons are disabled and say so ------------
   // (A long note takes a while to embed, and each press of Save would send it again.) The buttons are

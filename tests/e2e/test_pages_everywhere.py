@@ -3,11 +3,14 @@ critical axe-core violations, and a screenshot of each in test-artifacts/pages/.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from connectors.models import ConnectorAccount
+from core.tokens import api_token_create, api_token_revoke
 from graph.models import Entity
 from graph.services import graph_extract_memories, memory_links_refresh
 from memories.services import chat_message_send
@@ -120,6 +123,11 @@ def seeded(db):
     )
     run, _ = sleep_run_request(trigger=SleepRun.Trigger.MANUAL, owner=user)
     entity = Entity.objects.filter(owner=user).order_by("-salience").first()
+    # Tokens in each state, one with a name as long as a name may be, for the API tokens page.
+    api_token_create(user=user, name="research agent", scopes=["read"], expires_at=timezone.now() + timedelta(days=30))
+    api_token_create(user=user, name="laptop sync " + "x" * 88)
+    api_token_revoke(token=api_token_create(user=user, name="old script", scopes=["write"])[0])
+    token = api_token_create(user=user, name="to revoke")[0]
     return {
         "user": user,
         "memory": notes[0],
@@ -129,6 +137,7 @@ def seeded(db):
         "account": account,
         "run": run,
         "entity": entity,
+        "token": token,
     }
 
 
@@ -159,6 +168,8 @@ def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(browser, live_serv
         "export-import": "/memories/data/",
         "account-email": "/accounts/email/",
         "password-change": "/accounts/password/change/",
+        "api-tokens": "/accounts/tokens/",
+        "api-token-revoke": f"/accounts/tokens/{seeded['token'].pk}/revoke/",
         "not-found": "/no/such/page/",
     }
     signed_out = {

@@ -19,7 +19,7 @@ def refusing_token_lookup(monkeypatch):
     def refuse(_token):
         raise OperationalError(TOO_MANY)
 
-    monkeypatch.setattr("core.auth.api_token_user", refuse)
+    monkeypatch.setattr("core.auth.api_token_find", refuse)
 
 
 def test_an_api_request_the_database_refuses_gets_a_json_503_with_retry_after(db, refusing_token_lookup, settings):
@@ -60,7 +60,7 @@ def test_other_errors_stay_500s(db, monkeypatch):
     def broken(_token):
         raise RuntimeError("a real bug")
 
-    monkeypatch.setattr("core.auth.api_token_user", broken)
+    monkeypatch.setattr("core.auth.api_token_find", broken)
     response = ApiClient(token="kyb_whatever", raise_request_exception=False).get("/api/v1/memories")
     assert response.status_code == 500
     assert response.json() == {"detail": "Internal server error"}
