@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from memories.consume import folder as folder_module
 from memories.consume.folder import Inbox
@@ -459,3 +461,64 @@ def test_temporary_names_and_reserved_folders_never_wake_the_watcher(inbox):
     assert not wake.is_set()
     handler.dispatch(Event(str(inbox / "x.part"), str(inbox / "x.pdf")))  # a download finished
     assert wake.is_set()
+
+
+def test_the_upload_page_says_where_the_folder_is_and_what_waits_there(inbox, user, settings, logged_in_client):
+    settings.KYBERNESIS_CONSUME_DIR, settings.KYBERNESIS_CONSUME_USER = str(inbox), user.email
+    (inbox / "empty.txt").write_bytes(b"")
+    w = watcher(inbox, user.email)
+    try:
+        settle(w)
+        w.tracker.stable_s = 3600  # the next file is still being written
+        (inbox / "arriving.pdf").write_bytes(b"%PDF-1.4 half of it")
+        w._status_written = None
+        w.step()
+        page = logged_in_client.get("/upload/").content.decode()
+    finally:
+        w.close()
+    assert "Watched folder" in page and str(inbox) in page
+    assert "watching" in page and "1 file waiting" in page
+    assert "last failed" in page and "empty.txt" in page and "empty" in page
+    assert "1 failed" in page  # what it filed in the last day
+
+
+def test_the_upload_page_says_when_the_watcher_is_not_running_and_why_it_cannot_work(
+    inbox, user, settings, logged_in_client
+):
+    settings.KYBERNESIS_CONSUME_DIR, settings.KYBERNESIS_CONSUME_USER = str(inbox), ""
+    page = logged_in_client.get("/upload/").content.decode()
+    assert str(inbox / user.username) in page and "not started" in page and "manage.py consume" in page
+    assert "Create the folder to start" in page
+    ConsumeWatcher.objects.create(
+        folder=str(inbox),
+        seen_at=timezone.now() - timedelta(hours=1),
+        error="the server cannot write to /srv/scans: Permission denied",
+    )
+    page = logged_in_client.get("/upload/").content.decode()
+    assert (
+        "not running" in page
+        and "last seen 1" in page
+        and "The server cannot write to /srv/scans: Permission denied" in page
+    )
+
+
+def test_the_watched_folder_line_is_only_for_the_account_it_files_into(inbox, user, settings):
+    from django.test import Client
+
+    settings.KYBERNESIS_CONSUME_DIR, settings.KYBERNESIS_CONSUME_USER = str(inbox), user.username
+    client = Client()
+    client.force_login(UserFactory())
+    assert "Watched folder" not in client.get("/upload/").content.decode()
+    settings.KYBERNESIS_CONSUME_DIR = ""
+    client.force_login(user)
+    assert "Watched folder" not in client.get("/upload/").content.decode()
+
+
+def test_make_run_starts_the_watcher_only_when_a_folder_is_set(monkeypatch):
+    from kybernesis import serve
+
+    monkeypatch.delenv("KYBERNESIS_CONSUME_DIR", raising=False)
+    assert [c.name for c in serve.children(host="127.0.0.1", port="8000", dev=False)] == ["worker", "web"]
+    monkeypatch.setenv("KYBERNESIS_CONSUME_DIR", "/srv/scans")
+    consume = serve.children(host="127.0.0.1", port="8000", dev=False)[-1]
+    assert consume.name == "consume" and consume.argv[-1] == "consume"
