@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 PROCESSING, DONE, FAILED = "processing", "done", "failed"
 RESERVED = frozenset({PROCESSING, DONE, FAILED})
@@ -48,7 +49,7 @@ class Inbox:
     files at the top of a watched folder with one subfolder per account)."""
 
     root: Path
-    owner: object | None
+    owner: Any  # a user, or None
     label: str  # the account as the person knows it, or why there is none
     recursive: bool = True
     problem: str = ""  # why this inbox is not read now (it cannot be written to)
@@ -256,9 +257,14 @@ def points_inside(inbox: Inbox, path: Path) -> bool:
 
 def writable_problem(root: Path) -> str:
     """Why the server cannot use this inbox (it must create processing/, done/ and failed/ in it and
-    write there), or "" when it can. Creates the three folders."""
+    write there), or "" when it can. Creates the three folders, never the inbox itself: a folder that
+    is missing may be a network drive not mounted yet, and files dropped later belong on the drive."""
+    if not root.is_dir():
+        return (
+            f"{root} does not exist or is not a folder (a network drive not mounted?); create it, or set "
+            "KYBERNESIS_CONSUME_DIR to the right folder"
+        )
     try:
-        root.mkdir(parents=True, exist_ok=True)
         for name in (PROCESSING, DONE, FAILED):
             (root / name).mkdir(exist_ok=True)
         # The files dropped are moved out of the inbox, so it must be writable, and so must the three.

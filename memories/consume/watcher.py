@@ -253,10 +253,10 @@ class Watcher:
     def run(self) -> None:
         """Watch until stop is set (a signal, the supervisor's Ctrl-C). A database that goes away is
         waited for; a folder that cannot be written to is reported and checked again; neither ends it."""
-        self._start_observer()
         backoff = 1.0
         try:
             while not self.stop.is_set():
+                self._ensure_observer()
                 try:
                     result = self.step()
                     backoff = 1.0
@@ -378,11 +378,24 @@ class Watcher:
 
     # --- events ----------------------------------------------------------------------------------
 
+    def _ensure_observer(self) -> None:
+        """Events once the folder exists (it may be a drive mounted later), started again if its thread
+        died (the folder was removed and made again)."""
+        if self._observer is not None and self._observer.is_alive():
+            return
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer = None
+        if self.path.is_dir():
+            try:
+                self._start_observer()
+            except OSError as exc:  # the folder went away meanwhile: the next pass says so and retries
+                logger.warning("watched folder: cannot watch %s: %s", self.path, exc)
+
     def _start_observer(self) -> None:
         from watchdog.observers import Observer
         from watchdog.observers.polling import PollingObserver
 
-        self.path.mkdir(parents=True, exist_ok=True)
         handler = _WakeOnChange(self.path, self.wake)
         if not self.polling:
             try:

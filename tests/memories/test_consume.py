@@ -306,6 +306,22 @@ def test_a_folder_the_server_cannot_write_to_is_reported_and_checked_again(inbox
     assert row.status == "created" and w.error == ""
 
 
+def test_a_missing_folder_is_reported_and_never_made_as_it_may_be_a_drive_not_mounted(tmp_path, user):
+    missing = tmp_path / "nas" / "scans"
+    w = watcher(missing, user.username)
+    try:
+        assert settle(w) == []
+        assert "does not exist" in w.error and "not mounted" in w.error
+        assert not missing.exists()
+        missing.mkdir(parents=True)
+        (missing / "later.txt").write_text("Dropped once the drive was mounted.")
+        w._checked.clear()
+        [row] = settle(w)
+    finally:
+        w.close()
+    assert row.status == "created" and (missing / "done" / "later.txt").exists()
+
+
 def test_a_restart_finishes_each_state_a_killed_watcher_left(inbox, user):
     target = Inbox(inbox, user, user.username)
     folder_module.writable_problem(inbox)

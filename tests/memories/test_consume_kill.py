@@ -98,3 +98,44 @@ def test_kill_9_of_the_watcher_mid_way_loses_none_and_doubles_none(tmp_path):
     assert Memory.objects.filter(owner=user).count() == len(written)
     assert set(rows.values_list("status", flat=True)) == {"created"}
     assert len(set(Memory.objects.values_list("content_hash", flat=True))) == len(written)
+
+
+def test_sigint_stops_the_watcher_cleanly_and_it_lets_go_of_the_folder(tmp_path):
+    from memories.models import ConsumeWatcher
+
+    user = UserFactory()
+    inbox = tmp_path / "consume"
+    inbox.mkdir()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "kybernesis.settings",
+        "DATABASE_URL": _database_url(),
+        "KYBERNESIS_DATA_DIR": str(tmp_path / "data"),
+        "KYBERNESIS_ORIGINALS_DIR": str(tmp_path / "originals"),
+        "KYBERNESIS_CONSUME_DIR": str(inbox),
+        "KYBERNESIS_CONSUME_USER": user.email,
+        "KYBERNESIS_CONSUME_STABLE_SECONDS": "0.5",
+    }
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "consume"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        (inbox / "note.txt").write_text("Dropped while the watcher runs, before it is stopped with Ctrl-C.")
+        deadline = time.monotonic() + 180
+        while not (inbox / "done" / "note.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (inbox / "done" / "note.txt").exists()
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 0, output.decode()
+    assert b"Stopped watching." in output
+    assert ConsumeWatcher.objects.get(folder=str(inbox)).stopped is True
+    assert Memory.objects.filter(owner=user).count() == 1

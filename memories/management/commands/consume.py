@@ -47,6 +47,10 @@ class Command(BaseCommand):
         )
 
         def on_signal(signum, _frame):
+            if watcher.stop.is_set():
+                # A second signal (make run's supervisor follows SIGINT with SIGTERM) stops the file
+                # being read too: its transaction rolls back and the next start reads it again.
+                raise SystemExit(128 + signum)
             watcher.stop.set()
             watcher.wake.set()
 
