@@ -8,6 +8,7 @@ queue, a network drive that sends none) delays a file by at most one rescan, nev
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -123,7 +124,7 @@ class Watcher:
         self.mode = ""
         self._observer = None
         self._checked: dict[str, tuple[float, str]] = {}  # inbox root -> (when, problem)
-        self._status_written: tuple[float, object] | None = None
+        self._status_written: tuple[float, str] | None = None
         self._locked = False
         self.started_at = timezone.now()
 
@@ -181,65 +182,77 @@ class Watcher:
 
     def run_pass(self) -> Pass:
         """Look at every inbox once: finish what waits in processing/, then claim and read each dropped
-        file that has held still for the stable interval."""
+        file that has held still for the stable interval. The counts the page shows are written as
+        the pass goes (a pass over a folder of hundreds of files takes minutes)."""
         done = Pass()
         present: set[str] = set()
+        work: list[tuple[Inbox, dict, Claimed | folder.Entry]] = []
         for inbox in self.inboxes():
-            waiting = processing = 0
-            if not inbox.problem:
-                processing = self._finish_claims(inbox, done, present)
-            for entry in folder.scan(inbox):
-                if self.stop.is_set():
-                    break
-                waiting += 1
-                key = str(entry.path)
-                present.add(key)
-                if inbox.problem or not self.tracker.stable(key, entry.signature):
-                    done.settling += not inbox.problem
-                    continue
-                self.tracker.forget(key)
-                try:
-                    claimed = folder.claim(inbox, entry)
-                    if claimed is not None:
-                        waiting -= 1
-                        row = consumed_file_run(inbox=inbox, claimed=claimed)
-                        self._after(row, claimed, done, present)
-                        processing += not row.filed
-                except OSError as exc:
-                    # A subfolder the server may not write to, a disk that is full: the rest go on.
-                    logger.error("watched folder: %s could not be moved: %s", entry.path, exc)
-                    inbox.problem = inbox.problem or f"{entry.name} could not be moved: {exc.strerror or exc}"
-            if inbox.owner is not None or inbox.problem or waiting:
-                done.inboxes[str(inbox.root)] = {"waiting": waiting, "processing": processing, "problem": inbox.problem}
+            claims = [] if inbox.problem else list(folder.claims(inbox))
+            entries = list(folder.scan(inbox))
+            counts = {"waiting": len(entries), "processing": len(claims), "problem": inbox.problem}
+            if inbox.owner is not None or inbox.problem or entries:
+                done.inboxes[str(inbox.root)] = counts
+            work += [(inbox, counts, item) for item in (*claims, *entries)]
+        rows = {
+            row.claim: row
+            for row in ConsumedFile.objects.filter(root__in={str(inbox.root) for inbox, _, _ in work}, filed=False)
+        }
+        self.write_status(done)
+        for inbox, counts, item in work:
+            if self.stop.is_set():
+                break
+            if isinstance(item, Claimed):
+                self._finish_claim(inbox, item, rows.get(item.claim), counts, done, present)
+            else:
+                self._take(inbox, item, counts, done, present)
+            self.write_status(done)
         self.tracker.keep_only(present)
         return done
 
-    def _finish_claims(self, inbox: Inbox, done: Pass, present: set[str]) -> int:
-        rows = {row.claim: row for row in ConsumedFile.objects.filter(root=str(inbox.root), filed=False)}
-        left = 0
-        for claimed in folder.claims(inbox):
-            if self.stop.is_set():
-                break
-            row = rows.get(claimed.claim)
-            key = str(claimed.path)
-            if row is None or row.status == ConsumedFile.Status.CLAIMED:
-                # Read again only once it holds still: its writer may have had it open at the claim.
-                present.add(key)
-                signature = folder.current_signature(claimed.path)
-                if not self.tracker.stable(key, signature):
-                    done.settling += signature is not None
-                    left += signature is not None
-                    continue
-                self.tracker.forget(key)
-                claimed = Claimed(claimed.claim, claimed.name, claimed.path, signature)
+    def _take(self, inbox: Inbox, entry: folder.Entry, counts: dict, done: Pass, present: set[str]) -> None:
+        key = str(entry.path)
+        present.add(key)
+        if inbox.problem or not self.tracker.stable(key, entry.signature):
+            done.settling += not inbox.problem
+            return
+        self.tracker.forget(key)
+        try:
+            claimed = folder.claim(inbox, entry)
+            if claimed is None:
+                counts["waiting"] -= 1  # renamed or deleted since the listing
+                return
+            counts["waiting"] -= 1
+            counts["processing"] += 1
             row = consumed_file_run(inbox=inbox, claimed=claimed)
-            self._after(row, claimed, done, present)
-            left += not row.filed
-        return left
+        except OSError as exc:
+            # A subfolder the server may not write to, a disk that is full: the rest go on.
+            logger.error("watched folder: %s could not be moved: %s", entry.path, exc)
+            inbox.problem = inbox.problem or f"{entry.name} could not be moved: {exc.strerror or exc}"
+            counts["problem"] = inbox.problem
+            return
+        self._after(row, claimed, counts, done, present)
 
-    def _after(self, row: ConsumedFile, claimed: Claimed, done: Pass, present: set[str]) -> None:
+    def _finish_claim(
+        self, inbox: Inbox, claimed: Claimed, row: ConsumedFile | None, counts: dict, done: Pass, present: set[str]
+    ) -> None:
+        if row is None or row.status == ConsumedFile.Status.CLAIMED:
+            # Read again only once it holds still: its writer may have had it open at the claim.
+            key = str(claimed.path)
+            present.add(key)
+            signature = folder.current_signature(claimed.path)
+            if not self.tracker.stable(key, signature):
+                done.settling += signature is not None
+                return
+            self.tracker.forget(key)
+            claimed = Claimed(claimed.claim, claimed.name, claimed.path, signature)
+        row = consumed_file_run(inbox=inbox, claimed=claimed)
+        self._after(row, claimed, counts, done, present)
+
+    def _after(self, row: ConsumedFile, claimed: Claimed, counts: dict, done: Pass, present: set[str]) -> None:
         if row.filed:
             done.filed.append(row)
+            counts["processing"] -= 1
         elif row.status == ConsumedFile.Status.QUEUED:
             done.queued += 1
         elif row.status == ConsumedFile.Status.CLAIMED:
@@ -254,6 +267,8 @@ class Watcher:
         """Watch until stop is set (a signal, the supervisor's Ctrl-C). A database that goes away is
         waited for; a folder that cannot be written to is reported and checked again; neither ends it."""
         backoff = 1.0
+        heartbeat = threading.Thread(target=self._heartbeat, name="consume-heartbeat", daemon=True)
+        heartbeat.start()
         try:
             while not self.stop.is_set():
                 self._ensure_observer()
@@ -278,6 +293,19 @@ class Watcher:
                 self._wait(result)
         finally:
             self.close()
+
+    def _heartbeat(self) -> None:
+        """Say the watcher is alive while one file takes long (a large text being embedded), from a
+        thread of its own with its own database connection."""
+        try:
+            while not self.stop.wait(STATUS_EVERY_S):
+                if self._locked:
+                    try:
+                        ConsumeWatcher.objects.filter(folder=str(self.path)).update(seen_at=timezone.now())
+                    except DatabaseError:
+                        connection.close()  # this thread's; the main loop reports the database itself
+        finally:
+            connection.close()
 
     def step(self) -> Pass | None:
         """One pass if this watcher holds the folder's lock (None: another watcher does)."""
@@ -345,7 +373,7 @@ class Watcher:
         by the watcher that holds the folder: a second one waiting must not hide the first's status)."""
         if not self._locked:
             return
-        state = (self.error, self.mode, result.inboxes)
+        state = json.dumps([self.error, self.mode, result.inboxes], sort_keys=True)
         now = time.monotonic()
         if self._status_written and self._status_written[1] == state and now - self._status_written[0] < STATUS_EVERY_S:
             return

@@ -538,3 +538,21 @@ def test_make_run_starts_the_watcher_only_when_a_folder_is_set(monkeypatch):
     monkeypatch.setenv("KYBERNESIS_CONSUME_DIR", "/srv/scans")
     consume = serve.children(host="127.0.0.1", port="8000", dev=False)[-1]
     assert consume.name == "consume" and consume.argv[-1] == "consume"
+
+
+def test_the_counts_on_the_page_follow_a_long_pass_file_by_file(inbox, watch, monkeypatch):
+    from memories.consume import watcher as watcher_module
+
+    drop_files(inbox, 6)
+    monkeypatch.setattr(watcher_module, "STATUS_EVERY_S", 0)
+    seen = []
+    real_run = watcher_module.consumed_file_run
+
+    def run_and_look(**kwargs):
+        seen.append(ConsumeWatcher.objects.get().inboxes[str(inbox)]["waiting"])
+        return real_run(**kwargs)
+
+    monkeypatch.setattr(watcher_module, "consumed_file_run", run_and_look)
+    assert len(settle(watch())) == 6
+    assert seen == [6, 5, 4, 3, 2, 1]
+    assert ConsumeWatcher.objects.get().inboxes[str(inbox)] == {"waiting": 0, "processing": 0, "problem": ""}
