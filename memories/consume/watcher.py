@@ -34,13 +34,13 @@ logger = logging.getLogger(__name__)
 # pg_try_advisory_lock(namespace, key of the folder): one watcher per folder, wherever it runs. The
 # lock is the session's, so a watcher killed with -9 lets go of it when its connection drops.
 LOCK_NAMESPACE = 7_413
-# Seconds between full looks at a folder the kernel reports events for (a safety net), and between
-# checks that a folder which could not be written to can be now.
-RESCAN_S = 60.0
+# Seconds before a folder that could be written to is checked again, and one that could not.
+WRITABLE_S = 60.0
 RECHECK_S = 30.0
-# A status older than this means the watcher is not running (it writes one at least this often / 3).
+# Seconds between passes when nothing wakes the watcher (the safety net under the file events), and
+# between status writes and heartbeats; a status older than ALIVE_S means no watcher is running.
 STATUS_EVERY_S = 10.0
-ALIVE_S = 3 * STATUS_EVERY_S + RESCAN_S
+ALIVE_S = 60.0
 
 
 def folder_key(path: Path) -> int:
@@ -170,7 +170,7 @@ class Watcher:
     def _problem(self, root: Path) -> str:
         now = time.monotonic()
         checked = self._checked.get(str(root))
-        if checked is not None and now - checked[0] < (RECHECK_S if checked[1] else RESCAN_S):
+        if checked is not None and now - checked[0] < (RECHECK_S if checked[1] else WRITABLE_S):
             return checked[1]
         problem = folder.writable_problem(root)
         if problem and (checked is None or checked[1] != problem):
@@ -324,7 +324,7 @@ class Watcher:
         elif result is not None and result.queued:
             timeout = 2.0
         else:
-            timeout = self.poll_s if self.polling else min(RESCAN_S, STATUS_EVERY_S)
+            timeout = self.poll_s if self.polling else STATUS_EVERY_S
         self.wake.wait(timeout)
         self.wake.clear()
 
