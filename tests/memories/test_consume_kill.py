@@ -54,7 +54,7 @@ def test_kill_9_of_the_watcher_mid_way_loses_none_and_doubles_none(tmp_path):
         "KYBERNESIS_LOG_LEVEL": "WARNING",
     }
     log = tmp_path / "consume.log"
-    kills, rng = 0, random.Random(7)
+    kills, interrupted, rng = 0, 0, random.Random(7)
     with log.open("ab") as out:
         for _ in range(4):
             before = len(_filed(inbox))
@@ -73,6 +73,7 @@ def test_kill_9_of_the_watcher_mid_way_loses_none_and_doubles_none(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
             kills += 1
+            interrupted += bool(files_under(inbox / "processing"))  # killed inside a file, not between two
             assert len(_filed(inbox)) > before, log.read_text()[-3000:]
         # The restart after the last kill: `consume --once` finishes what processing/ holds, then the rest.
         finished = subprocess.run(
@@ -85,7 +86,7 @@ def test_kill_9_of_the_watcher_mid_way_loses_none_and_doubles_none(tmp_path):
             check=False,
         )
     assert finished.returncode == 0, log.read_text()[-3000:]
-    assert kills == 4
+    assert kills == 4 and interrupted >= 1
     assert sorted(_filed(inbox)) == sorted(written)  # every file in done/, once
     assert all((inbox / "done" / name).read_bytes() == data for name, data in written.items())
     assert len([n for n in files_under(inbox / "done") if n.endswith(".reason.txt")]) == len(written)
