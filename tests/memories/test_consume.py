@@ -380,6 +380,22 @@ def test_a_second_watcher_on_the_folder_waits_for_the_first(inbox, user):
     second.close()
 
 
+def test_the_command_refuses_to_run_beside_a_watcher_that_holds_the_folder(inbox, user):
+    from django.db import connections
+
+    (inbox / "note.txt").write_text("Left for the watcher that holds the folder.")
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [7_413, consume_watcher_key(inbox)])
+            assert cursor.fetchone()[0] is True
+        with pytest.raises(CommandError, match="another watcher is running on this folder"):
+            call_command("consume", "--once", "--folder", str(inbox), "--user", user.username)
+    finally:
+        other.close()
+    assert (inbox / "note.txt").exists() and not ConsumedFile.objects.exists()
+
+
 def consume_watcher_key(path: Path) -> int:
     from memories.consume.watcher import folder_key
 
