@@ -1,4 +1,5 @@
-"""`make run`'s process manager: the web server and the django-q2 worker, each restarted if it dies.
+"""`make run`'s process manager: the web server, the django-q2 worker and, when KYBERNESIS_CONSUME_DIR
+is set, the watcher of the watched folder; each restarted if it dies.
 
 - The web server is gunicorn with fixed gthread workers (kybernesis/gunicorn_conf.py); gunicorn's
   master replaces a worker that dies. `--dev` (`make dev`) runs Django's runserver instead, for
@@ -7,7 +8,7 @@
   after a backoff: 1 s, doubling up to 30 s, back to 1 s once a child has stayed up a minute.
 - With no DATABASE_URL, this process starts (or joins) the embedded PostgreSQL first and holds it
   until the end, so a child's restart never stops the database under the other.
-- Ctrl-C or SIGTERM stops both children (SIGINT, then SIGTERM, then SIGKILL), then the database.
+- Ctrl-C or SIGTERM stops every child (SIGINT, then SIGTERM, then SIGKILL), then the database.
 """
 
 from __future__ import annotations
@@ -134,7 +135,12 @@ def children(*, host: str, port: str, dev: bool) -> list[Child]:
             "kybernesis.wsgi:application",
         ]
     env = {**os.environ, "HOST": host, "PORT": port}
-    return [Child("worker", [*manage, "qcluster"], env=env), Child("web", web, env=env)]
+    processes = [Child("worker", [*manage, "qcluster"], env=env), Child("web", web, env=env)]
+    if os.environ.get("KYBERNESIS_CONSUME_DIR", "").strip():
+        # Its own process rather than a periodic task: it reacts to the kernel's file events within the
+        # stable interval, and holds no task worker (nor a task timeout) while it waits for files.
+        processes.append(Child("consume", [*manage, "consume"], env=env))
+    return processes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     server = "runserver (development)" if args.dev else "gunicorn"
-    print(f"Kybernesis on http://{host}:{port}/  ({server}; Ctrl-C stops the server and the worker)", flush=True)
+    watching = f"; watching {os.environ['KYBERNESIS_CONSUME_DIR'].strip()}" if len(supervisor.children) > 2 else ""
+    print(f"Kybernesis on http://{host}:{port}/  ({server}{watching}; Ctrl-C stops them all)", flush=True)
     try:
         supervisor.run()
     finally:

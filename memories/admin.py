@@ -7,7 +7,7 @@ from django import forms
 from django.contrib import admin
 from django.db.models import Count
 
-from memories.models import ChatSession, Memory, MemoryChunk, TierMove, UploadJob
+from memories.models import ChatSession, ConsumedFile, Memory, MemoryChunk, TierMove, UploadJob
 from memories.services import MemoryInputError, memory_create, memory_pin, memory_update
 from memories.services.validation import (
     clean_content,
@@ -147,6 +147,22 @@ class UploadJobAdmin(admin.ModelAdmin):
     raw_id_fields = ("owner", "memory")
     exclude = ("text",)
     readonly_fields = ("error",)
+
+
+@admin.register(ConsumedFile)
+class ConsumedFileAdmin(admin.ModelAdmin):
+    """The watched folder's files, as a record: the watcher writes them, nobody edits them."""
+
+    list_display = ("name", "owner", "status", "memory", "destination", "filed", "created_at")
+    list_filter = ("status", "filed")
+    search_fields = ("name", "sha256", "owner__email", "owner__username")
+    raw_id_fields = ("owner", "memory", "job")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(TierMove)

@@ -1,4 +1,4 @@
-"""Memories, their chunks, chat sessions, upload jobs and tier moves."""
+"""Memories, their chunks, chat sessions, upload jobs, tier moves and the files of the watched folder."""
 
 from __future__ import annotations
 
@@ -390,3 +390,69 @@ class Original(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ConsumedFile(models.Model):
+    """A file taken from the watched folder (KYBERNESIS_CONSUME_DIR): claimed by moving it into
+    `processing/<claim>/`, ingested as an upload, then filed into done/ or failed/
+    (memories.services.consume). The claim is unique, so a watcher that restarts finishes each file
+    once; `filed` says the file and its .reason.txt reached their destination."""
+
+    class Status(models.TextChoices):
+        CLAIMED = "claimed", "Claimed"  # moved into processing/, not read yet (or read and rolled back)
+        QUEUED = "queued", "Queued"  # an upload job (large text, OCR) is ingesting it in the worker
+        CREATED = "created", "Created"
+        DUPLICATE = "duplicate", "Duplicate"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="consumed_files"
+    )
+    # The inbox the file was dropped into (the watched folder, or an account's folder in it).
+    root = models.CharField(max_length=1000)
+    claim = models.CharField(max_length=32, unique=True)
+    name = models.CharField(max_length=1000)  # where it was dropped, relative to `root`
+    size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CLAIMED)
+    reason = models.TextField(blank=True, default="")
+    memory = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    job = models.ForeignKey(UploadJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The job is another file's (the same scan dropped twice while the first was being read).
+    job_is_duplicate = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Where the file went, relative to `root` (done/… or failed/…), chosen once so a restart files it
+    # under the same name; blank until chosen, and for a file that vanished.
+    destination = models.CharField(max_length=1000, blank=True, default="")
+    filed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["root", "filed"], name="consumed_file_unfiled")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status})"
+
+
+class ConsumeWatcher(models.Model):
+    """What the watcher of a watched folder last said about it: when it was last alive, the files
+    waiting per account, and the error that stops it (a folder it cannot write to, an unknown
+    account). The upload page reads it; the watcher runs in a process of its own."""
+
+    folder = models.CharField(max_length=1000, unique=True)
+    host = models.CharField(max_length=255, blank=True, default="")
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    seen_at = models.DateTimeField(null=True, blank=True)
+    mode = models.CharField(max_length=16, blank=True, default="")  # inotify (or the platform's) | polling
+    error = models.TextField(blank=True, default="")
+    # {inbox root: {"waiting": n, "processing": n, "problem": text}}
+    inboxes = models.JSONField(default=dict, blank=True)
+    stopped = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.folder

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, F, FilteredRelation, Q, QuerySet
 from django.db.models.functions import Lower
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from memories import search
-from memories.models import ChatSession, ImportJob, Memory, MemoryChunk, Original, TierMove, UploadJob
+from memories.models import (
+    ChatSession,
+    ConsumedFile,
+    ConsumeWatcher,
+    ImportJob,
+    Memory,
+    MemoryChunk,
+    Original,
+    TierMove,
+    UploadJob,
+)
 from memories.tag_rules import filter_tags
 
 MEMORY_SORTS = {
@@ -216,3 +232,65 @@ def import_job_get(*, user, job_id: int) -> ImportJob:
 
 def import_job_list(*, user, limit: int = 20) -> QuerySet[ImportJob]:
     return ImportJob.objects.for_user(user).order_by("-created_at", "-id")[:limit]
+
+
+@dataclass
+class ConsumeFolderStatus:
+    """The watched folder as the upload page tells one person about it."""
+
+    folder: str  # where this person drops files (the folder, or their subfolder of it)
+    account: str
+    per_account: bool  # one subfolder per account, rather than one folder for one account
+    exists: bool
+    running: bool
+    mode: str
+    seen_at: datetime | None
+    waiting: int
+    processing: int
+    error: str
+    last_failed: ConsumedFile | None
+    counts: dict[str, int]  # filed in the last day, by status
+
+
+def consume_folder_status(*, user) -> ConsumeFolderStatus | None:
+    """The watched folder of this person (None: there is none, or it files into another account): its
+    files waiting and being read, whether the watcher is running, its last error, and what it filed
+    in the last day."""
+    from memories.consume.watcher import ALIVE_S
+
+    raw = settings.KYBERNESIS_CONSUME_DIR
+    if not raw or not getattr(user, "is_authenticated", False):
+        return None
+    top = Path(raw).expanduser().absolute()
+    account = settings.KYBERNESIS_CONSUME_USER
+    if account:
+        if account != user.get_username() and account.lower() != (user.email or "").lower():
+            return None
+        root = top
+    else:
+        named = [top / user.get_username(), *([top / user.email] if user.email else [])]
+        root = next((path for path in named if path.is_dir() and not path.is_symlink()), named[0])
+    watcher = ConsumeWatcher.objects.filter(folder=str(top)).first()
+    now = timezone.now()
+    running = bool(
+        watcher and not watcher.stopped and watcher.seen_at and watcher.seen_at > now - timedelta(seconds=ALIVE_S)
+    )
+    inbox = (watcher.inboxes.get(str(root)) if watcher else None) or {}
+    mine = ConsumedFile.objects.for_user(user).filter(filed=True)
+    counts = dict(
+        mine.filter(updated_at__gte=now - timedelta(days=1)).values_list("status").annotate(n=Count("id")).order_by()
+    )
+    return ConsumeFolderStatus(
+        folder=str(root),
+        account=user.get_username(),
+        per_account=not account,
+        exists=root.is_dir(),
+        running=running,
+        mode=watcher.mode if watcher else "",
+        seen_at=watcher.seen_at if watcher else None,
+        waiting=int(inbox.get("waiting", 0)),
+        processing=int(inbox.get("processing", 0)),
+        error=(watcher.error if watcher else "") or str(inbox.get("problem", "")),
+        last_failed=mine.filter(status=ConsumedFile.Status.FAILED).order_by("-updated_at").first(),
+        counts=counts,
+    )

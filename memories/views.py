@@ -347,6 +347,7 @@ def upload(request):
         "form": form,
         "results": results,
         "jobs": selectors.upload_jobs_active(user=request.user) if request.method == "GET" else [],
+        "consume": selectors.consume_folder_status(user=request.user) if request.method == "GET" else None,
         "error": error,
         "max_files": settings.KYBERNESIS_MAX_FILES_PER_UPLOAD,
         "max_mb": settings.KYBERNESIS_MAX_UPLOAD_BYTES // (1024 * 1024),
