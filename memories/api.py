@@ -48,6 +48,7 @@ def _fields(item: MemoryIn) -> dict:
         "priority": item.priority,
         "metadata": item.metadata or {},
         "manual_tags": item.tags or [],
+        "kind": item.kind,
     }
 
 

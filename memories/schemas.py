@@ -16,6 +16,11 @@ from memories.selectors import chat_session_messages, memory_tier_history
 
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
+KindName = Literal["question", "note"]
+KIND_HELP = (
+    'A chat message\'s kind: "question" (it asks something; search ranks it after the notes that answer '
+    'it) or "note". Omitted: the question rule decides. Only a chat message (source "chat") has one.'
+)
 
 
 class StrictIn(Schema):
@@ -30,6 +35,7 @@ class MemoryIn(StrictIn):
     source: SourceName = "upload"
     priority: float | None = Field(None, description="0 to 1; omitted means the default.")
     metadata: CleanDict | None = None
+    kind: KindName | None = Field(None, description=KIND_HELP)
 
 
 class MemoryBatchIn(StrictIn):
@@ -43,6 +49,11 @@ class MemoryPatchIn(StrictIn):
     source: SourceName | None = None
     priority: float | None = None
     metadata: CleanDict | None = None
+    kind: KindName | None = Field(
+        None,
+        description='"question" or "note": your choice, kept when the text changes later; null hands the kind '
+        "back to the question rule. Only a chat message has one.",
+    )
 
 
 class AutoTagOut(OutSchema):
@@ -77,6 +88,14 @@ class MemoryOut(OutSchema):
     manual_tags: list[str]
     summary: str
     metadata: dict[str, Any]
+    kind: KindName | None = Field(
+        None,
+        description='A chat message\'s kind: "question" when it asks something (search ranks it after the '
+        'notes), else "note"; null for a memory that is not a chat message. Change it with PATCH {"kind": ...}.',
+    )
+    kind_chosen: bool = Field(
+        False, description="Whether a person chose the kind (true) or the question rule gave it (false)."
+    )
     tier_reason: str
     tier_changed_at: datetime | None
     decay_score: float
