@@ -28,10 +28,10 @@ KINDS = (QUESTION, NOTE)
 # "Remind me to call Sam", "I forgot to pay the gas bill", "When I got home, the door was open" and
 # "Quand je suis arrivé, il pleuvait" say something to keep, not something to find.
 #
-# A message asks something when its last sentence asks, or its first one has a question's form
-# ("Where did I park? It was the mall, level 3 or so."), and it is not a note that merely holds a
-# question: a message whose statements run past a few lines (LONG_NOTE_CHARS) and outweigh its
-# questions two to one is a note ("Carbonara: 200 g guanciale, … Maybe rigatoni next time?").
+# A message asks something when one of its sentences asks ("Can you help me pick the paint? Let's
+# plan a session soon."), and it is not a note that merely holds a question: a message whose
+# statements run past a few lines (LONG_NOTE_CHARS) and outweigh its questions two to one is a note
+# ("Carbonara: 200 g guanciale, … Maybe rigatoni next time?").
 # A question quoted inside a note is the note's content ('Mum always asks "have you eaten?"'),
 # and a message without a single letter or digit ("?") asks nothing anyone could answer.
 LONG_NOTE_CHARS = 280
@@ -64,6 +64,7 @@ _DE_WH = (
 )
 _DE_ASK = (
     r"sag(?:e)? mir|zeig(?:e)? mir|zeig(?:e)? (?:alle|meine)|erzähl(?:e)? mir|weißt du|weisst du|"
+    r"such(?:e)? (?:nach|mir)|finde? (?:mir|den|die|das|meine\w*)|"
     r"erinnerst du dich|kannst du mir|erinnere mich (?:an|daran,? (?:was|wann|wo|wer|wie|ob)|woran|was|wann|wo|wie|ob)|"
     r"ich (?:habe )?vergessen,? (?:was|wann|wo|wer|wie|welche\w*|ob)|ich weiß nicht mehr,? (?:was|wann|wo|wer|wie|ob)"
 )
@@ -92,8 +93,13 @@ _FR_SUBJECT = r"(?:je|j'|tu|il|elle|on|nous|vous|ils|elles)\b"
 _ES_WH = r"qué|cuándo|dónde|adónde|quién|quiénes|cuál|cuáles|cómo|cuánto|cuánta|cuántos|cuántas|por qué"
 _ES_ASK = r"dime|dígame|recuérdame|muéstrame|sabes|me (?:dices|recuerdas)|olvidé (?:qué|cuándo|dónde|quién|cómo|si)"
 
+# "Hi, where …", "Bonjour comment vas-tu", "Bitte finde …": a greeting or a "please" before the question.
+_LEAD_IN = (
+    r"(?:(?:hi|hey|hello|so|well|oh|ok|okay|please|btw|bonjour|salut|alors|hallo|bitte|also|hola|oye)\b[\s,!.]*)?"
+)
+
 _QUESTION_START = re.compile(
-    r"^\W*(?:"
+    rf"^\W*{_LEAD_IN}(?:"
     rf"(?:{_EN_WH})\b|(?:{_EN_WH_CLAUSE})\s+{_EN_AFTER_CLAUSE_WORD}|(?:{_EN_WH_CLAUSE})\W*$|(?:{_EN_ASK})\b|"
     rf"(?:{_EN_AUX})\s+(?:{_EN_SUBJECTS})\b|"
     rf"(?:{_DE_WH})\b|(?:{_DE_ASK})\b|(?:{_DE_V1})\b|"
@@ -133,10 +139,9 @@ def asks(text: str) -> bool:
     if not _WORD.search(text):
         return False
     sentences = [s for s in _SENTENCE_END.split(text) if _WORD.search(s)]
-    first, last = sentences[0], sentences[-1]
-    if not (sentence_asks(last) or _has_question_form(first)):
+    asking = [s for s in sentences if sentence_asks(s)]
+    if not asking:
         return False
-    asking = [s for s in sentences if sentence_asks(s)] or [first]
     question_chars = sum(len(s) for s in asking)
     statement_chars = sum(len(s) for s in sentences) - question_chars
     return not (statement_chars > LONG_NOTE_CHARS and statement_chars > 2 * question_chars)

@@ -28,6 +28,8 @@ ASKS = [
     "Where did I park? It was the mall, level 3 or so.",
     'Did she say "why?"',
     "Why?",
+    "Sounds great! Can you help me pick out the paint? Let's plan a session soon.",
+    "Hey, where did we put the camping stove",
     # German
     "Wann ist der Zahnarzttermin",
     "Wo habe ich das Auto geparkt?",
@@ -36,6 +38,7 @@ ASKS = [
     "Gibt es noch Milch",
     "Was kostet die Miete",
     "Ich habe vergessen, wo ich geparkt habe",
+    "Bitte suche nach dem Rezept für Carbonara",
     "Erinnere mich an den Zahnarzttermin",
     # French
     "Quand est le rendez-vous chez le dentiste",
@@ -43,6 +46,7 @@ ASKS = [
     "As-tu vu mes clés",
     "Est-ce que j'ai payé le loyer",
     "Rappelle-moi ce qu'il faut pour la carbonara",
+    "bonjour comment vas tu ce soir",
     # Spanish
     "¿Dónde dejé las llaves",
     "Cuándo es la cita con el dentista",

@@ -193,7 +193,7 @@ class _Lines:
         ("Is there a spare key at mum's", "question"),
         ("Dentist on Tuesday at 3pm with Dr Patel.", ""),
         ("Do laundry on Sunday", ""),
-        ("The party is at 8? No, at 9.", ""),
+        ("The party is at 8? No, at 9.", "question"),  # a question in a short message asks, wherever it is
         ("What a lovely day!", ""),
         ("Remind me where I parked", "question"),
         ("I forgot when the bins go out", "question"),
