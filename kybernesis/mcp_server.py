@@ -187,8 +187,8 @@ async def memory_add(
 
 @server.tool(
     description=(
-        "Hybrid search over your memories. Each result has hybridScore = 0.7·vectorScore + 0.3·metadataScore "
-        "and a snippet. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
+        "Hybrid search over your memories. One result per memory by default: its best passage with a snippet, "
+        "hybridScore = 0.7·vectorScore + 0.3·metadataScore, passageCount and up to two morePassages of it. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
         "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."
     )
 )
@@ -197,8 +197,12 @@ async def memory_search(
     limit: Annotated[int, Field(description="How many results, 1 to 100.")] = 10,
     filters: SearchFiltersIn | None = None,
     group_by: Annotated[
-        Literal["chunk", "memory"], Field(description="'memory' keeps each memory's best chunk only.")
-    ] = "chunk",
+        Literal["memory", "chunk"],
+        Field(
+            description="'memory' (default): one result per memory, its best passage and up to two more; "
+            "'chunk': every matching passage is a result."
+        ),
+    ] = "memory",
     min_score: Annotated[
         float | None,
         Field(

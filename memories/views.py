@@ -464,7 +464,7 @@ def search_page(request):
                 data["q"],
                 limit=25,
                 filters=filters,
-                group_by="memory" if data["group"] else "chunk",
+                group_by=data["group"],
                 min_score=0.0 if weaker else None,
             )
         except search.SearchError as exc:
