@@ -35,7 +35,7 @@ import numpy as np
 from django.conf import settings
 
 from memories import embedding
-from memories.models import MemoryChunk
+from memories.models import CorpusStat, MemoryChunk
 from memories.search.filters import SearchError, SearchFilters, validate_request
 from memories.search.results import SearchResponse, SearchResult, group_by_memory
 from memories.search.scoring import candidate_scores, order_results, term_pattern
@@ -171,6 +171,9 @@ def _other_memories_too(owner_id: int, query: str, qvec, candidates: list, *, li
     the pool with its own chunks and hide a short note that matches (one more statement, run only then)."""
     per_memory = Counter(c.memory_id for c in candidates)
     if not per_memory or len(per_memory) >= limit or max(per_memory.values()) < _FLOODING_CHUNKS:
+        return candidates
+    owner_chunks = CorpusStat.objects.filter(owner_id=owner_id).values_list("chunk_count", flat=True).first() or 0
+    if len(candidates) >= owner_chunks:  # every chunk was a candidate: nothing is hidden
         return candidates
     others = replace(filters, exclude_memory_ids=(*filters.exclude_memory_ids, *per_memory, *excluded))
     return candidates + search_candidates(owner_id, query, qvec, limit=limit, filters=others)

@@ -318,3 +318,20 @@ def test_a_chat_question_created_through_the_api_never_outranks_the_note_it_asks
         assert asked[title] not in ids or ids.index(note_id) < ids.index(asked[title]), question
     ranked = hybrid_search(user.pk, "carbonara").results
     assert not ranked[0].is_question
+
+
+def test_an_export_and_import_keep_a_chosen_kind(user, tmp_path):
+    from tests.factories import UserFactory
+    from tests.portability.test_export_import import export_bytes, import_bytes, unpack
+
+    chosen = services.memory_create(owner=user, title="Shop", content="Is the shop open?", source="chat", kind="note")
+    services.memory_create(owner=user, title="Park", content="Where did I park?", source="chat")
+    records = {r["title"]: r for r in unpack(export_bytes(user))["memories"]}
+    assert records["Shop"]["kindChosenAt"] and records["Park"]["kindChosenAt"] is None
+
+    newcomer = UserFactory()
+    report = import_bytes(newcomer, export_bytes(user), "export.zip", tmp_path)
+    assert (report.created, report.failed) == (2, 0)
+    shop, park = (Memory.objects.get(owner=newcomer, title=t) for t in ("Shop", "Park"))
+    assert (shop.kind, shop.kind_chosen, shop.kind_chosen_at) == ("note", True, chosen.kind_chosen_at)
+    assert (park.kind, park.kind_chosen) == ("question", False)

@@ -145,3 +145,23 @@ def test_mcp_search_is_grouped_by_default(user, long_document):
     assert len(grouped["results"]) == 1 and grouped["results"][0]["passageCount"] == long_document.chunk_count
     assert len(grouped["results"][0]["morePassages"]) == 2
     assert len(per_chunk["results"]) == 10
+
+
+def test_a_query_whose_only_match_is_a_title_finds_that_memory_once(api, user, long_document):
+    make_memory(
+        user, "Depart 07:40 from the north pier, return 18:10; bring the printed tickets.", title="Zanzibar ferry"
+    )
+    body = api.post("/api/v1/search", {"query": "zanzibar"}).json()
+    assert [r["title"] for r in body["results"]] == ["Zanzibar ferry"]
+    assert body["results"][0]["passageCount"] == 1 and body["results"][0]["morePassages"] == []
+
+
+def test_a_small_collection_whose_every_chunk_is_a_candidate_takes_no_second_look(user, long_document, monkeypatch):
+    from memories.search import hybrid
+
+    make_memory(user, "The lighthouse on the point was painted red in 1998.", title="Lighthouse paint")
+    statements = []
+    real = hybrid.search_candidates
+    monkeypatch.setattr(hybrid, "search_candidates", lambda *a, **k: statements.append(1) or real(*a, **k))
+    results = hybrid_search(user.pk, "lighthouse keeper", group_by="memory", min_score=0).results
+    assert len(results) == 2 and len(statements) == 1
