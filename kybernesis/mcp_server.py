@@ -32,7 +32,15 @@ from graph import selectors as graph_selectors
 from graph.schemas import EntityOut, RelationshipOut
 from graph.selectors import GraphQueryError
 from memories import search, selectors, services
-from memories.schemas import MemoryDetailOut, MemoryOut, SearchFiltersIn, SearchOut, SourceName, TierName
+from memories.schemas import (
+    KindName,
+    MemoryDetailOut,
+    MemoryOut,
+    SearchFiltersIn,
+    SearchOut,
+    SourceName,
+    TierName,
+)
 from memories.search import SearchError
 from memories.services import MemoryInputError
 from sleep import selectors as sleep_selectors
@@ -230,6 +238,13 @@ async def memory_add(
     priority: Annotated[float | None, Field(description="0 to 1; omitted means the default.")] = None,
     metadata: Annotated[dict[str, Any] | None, Field(description="Any JSON object kept with the memory.")] = None,
     source: SourceName = "upload",
+    kind: Annotated[
+        KindName | None,
+        Field(
+            description="For a chat message (source 'chat'): 'question' or 'note'. Omitted: the question rule "
+            "decides whether it asks something."
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     def body():
         memory = services.memory_create(
@@ -240,6 +255,7 @@ async def memory_add(
             priority=priority,
             metadata=metadata or {},
             manual_tags=tags or [],
+            kind=kind,
         )
         return memory_out(memory, with_content=True)
 
@@ -248,8 +264,8 @@ async def memory_add(
 
 @server.tool(
     description=(
-        "Hybrid search over your memories. Each result has hybridScore = 0.7·vectorScore + 0.3·metadataScore "
-        "and a snippet. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
+        "Hybrid search over your memories. One result per memory by default: its best passage with a snippet, "
+        "hybridScore = 0.7·vectorScore + 0.3·metadataScore, passageCount and up to two morePassages of it. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
         "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."
     ),
     annotations=READS,
@@ -259,8 +275,12 @@ async def memory_search(
     limit: Annotated[int, Field(description="How many results, 1 to 100.")] = 10,
     filters: SearchFiltersIn | None = None,
     group_by: Annotated[
-        Literal["chunk", "memory"], Field(description="'memory' keeps each memory's best chunk only.")
-    ] = "chunk",
+        Literal["memory", "chunk"],
+        Field(
+            description="'memory' (default): one result per memory, its best passage and up to two more; "
+            "'chunk': every matching passage is a result."
+        ),
+    ] = "memory",
     min_score: Annotated[
         float | None,
         Field(
@@ -329,6 +349,13 @@ async def memory_update(
     source: SourceName | None = None,
     priority: Annotated[float | None, Field(description="0 to 1.")] = None,
     metadata: dict[str, Any] | None = None,
+    kind: Annotated[
+        Literal["question", "note", "auto"] | None,
+        Field(
+            description="A chat message's kind: 'question', 'note' (kept when the text changes later), or "
+            "'auto' to let the question rule decide again."
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     given = {
         name: value
@@ -339,14 +366,17 @@ async def memory_update(
             ("source", source),
             ("priority", priority),
             ("metadata", metadata),
+            ("kind", kind),
         )
         if value is not None
     }
+    if given.get("kind") == "auto":
+        given["kind"] = None
 
     def body():
         memory = _memory(_owner(), memory_id)
         if not given:
-            raise ToolError("give at least one of title, content, tags, source, priority, metadata")
+            raise ToolError("give at least one of title, content, tags, source, priority, metadata, kind")
         return memory_out(services.memory_update(memory=memory, **given), with_content=True)
 
     return await _db(body)()

@@ -49,6 +49,7 @@ def _fields(item: MemoryIn) -> dict:
         "priority": item.priority,
         "metadata": item.metadata or {},
         "manual_tags": item.tags or [],
+        "kind": item.kind,
     }
 
 
@@ -245,8 +246,10 @@ def chat_session(request: HttpRequest, session_id: Id):
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
 @token_scope("read")  # a read although a POST: the query travels as a body
 def search_post(request: HttpRequest, payload: SearchIn):
-    """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
-    chunk with groupBy=memory. Only results at or above the relevance floor are returned (minScore
+    """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore. By default (groupBy=memory) there is one
+    result per memory: its best passage, with passageCount (how many of its passages match) and up to
+    two more of them in morePassages; limit counts memories. groupBy=chunk makes every matching
+    passage a result. Only results at or above the relevance floor are returned (minScore
     overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
     after the notes. A query of only common words or punctuation returns no results and a reason."""
     return search.hybrid_search(

@@ -135,7 +135,22 @@ class SearchForm(forms.Form):
     min_priority = forms.FloatField(
         required=False, min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0–1"})
     )
-    group = forms.BooleanField(required=False, label="One result per memory")
+    # One result per memory unless the URL says otherwise; "on" is what the old checkbox sent.
+    group = forms.CharField(
+        required=False,
+        widget=forms.Select(
+            choices=[("memory", "One result per memory"), ("chunk", "Every passage")],
+            attrs={"aria-label": "Results"},
+        ),
+    )
+
+    def clean_group(self) -> str:
+        value = self.cleaned_data.get("group") or "memory"
+        if value == "on":
+            return "memory"
+        if value not in ("memory", "chunk"):
+            raise forms.ValidationError("Results are grouped by 'memory' or 'chunk'.")
+        return value
 
     FILTERS = ("tag", "source", "tier", "created_after", "created_before", "min_priority")
 

@@ -70,6 +70,10 @@ class Memory(models.Model):
     # When a person chose the title (an edit, or a title given with the upload): a connector sync or a
     # re-extraction then never replaces it (memories.services.memory_update's from_source).
     title_edited_at = models.DateTimeField(null=True, blank=True)
+    # When a person chose a chat message's kind (metadata.kind: "this is a note", "this asks
+    # something"): an edit of its text then keeps the kind instead of asking the question rule again
+    # (memories.services.kinds). None: the rule decides.
+    kind_chosen_at = models.DateTimeField(null=True, blank=True)
     # What a reader should know about how the text was read: parts of the file that could not be read,
     # text repaired or dropped by the normalisation (core.normalise). Human-readable sentences.
     notices = models.JSONField(default=list, blank=True)
@@ -121,6 +125,21 @@ class Memory(models.Model):
         """Recompute the fields derived from others; bulk writers call this since they skip save()."""
         self.tags = combine_tags(self.manual_tags, self.auto_tags)
         self.content_hash = content_hash(self.content)
+
+    @property
+    def kind(self) -> str | None:
+        """A chat message's kind: "question" when it asks something, else "note"; None for a memory that
+        is not a chat message (memories.services.kinds decides and stores it in metadata.kind)."""
+        from memories.search.questions import NOTE, QUESTION  # the search package imports these models
+
+        if self.source != Source.CHAT:
+            return None
+        return QUESTION if (self.metadata or {}).get("kind") == QUESTION else NOTE
+
+    @property
+    def kind_chosen(self) -> bool:
+        """Whether a person chose the kind, rather than the question rule."""
+        return self.kind_chosen_at is not None
 
 
 class MemoryChunk(models.Model):

@@ -16,6 +16,11 @@ from memories.selectors import chat_session_messages, memory_tier_history
 
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
+KindName = Literal["question", "note"]
+KIND_HELP = (
+    'A chat message\'s kind: "question" (it asks something; search ranks it after the notes that answer '
+    'it) or "note". Omitted: the question rule decides. Only a chat message (source "chat") has one.'
+)
 
 
 class StrictIn(Schema):
@@ -30,6 +35,7 @@ class MemoryIn(StrictIn):
     source: SourceName = "upload"
     priority: float | None = Field(None, description="0 to 1; omitted means the default.")
     metadata: CleanDict | None = None
+    kind: KindName | None = Field(None, description=KIND_HELP)
 
 
 class MemoryBatchIn(StrictIn):
@@ -43,6 +49,11 @@ class MemoryPatchIn(StrictIn):
     source: SourceName | None = None
     priority: float | None = None
     metadata: CleanDict | None = None
+    kind: KindName | None = Field(
+        None,
+        description='"question" or "note": your choice, kept when the text changes later; null hands the kind '
+        "back to the question rule. Only a chat message has one.",
+    )
 
 
 class AutoTagOut(OutSchema):
@@ -77,6 +88,14 @@ class MemoryOut(OutSchema):
     manual_tags: list[str]
     summary: str
     metadata: dict[str, Any]
+    kind: KindName | None = Field(
+        None,
+        description='A chat message\'s kind: "question" when it asks something (search ranks it after the '
+        'notes), else "note"; null for a memory that is not a chat message. Change it with PATCH {"kind": ...}.',
+    )
+    kind_chosen: bool = Field(
+        False, description="Whether a person chose the kind (true) or the question rule gave it (false)."
+    )
     tier_reason: str
     tier_changed_at: datetime | None
     decay_score: float
@@ -324,12 +343,18 @@ class SearchFiltersIn(_SearchFilterFields):
         )
 
 
+GROUP_BY_HELP = (
+    '"memory" (the default): one result per memory, its best passage with up to two more of its matching '
+    'passages in morePassages; the limit counts memories. "chunk": every matching passage is a result.'
+)
+
+
 class SearchQueryIn(_SearchFilterFields):
     """GET /search: the filters as query parameters (repeat tag, source and tier for several)."""
 
     q: CleanStr = Field(..., max_length=2000)
     limit: int = Field(10, ge=1, le=100)
-    groupBy: Literal["chunk", "memory"] = "chunk"
+    groupBy: Literal["memory", "chunk"] = Field("memory", description=GROUP_BY_HELP)
     minScore: float | None = Field(None, ge=0, le=1, description=MIN_SCORE_HELP)
     tag: list[CleanStr] = Field(default_factory=list)
     source: list[SourceName] = Field(default_factory=list)
@@ -340,17 +365,41 @@ class SearchIn(StrictIn):
     query: CleanStr = Field(..., max_length=2000)
     limit: int = Field(10, ge=1, le=100)
     filters: SearchFiltersIn | None = None
-    groupBy: Literal["chunk", "memory"] = "chunk"
+    groupBy: Literal["memory", "chunk"] = Field("memory", description=GROUP_BY_HELP)
     minScore: float | None = Field(None, ge=0, le=1, description=MIN_SCORE_HELP)
+
+
+class PassageOut(OutSchema):
+    """Another passage of the result's memory that matches the query."""
+
+    chunk_id: int
+    chunk_index: int = Field(description="Position of the chunk in its memory (0-based)")
+    char_start: int = Field(description="Where the passage starts in the memory's content (a character offset)")
+    char_end: int = Field(description="Where it ends (exclusive)")
+    url: str = Field(description="The memory page at this passage")
+    snippet: str
+    hybrid_score: float
+    vector_score: float
+    metadata_score: float
 
 
 class SearchResultOut(OutSchema):
     memory_id: int
-    chunk_id: int
+    chunk_id: int = Field(description="The best passage's chunk")
     chunk_index: int = Field(
         description="Position of the chunk in its memory (0-based); the page anchor is #chunk-<chunkIndex>"
     )
+    char_start: int = Field(description="Where the passage starts in the memory's content (a character offset)")
+    char_end: int = Field(description="Where it ends (exclusive)")
     url: str = Field(description="The memory page at this chunk")
+    passage_count: int = Field(
+        description="How many of the memory's passages match the query (at or above minScore), this one included; "
+        "1 with groupBy=chunk"
+    )
+    more_passages: list[PassageOut] = Field(
+        description="With groupBy=memory: the next best of those passages, at most two, best first (empty with "
+        "groupBy=chunk)"
+    )
     kind: str = Field(description='"question" for a chat message that asks something, else ""')
     title: str
     snippet: str

@@ -17,6 +17,7 @@ urlpatterns = [
     path("<int:memory_id>/original/download/", views.memory_original_download, name="original_download"),
     path("<int:memory_id>/delete/", views.memory_delete, name="delete"),
     path("<int:memory_id>/pin/", views.memory_pin, name="pin"),
+    path("<int:memory_id>/kind/", views.memory_kind, name="kind"),
     path("<int:memory_id>/priority/", views.memory_priority, name="priority"),
     path("<int:memory_id>/tags/", views.memory_tags, name="tags"),
     path("<int:memory_id>/tier/", views.memory_tier_card, name="tier_card"),

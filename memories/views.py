@@ -226,6 +226,34 @@ def memory_pin(request, memory_id: int):
 
 
 @require_POST
+def memory_kind(request, memory_id: int):
+    """Mark a chat message "this is a note" or "this asks something" (kind=note|question), or hand it
+    back to the question rule (kind=auto). The choice is kept when the message is edited later."""
+    memory = selectors.memory_get(user=request.user, memory_id=memory_id)
+    choice = request.POST.get("kind", "")
+    error = None
+    if choice not in ("question", "note", "auto"):
+        error = "Choose whether the message asks something or is a note."
+    else:
+        try:
+            memory = services.memory_update(memory=memory, kind=None if choice == "auto" else choice)
+        except services.MemoryInputError as exc:
+            error = capfirst(str(exc)) + "."
+    if not request.htmx:
+        if not error:
+            messages.success(request, _KIND_SAVED[memory.kind or "note"])
+        return _back(request, memory_id, error)
+    context = {"memory": memory, "kind_error": error, "kind_message": "" if error else "Saved."}
+    return render(request, "memories/detail.html#kind", context, status=422 if error else 200)
+
+
+_KIND_SAVED = {
+    "question": "Marked as a message that asks something: search shows it after the notes that answer it.",
+    "note": "Marked as a note: search ranks it like any other note.",
+}
+
+
+@require_POST
 def memory_priority(request, memory_id: int):
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
     error = None
@@ -437,7 +465,7 @@ def search_page(request):
                 data["q"],
                 limit=25,
                 filters=filters,
-                group_by="memory" if data["group"] else "chunk",
+                group_by=data["group"],
                 min_score=0.0 if weaker else None,
             )
         except search.SearchError as exc:

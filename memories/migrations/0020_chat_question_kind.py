@@ -8,7 +8,7 @@ BATCH = 1000
 
 
 def mark_questions(apps, schema_editor):
-    from memories.services.chat import QUESTION, message_kind
+    from memories.search.questions import QUESTION, asks
 
     Memory = apps.get_model("memories", "Memory")
     pending = Memory.objects.filter(source="chat").exclude(metadata__has_key="kind").order_by("pk")
@@ -19,7 +19,7 @@ def mark_questions(apps, schema_editor):
             return
         marked = []
         for memory in batch:
-            if message_kind(memory.content) == QUESTION:
+            if asks(memory.content):
                 memory.metadata = {**(memory.metadata or {}), "kind": QUESTION}
                 marked.append(memory)
         Memory.objects.bulk_update(marked, ["metadata"])

@@ -101,9 +101,9 @@ def is_question(sentence: str) -> bool:
 
 
 def asks(message) -> bool:
-    """Whether a chat message (a memory) asks something: the rule the chat applied when it stored it
-    (`metadata.kind`, see `memories.services.chat.message_kind`): a question, or a request such as
-    "remind me ..." or "find my ..."."""
+    """Whether a chat message (a memory) asks something: its `metadata.kind`, which the memory service
+    set by the question rule or a person chose (memories.services.kinds): a question, or a request
+    such as "remind me ..." or "find my ..."."""
     return (message.metadata or {}).get("kind") == QUESTION
 
 

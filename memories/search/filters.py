@@ -41,6 +41,9 @@ class SearchFilters:
     updated_before: datetime | date | None = None
     title_contains: str | None = None
     pinned: bool | None = None
+    # Memories whose chunks are not candidates: hybrid search's second look past a memory that filled
+    # the candidate pool (memories.search.hybrid), not a filter a person sets.
+    exclude_memory_ids: tuple[int, ...] = ()
 
     def __post_init__(self):
         for name in ("created_after", "created_before", "updated_after", "updated_before"):
@@ -75,6 +78,9 @@ class SearchFilters:
         chunk = ["c.owner_id = %(owner)s"]
         if self.tiers and set(self.tiers) != set(Tier.values):
             chunk.append(tier_condition(self.tiers))
+        if self.exclude_memory_ids:
+            params["f_exclude"] = [int(pk) for pk in self.exclude_memory_ids]
+            chunk.append("c.memory_id <> ALL(%(f_exclude)s)")
         memory = []
         if self.sources:
             params["f_sources"] = list(self.sources)

@@ -8,9 +8,15 @@ Relevance floor: results with hybridScore below KYBERNESIS_SEARCH_MIN_SCORE (cal
 docs/decisions/0006-relevance-floor.md) are not returned; `min_score` overrides it (0 returns every
 candidate).
 
-Questions after answers: a chat message that asks something (metadata.kind = "question", set by
-memories.services.chat) is ranked after the notes that pass the relevance floor, so "carbonara"
-shows the recipe before "Remind me what I need for carbonara".
+Questions after answers: a chat message that asks something (metadata.kind = "question", set for
+every chat memory by memories.services.kinds) is ranked after the notes that pass the relevance
+floor, so "carbonara" shows the recipe before "Remind me what I need for carbonara".
+
+One result per memory (group_by="memory", what the page, the API and MCP do by default): each
+memory's best chunk, with how many of its chunks pass the floor and the next best two of them
+(memories.search.results.group_by_memory); the limit counts memories. A long document can fill
+the whole candidate pool with its own chunks, so when it does a second look fetches candidates
+from the other memories.
 
 Candidates are the union of the nearest chunks by embedding and the best chunks by BM25F (the top
 postings of each query term, summed), so a chunk found only by meaning or only by keywords can
@@ -22,14 +28,16 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 from django.conf import settings
 
 from memories import embedding
-from memories.models import MemoryChunk
+from memories.models import CorpusStat, MemoryChunk
 from memories.search.filters import SearchError, SearchFilters, validate_request
-from memories.search.results import SearchResponse, SearchResult
+from memories.search.results import SearchResponse, SearchResult, group_by_memory
 from memories.search.scoring import candidate_scores, order_results, term_pattern
 from memories.search.snippets import make_snippet
 from memories.search.statement import search_candidates
@@ -59,8 +67,8 @@ def hybrid_search(
     min_score: float | None = None,
     exclude_memory_ids: tuple[int, ...] = (),
 ) -> SearchResponse:
-    """Rank the chunks of the owner (a user's id) for a query. `group_by="memory"` keeps each memory's
-    best chunk.
+    """Rank the chunks of the owner (a user's id) for a query. `group_by="memory"` gives one result
+    per memory: its best chunk, with its next best matching chunks as `more_passages`.
 
     Only results with hybridScore >= min_score are returned (default: the relevance floor,
     `default_min_score()`); `weaker_count` says how many candidates the floor left out.
@@ -97,6 +105,10 @@ def hybrid_search(
         )
     excluded = set(exclude_memory_ids)
     candidates = [c for c in candidates if c.memory_id not in excluded]
+    if group_by == "memory":
+        candidates = _other_memories_too(
+            owner_id, query, qvec, candidates, limit=limit, filters=filters, excluded=excluded
+        )
     max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
     pattern = term_pattern(terms)
     scored: list[SearchResult] = []
@@ -125,23 +137,25 @@ def hybrid_search(
         )
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
-        best: dict[int, SearchResult] = {}
-        for result in scored:
-            best.setdefault(result.memory_id, result)
-        scored = list(best.values())
+        scored = group_by_memory(scored, floor=floor)
     kept = [r for r in scored if r.hybrid_score >= floor]
     results = order_results(kept, floor=relevance_floor)[:limit]
-    # Chunk texts are read for the returned results only, not for every candidate.
+    # Chunk texts are read for the returned passages only, not for every candidate.
+    wanted = [r.chunk_id for r in results] + [p.chunk_id for r in results for p in r.more_passages]
     details = {
-        pk: (text, created)
-        for pk, text, created in MemoryChunk.objects.filter(
-            owner_id=owner_id, pk__in=[r.chunk_id for r in results]
-        ).values_list("pk", "text", "memory__created_at")
+        pk: (text, created, start, end)
+        for pk, text, created, start, end in MemoryChunk.objects.filter(owner_id=owner_id, pk__in=wanted).values_list(
+            "pk", "text", "memory__created_at", "char_start", "char_end"
+        )
     }
     results = [r for r in results if r.chunk_id in details]  # a memory deleted mid-search drops out
     for result in results:
-        result.text, result.created_at = details[result.chunk_id]
+        result.text, result.created_at, result.char_start, result.char_end = details[result.chunk_id]
         result.snippet, result.snippet_html = make_snippet(result.text, terms)
+        result.more_passages = [p for p in result.more_passages if p.chunk_id in details]
+        for passage in result.more_passages:
+            passage.text, _, passage.char_start, passage.char_end = details[passage.chunk_id]
+            passage.snippet, passage.snippet_html = make_snippet(passage.text, terms)
     return SearchResponse(
         results=results,
         took_ms=(time.perf_counter() - started) * 1000,
@@ -151,4 +165,20 @@ def hybrid_search(
     )
 
 
+def _other_memories_too(owner_id: int, query: str, qvec, candidates: list, *, limit: int, filters, excluded) -> list:
+    """The candidates, and when one memory brought several chunks while fewer memories than `limit`
+    came back, the candidates of the other memories too: one long document can fill every side of
+    the pool with its own chunks and hide a short note that matches (one more statement, run only then)."""
+    per_memory = Counter(c.memory_id for c in candidates)
+    if not per_memory or len(per_memory) >= limit or max(per_memory.values()) < _FLOODING_CHUNKS:
+        return candidates
+    owner_chunks = CorpusStat.objects.filter(owner_id=owner_id).values_list("chunk_count", flat=True).first() or 0
+    if len(candidates) >= owner_chunks:  # every chunk was a candidate: nothing is hidden
+        return candidates
+    others = replace(filters, exclude_memory_ids=(*filters.exclude_memory_ids, *per_memory, *excluded))
+    return candidates + search_candidates(owner_id, query, qvec, limit=limit, filters=others)
+
+
+# A memory with at least this many candidate chunks may be crowding the others out of the pool.
+_FLOODING_CHUNKS = 3
 _WORD = re.compile(r"[^\W_]")  # a letter or a digit, in any script

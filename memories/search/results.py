@@ -1,4 +1,5 @@
-"""What a search returns: one scored result per chunk (or memory) and the response around them."""
+"""What a search returns: one scored result per memory (its best passage, with its next best
+passages beneath) or per chunk, and the response around them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,30 @@ from datetime import datetime
 from django.urls import reverse
 
 from memories.search.questions import QUESTION
+
+# How many more of a memory's matching passages a grouped result carries beneath its best one.
+MORE_PASSAGES = 2
+
+
+@dataclass
+class Passage:
+    """Another passage (chunk) of a result's memory that matches the query, with its own scores."""
+
+    memory_id: int
+    chunk_id: int
+    chunk_index: int
+    hybrid_score: float
+    vector_score: float
+    metadata_score: float
+    text: str = ""
+    snippet: str = ""
+    snippet_html: str = ""
+    char_start: int | None = None
+    char_end: int | None = None
+
+    @property
+    def url(self) -> str:
+        return result_url(self.memory_id, self.chunk_index)
 
 
 @dataclass
@@ -29,6 +54,22 @@ class SearchResult:
     created_at: datetime | None
     kind: str = ""  # "question" for a chat message that asks something
     parts: dict = field(default_factory=dict)  # the metadata score's components, for explanations
+    char_start: int | None = None  # where the passage lies in the memory's content
+    char_end: int | None = None
+    # Grouped by memory: how many of the memory's passages match (this one included), and the next
+    # best of them (at most MORE_PASSAGES), best first. A per-chunk result is one passage.
+    passage_count: int = 1
+    more_passages: list[Passage] = field(default_factory=list)
+
+    @property
+    def more_count(self) -> int:
+        """How many more of the memory's passages match, beyond this one ("3 more passages")."""
+        return self.passage_count - 1
+
+    @property
+    def unlisted_count(self) -> int:
+        """Matching passages neither shown nor listed beneath (the memory page shows them all)."""
+        return self.passage_count - 1 - len(self.more_passages)
 
     @property
     def bars(self) -> list[tuple[str, float]]:
@@ -42,6 +83,35 @@ class SearchResult:
     @property
     def is_question(self) -> bool:
         return self.kind == QUESTION
+
+
+def group_by_memory(ranked: list[SearchResult], *, floor: float, more: int = MORE_PASSAGES) -> list[SearchResult]:
+    """One result per memory, from per-chunk results ranked best first: the memory's best chunk,
+    carrying how many of its chunks reach `floor` and the next `more` best of them as passages.
+    A memory whose best chunk is under the floor still comes back (the floor is applied after) with
+    no passages beneath."""
+    best: dict[int, SearchResult] = {}
+    for result in ranked:
+        head = best.get(result.memory_id)
+        if head is None:
+            best[result.memory_id] = result
+            result.passage_count, result.more_passages = (1 if result.hybrid_score >= floor else 0), []
+        elif result.hybrid_score >= floor:
+            head.passage_count += 1
+            if len(head.more_passages) < more:
+                head.more_passages.append(
+                    Passage(
+                        memory_id=result.memory_id,
+                        chunk_id=result.chunk_id,
+                        chunk_index=result.chunk_index,
+                        hybrid_score=result.hybrid_score,
+                        vector_score=result.vector_score,
+                        metadata_score=result.metadata_score,
+                    )
+                )
+    for head in best.values():
+        head.passage_count = max(head.passage_count, 1)
+    return list(best.values())
 
 
 def result_url(memory_id: int, chunk_index: int) -> str:

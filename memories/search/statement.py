@@ -144,7 +144,7 @@ def search_statement(
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
-    needs_chunk = memory_sql or "c.tier" in chunk_sql
+    needs_chunk = memory_sql or "c.tier" in chunk_sql or "c.memory_id" in chunk_sql
     vector_layers = "\n    UNION ALL\n    ".join(
         _VECTOR_LAYER_SQL.format(
             join_memory=join_memory, filters=where, layer=layer, order=_EXACT_ORDER if exact else _INDEX_ORDER

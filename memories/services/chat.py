@@ -1,8 +1,7 @@
 """Chat: each message a person sends is stored as a memory with source=chat.
 
-A message that asks something is marked `metadata.kind = "question"` (see `message_kind`), so that
-search and the chat reply rank it after the notes that answer it: a question is still a memory, but
-it is not where the answer is.
+Whether a message asks something is decided where every chat memory is stored, whatever the door
+(memories.services.kinds): search and the chat reply rank a question after the notes that answer it.
 """
 
 from __future__ import annotations
@@ -14,16 +13,10 @@ from django.utils import timezone
 
 from core.text import strip_display_controls, text_problem
 from memories.models import ChatSession, Memory, Source
-from memories.search.questions import QUESTION, asks
 from memories.services.memory import memory_create
 from memories.services.validation import MemoryInputError, MemoryTooLargeError, clean_content
 
 CHAT_TITLE_WORDS = 8
-
-
-def message_kind(text: str) -> str:
-    """ "question" when the message asks something (memories.search.questions), "" otherwise."""
-    return QUESTION if asks(text) else ""
 
 
 def _first_words(text: str, *, words: int = CHAT_TITLE_WORDS, max_chars: int = 80) -> str:
@@ -47,7 +40,7 @@ def chat_message_send(*, owner, content, session: ChatSession | None = None) -> 
         raise MemoryTooLargeError(
             f"the message is {len(content):,} characters; the limit is {limit:,}", field="content"
         )
-    # Normalised here already, so the session's title and the question check read the stored text.
+    # Normalised here already, so the session's title reads the stored text.
     content = clean_content(content, index=None)
     with transaction.atomic():
         if session is None:
@@ -60,8 +53,6 @@ def chat_message_send(*, owner, content, session: ChatSession | None = None) -> 
             "messageIndex": session.message_count,
             "timestamp": now.isoformat(),
         }
-        if kind := message_kind(content):
-            metadata["kind"] = kind
         memory = memory_create(
             owner=owner,
             title=_first_words(content),

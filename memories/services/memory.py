@@ -18,6 +18,8 @@ from memories.chunking import Chunk, chunk_text
 from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.original_files import OriginalFile
 from memories.search import lexical
+from memories.services.kinds import UNSET as KIND_UNSET
+from memories.services.kinds import classify, clean_kind, reclassify
 from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag
@@ -51,6 +53,9 @@ class MemoryInput:
     notices: Sequence[str] = ()
     # The title is a person's choice (given with an upload): a sync or re-extraction keeps it.
     title_chosen: bool = False
+    # A chat message's kind, "question" or "note", as the caller chose it; None: the question rule
+    # decides (memories.services.kinds). Only a chat memory has one.
+    kind: str | None = None
 
 
 @dataclass
@@ -66,6 +71,7 @@ class PreparedInput:
     original: OriginalFile | StoredOriginal | None = None
     notices: list[str] = field(default_factory=list)
     title_chosen: bool = False
+    kind_chosen: bool = False
 
     @cached_property
     def chunks(self) -> list[Chunk]:
@@ -91,16 +97,25 @@ def memory_input_prepare(item: MemoryInput, *, index: int | None) -> PreparedInp
         priority = tier_rules.default_priority(
             source=source, manual_tag_count=len(manual_tags), content_chars=len(content)
         )
+    # Every chat message, from any door, is classified here: a question or a note.
+    classified = classify(
+        source=source,
+        content=content,
+        metadata=clean_metadata(item.metadata, index=index),
+        kind=item.kind,
+        index=index,
+    )
     return PreparedInput(
         title=clean_title(item.title, content, index=index),
         content=content,
         source=source,
         priority=priority,
-        metadata=clean_metadata(item.metadata, index=index),
+        metadata=classified.metadata,
         manual_tags=manual_tags,
         original=item.original,
         notices=clean_notices([*clean_notices(item.notices, index=index), *normalised.notices], index=index),
         title_chosen=item.title_chosen,
+        kind_chosen=classified.chosen,
     )
 
 
@@ -140,11 +155,13 @@ def memory_create(
     original: OriginalFile | StoredOriginal | None = None,
     unique: bool = False,
     notices: Sequence[str] = (),
+    kind: str | None = None,
 ) -> Memory:
     """Validate, chunk, embed and store one memory with all its chunks (and its original file), or nothing.
     A refusal names its field alone, with no item number. With `unique`, content the owner already has
     is not stored again: the memory that has it comes back with `created` False (see memory_create_many).
-    `notices` are the source's own (a parser's); normalising the content adds its own."""
+    `notices` are the source's own (a parser's); normalising the content adds its own. `kind` is a
+    chat message's kind as the caller chose it (None: the question rule decides)."""
     item = MemoryInput(
         title=title,
         content=content,
@@ -154,6 +171,7 @@ def memory_create(
         manual_tags=manual_tags,
         original=original,
         notices=notices,
+        kind=kind,
     )
     return _store(owner, [memory_input_prepare(item, index=None)], unique=unique)[0]
 
@@ -251,6 +269,7 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
             manual_tags=p.manual_tags,
             notices=p.notices,
             title_edited_at=now if p.title_chosen else None,
+            kind_chosen_at=now if p.kind_chosen else None,
             created_at=now,
             updated_at=now,
             tier_changed_at=now,
@@ -290,10 +309,14 @@ def memory_update(
     metadata=_UNSET,
     manual_tags=_UNSET,
     notices=_UNSET,
+    kind=_UNSET,
     from_source: bool = False,
 ) -> Memory:
     """Change a memory. Content is re-chunked only when its hash changed, and unchanged chunk
     texts keep their embeddings, so only new text is embedded.
+
+    A chat message is classified again (memories.services.kinds): `kind` ("question" or "note") is a
+    person's choice and is kept over later edits; None hands the kind back to the question rule.
 
     New content brings its notices anew: `notices` (the source's, e.g. a parser's, when the change
     comes from one) and what normalising it found. `from_source` marks a change that comes from the
@@ -309,6 +332,8 @@ def memory_update(
         manual_tags=manual_tags,
         notices=notices,
     )
+    if kind is not _UNSET:
+        changes[_KIND] = clean_kind(kind, index=None)  # whether a kind fits the memory is known under its lock
     # Two edits of one memory queue on its row lock; a deadlock with another writer is retried.
     locked = run_with_retry(lambda: _write_changes(memory.pk, changes, from_source=from_source), label="memory_update")
     locked.chunk_count = MemoryChunk.objects.filter(owner_id=locked.owner_id, memory=locked).count()
@@ -343,6 +368,7 @@ def _cleaned_changes(memory: Memory, *, title, content, source, priority, metada
 
 
 _CONTENT_NOTICES = "_content_notices"
+_KIND = "_kind"
 
 
 def _write_changes(memory_id: int, changes: dict, *, from_source: bool = False) -> Memory:
@@ -354,6 +380,7 @@ def _write_changes(memory_id: int, changes: dict, *, from_source: bool = False) 
         content_notices = changes.pop(_CONTENT_NOTICES, None)
         if from_source and locked.title_edited_at is not None:
             changes.pop("title", None)  # the person's title stays
+        _classify_changes(locked, changes, kind=changes.pop(_KIND, KIND_UNSET))
         rechunk = "content" in changes and content_hash(changes["content"]) != locked.content_hash
         if rechunk and content_notices is not None:
             changes["notices"] = content_notices
@@ -384,6 +411,25 @@ def _write_changes(memory_id: int, changes: dict, *, from_source: bool = False) 
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
             locked.refresh_from_db()
     return locked
+
+
+def _classify_changes(locked: Memory, changes: dict, *, kind) -> None:
+    """Put the kind a chat message has after these changes into them (metadata and kind_chosen_at)."""
+    if kind is KIND_UNSET and not {"content", "metadata", "source"} & changes.keys():
+        return
+    classified = reclassify(
+        old_source=locked.source,
+        old_metadata=locked.metadata or {},
+        old_chosen=locked.kind_chosen_at is not None,
+        source=changes.get("source", locked.source),
+        content=changes.get("content", locked.content),
+        metadata=changes.get("metadata"),
+        kind=kind,
+    )
+    if classified.metadata != (locked.metadata or {}) or "metadata" in changes:
+        changes["metadata"] = classified.metadata
+    if classified.chosen != (locked.kind_chosen_at is not None):
+        changes["kind_chosen_at"] = timezone.now() if classified.chosen else None
 
 
 def _replace_chunks(memory: Memory) -> None:

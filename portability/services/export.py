@@ -75,6 +75,7 @@ def memory_record(
         "metadata": memory.metadata,
         "notices": list(memory.notices),
         "titleEditedAt": _iso(memory.title_edited_at),
+        "kindChosenAt": _iso(memory.kind_chosen_at),
         "manualTags": list(memory.manual_tags),
         "autoTags": memory.auto_tags,
         "autoTaggedAt": _iso(memory.auto_tagged_at),

@@ -192,6 +192,8 @@ def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk
         manual_tags=given.manual_tags,
         notices=given.notices,
         title_edited_at=_time(record, "titleEditedAt"),
+        # A chat message's kind a person chose stays chosen (a "note" named in the metadata is one).
+        kind_chosen_at=_time(record, "kindChosenAt") or (now if given.kind_chosen else None),
         priority=given.priority,
         pinned=_field(record, "pinned", bool, False),
         summary=_field(record, "summary", str, ""),

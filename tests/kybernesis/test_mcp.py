@@ -24,6 +24,18 @@ def test_memory_get_shows_the_notices_and_memory_add_normalises_like_every_door(
     assert agent.ok("memory_get", {"memory_id": added["id"]})["content"] == "The configuration.\n"
 
 
+def test_a_chat_message_added_by_an_agent_is_classified_and_its_kind_can_be_changed(agent, owner):
+    question = agent.ok("memory_add", {"content": "Wann ist der Zahnarzttermin", "source": "chat"})
+    note = agent.ok("memory_add", {"content": "Is this a question?", "source": "chat", "kind": "note"})
+    assert (question["kind"], question["metadata"]) == ("question", {"kind": "question"})
+    assert (note["kind"], note["kindChosen"]) == ("note", True)
+    changed = agent.ok("memory_update", {"memory_id": question["id"], "kind": "note"})
+    assert (changed["kind"], changed["kindChosen"]) == ("note", True)
+    back = agent.ok("memory_update", {"memory_id": question["id"], "kind": "auto"})
+    assert (back["kind"], back["kindChosen"]) == ("question", False)
+    assert "only a chat message has a kind" in agent.error("memory_add", {"content": "A recipe.", "kind": "note"})
+
+
 def test_no_token_or_a_wrong_one_is_401_before_any_mcp(live_server):
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}
@@ -51,6 +63,7 @@ def test_the_tools_are_listed_with_json_schemas_and_the_memory_resource_template
         "priority",
         "metadata",
         "source",
+        "kind",
     }
     assert by_name["memory_search"].input_schema["required"] == ["query"]
     assert [t.uri_template for t in templates.resource_templates] == ["memory://{memory_id}"]

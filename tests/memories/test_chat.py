@@ -144,16 +144,25 @@ def test_chat_messages_stored_before_they_were_classified_are_marked_by_the_migr
 
     from django.apps import apps
 
-    migration = importlib.import_module("memories.migrations.0020_chat_question_kind")
+    migration = importlib.import_module("memories.migrations.0024_memory_kind_chosen")
     session, question = services.chat_message_send(owner=user, content="Where did I park the car?")
     _, note = services.chat_message_send(owner=user, content="Parked on level 3, bay C42.", session=session)
+    german = services.memory_create(owner=user, title=None, content="Wo habe ich das Auto geparkt", source="chat")
+    chosen = services.memory_create(owner=user, title=None, content="Is the shop open?", source="chat")
     Memory.objects.filter(pk=question.pk).update(metadata={"sessionId": session.pk})  # as stored before
+    Memory.objects.filter(pk=german.pk).update(metadata={})  # the API never classified one
+    Memory.objects.filter(pk=note.pk).update(metadata={"sessionId": session.pk, "kind": "question"})  # an old mistake
+    Memory.objects.filter(pk=chosen.pk).update(metadata={"kind": "note"}, kind_chosen_at=None)
     upload = make_memory(user, content="Where is the spare key? Under the blue pot.", title="Key")
 
-    migration.mark_questions(apps, None)
+    migration.classify_chat_memories(apps, None)
+    migration.classify_chat_memories(apps, None)  # a second run changes nothing
 
     assert Memory.objects.get(pk=question.pk).metadata == {"sessionId": session.pk, "kind": "question"}
-    assert "kind" not in Memory.objects.get(pk=note.pk).metadata
+    assert Memory.objects.get(pk=german.pk).metadata == {"kind": "question"}
+    assert Memory.objects.get(pk=note.pk).metadata == {"sessionId": session.pk}, "the rule's note has no kind"
+    kept = Memory.objects.get(pk=chosen.pk)
+    assert kept.metadata == {"kind": "note"} and kept.kind_chosen_at is not None, "a stored note is a choice"
     assert "kind" not in Memory.objects.get(pk=upload.pk).metadata, "only chat messages are classified"
 
 

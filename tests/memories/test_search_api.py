@@ -25,6 +25,10 @@ RESULT_KEYS = {
     "chunkIndex",
     "url",
     "kind",
+    "charStart",
+    "charEnd",
+    "passageCount",
+    "morePassages",
 }
 
 
