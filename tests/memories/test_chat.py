@@ -144,7 +144,7 @@ def test_chat_messages_stored_before_they_were_classified_are_marked_by_the_migr
 
     from django.apps import apps
 
-    migration = importlib.import_module("memories.migrations.0024_memory_kind_chosen")
+    migration = importlib.import_module("memories.migrations.0025_memory_kind_chosen")
     session, question = services.chat_message_send(owner=user, content="Where did I park the car?")
     _, note = services.chat_message_send(owner=user, content="Parked on level 3, bay C42.", session=session)
     german = services.memory_create(owner=user, title=None, content="Wo habe ich das Auto geparkt", source="chat")

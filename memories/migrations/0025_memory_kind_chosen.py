@@ -43,7 +43,7 @@ def classify_chat_memories(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memories", "0023_upload_job_ocr")]
+    dependencies = [("memories", "0024_consumed_files")]
 
     operations = [
         migrations.AddField(
