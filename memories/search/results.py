@@ -29,6 +29,7 @@ class SearchResult:
     created_at: datetime | None
     kind: str = ""  # "question" for a chat message that asks something
     parts: dict = field(default_factory=dict)  # the metadata score's components, for explanations
+    good_match: bool = True  # passes the good-match rule (memories.search.relevance)
 
     @property
     def bars(self) -> list[tuple[str, float]]:
@@ -56,6 +57,7 @@ class SearchResponse:
     results: list[SearchResult]
     took_ms: float
     query_terms: list[str]
-    min_score: float = 0.0  # the floor applied
+    min_score: float | None = None  # the caller's hybridScore floor; None: the good-match rule applied
+    floor: str = ""  # the floor applied, as a person reads it
     weaker_count: int = 0  # candidates left out by the floor (a page can offer to show them)
     reason: str = ""  # why there is nothing to search for, when the query has no usable words

@@ -14,6 +14,12 @@
         priority  = the memory's priority
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
 
+One result per memory (groupBy=memory): a memory's hybridScore is its best passage's, plus
+PASSAGE_BONUS for each further passage of it that is a good match too, for at most BONUS_PASSAGES of
+them (see `best_passages`). A long document has many passages and so many chances to match a little;
+the cap keeps that from outweighing a short note that answers the query better, so a 100-page
+document comes first only for the queries one of its passages answers best.
+
 The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
 that matches one of five equally rare query words scores √(1/5) ≈ 0.45, not 1.0, however few
 candidates there are. The square root keeps both data sets: the linear share separates answers from
@@ -95,13 +101,43 @@ def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: f
     return clamp(relative * matched_idf / total_idf)
 
 
-def order_results(results: list[SearchResult], *, floor: float) -> list[SearchResult]:
-    """Best first; among results at or above the floor, notes before questions (each by score)."""
+# A further good passage of the same memory adds this much, for at most BONUS_PASSAGES of them.
+PASSAGE_BONUS = 0.02
+BONUS_PASSAGES = 2
+
+
+def best_passages(results: list[SearchResult], *, good) -> list[SearchResult]:
+    """One result per memory, its best passage (results come best first), its hybridScore raised by
+    PASSAGE_BONUS for each further passage for which `good(result)` holds, at most BONUS_PASSAGES."""
+    best: dict[int, SearchResult] = {}
+    further: dict[int, int] = {}
+    for result in results:
+        if result.memory_id not in best:
+            best[result.memory_id] = result
+        elif good(result):
+            further[result.memory_id] = further.get(result.memory_id, 0) + 1
+    for memory_id, count in further.items():
+        result = best[memory_id]
+        if not good(result):
+            continue
+        bonus = PASSAGE_BONUS * min(count, BONUS_PASSAGES)
+        result.hybrid_score = clamp(result.hybrid_score + bonus)
+        result.parts = {**result.parts, "passageBonus": bonus}
+    return list(best.values())
+
+
+def order_results(results: list[SearchResult], *, floor: float | None = None) -> list[SearchResult]:
+    """Best first; among good matches (hybridScore at or above `floor` when one is given), notes
+    before questions (each by score)."""
+
+    def good(r: SearchResult) -> bool:
+        return r.good_match if floor is None else r.hybrid_score >= floor
+
     return sorted(
         results,
         key=lambda r: (
-            r.hybrid_score < floor,
-            r.is_question and r.hybrid_score >= floor,
+            not good(r),
+            r.is_question and good(r),
             -r.hybrid_score,
             -r.vector_score,
             r.chunk_id,
