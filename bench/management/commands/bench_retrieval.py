@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from bench import vector_search as vector_search_option
 from bench.datasets import read_jsonl, read_qrels
+from bench.scores import ScoreRecorder
 from memories import embedding, search
 from memories.models import Memory
 from memories.search import hybrid_search, scoring
@@ -58,6 +59,7 @@ class Command(BaseCommand):
             help="relevance floor for the floored figures (default: the setting)",
         )
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
+        parser.add_argument("--scores", default=None, help="write per-query scores (JSONL) for bench_calibrate")
         vector_search_option.add_argument(parser)
 
     def handle(
@@ -72,6 +74,7 @@ class Command(BaseCommand):
         min_score: float | None,
         lexical_form: str | None,
         vector_search: str,
+        scores: str | None,
         **options,
     ):
         if lexical_form:
@@ -111,6 +114,7 @@ class Command(BaseCommand):
         totals = {name: {"ndcg": 0.0, "recall": 0.0} for name in [*variants, "hybrid_limit_10"]}
         relevant_scores: list[float] = []
         floored_relevant = empty = 0
+        recorder = ScoreRecorder(scores, data_set="scifact")
         started = time.perf_counter()
         for q in all_queries:
             vector = embedding.embed_query(q["text"])
@@ -128,6 +132,15 @@ class Command(BaseCommand):
                 totals[name]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
                 totals[name]["recall"] += recall_at(ranked, qrels[q["_id"]], 100)
                 if name == "hybrid":
+                    recorder.record(
+                        owner=owner,
+                        query_id=q["_id"],
+                        query_type="claim",
+                        text=q["text"],
+                        qvec=vector,
+                        results=response.results,
+                        grades=[qrels[q["_id"]].get(memory_doc[r.memory_id], 0) for r in response.results],
+                    )
                     relevant_scores += [
                         r.hybrid_score for r in response.results[:10] if memory_doc[r.memory_id] in qrels[q["_id"]]
                     ]
@@ -137,6 +150,7 @@ class Command(BaseCommand):
             ranked = [memory_doc[r.memory_id] for r in response.results]
             totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
             empty += not ranked
+        recorder.close()
         floored_relevant = sum(1 for score in relevant_scores if score < floor)
         search_s = time.perf_counter() - started
         n = max(len(all_queries), 1)
