@@ -244,8 +244,8 @@ def chat_session(request: HttpRequest, session_id: Id):
 @router.post("/search", response={200: SearchOut, **ERRORS}, summary="Hybrid search")
 def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore; results are chunks, or each memory's best
-    chunk with groupBy=memory. Only results at or above the relevance floor are returned (minScore
-    overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
+    chunk with groupBy=memory. Only good matches are returned (the rule is in `floor`; minScore replaces
+    it with a hybridScore floor, 0 returns every candidate). Chat messages that ask something (kind="question") come
     after the notes. A query of only common words or punctuation returns no results and a reason."""
     return search.hybrid_search(
         request.auth.pk,

@@ -281,8 +281,8 @@ class ChatSessionDetailOut(ChatSessionOut):
 
 MIN_SCORE_HELP = (
     "A floor on hybridScore, 0..1, instead of the default good-match rule (vectorScore at least "
-    "KYBERNESIS_SEARCH_MIN_VECTOR_SCORE, or every word of the query found and hybridScore at least "
-    "KYBERNESIS_SEARCH_MIN_SCORE); 0 returns every candidate."
+    "KYBERNESIS_SEARCH_MIN_VECTOR_SCORE, or hybridScore at least KYBERNESIS_SEARCH_MIN_SCORE, or every word "
+    "of the query found and hybridScore at least KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE); 0 returns every candidate."
 )
 
 

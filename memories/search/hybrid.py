@@ -5,7 +5,7 @@ The scores and how they are made are in memories.search.scoring; the statement i
 memories.search.statement; the filters in memories.search.filters.
 
 Relevance floor: only good matches are returned (memories.search.relevance: close in meaning, or
-every word of the query found; calibrated, see docs/decisions/0008-good-match-rule.md); `min_score`
+every word of the query found; calibrated, see docs/decisions/0013-good-match-rule.md); `min_score`
 replaces the rule with a hybridScore floor of the caller's (0 returns every candidate).
 
 One result per memory (group_by="memory"): a memory ranks by its best passage, with at most a small
@@ -40,8 +40,8 @@ from memories.search.statement import search_candidates
 
 
 def default_min_score() -> float:
-    """The hybridScore a result containing every word of the query needs to be a good match (the
-    keyword side of the good-match rule every consumer applies by default, memories.search.relevance)."""
+    """The hybridScore at which any result is a good match: one side of the good-match rule every
+    consumer applies by default (memories.search.relevance has all of it)."""
     return float(settings.KYBERNESIS_SEARCH_MIN_SCORE)
 
 

@@ -17,26 +17,34 @@ from tests.factories import make_memory
 @pytest.mark.parametrize(
     ("hybrid", "vector", "idf_share", "good"),
     [
-        (0.23, 0.33, 0.0, True),  # a paraphrase: close in meaning, no word shared
-        (0.23, 0.3299, 0.0, False),
-        (0.50, 0.30, 0.60, False),  # a partial keyword match alone is never enough
+        (0.23, 0.34, 0.0, True),  # a paraphrase: close in meaning, no word shared
+        (0.23, 0.3399, 0.0, False),
+        (0.3999, 0.30, 0.60, False),  # a partial keyword match with little meaning
+        (0.40, 0.20, 0.50, True),  # meaning and words together
         (0.28, 0.10, 1.0, True),  # every word of the query found
         (0.2799, 0.10, 1.0, False),  # every word, but nothing else to it
-        (0.40, 0.20, 0.998, False),  # one of the words missing (a rare one carries the IDF)
+        (0.39, 0.20, 0.998, False),  # one of the words missing (a rare one carries the IDF)
         (0.0, 0.0, 0.0, False),
         (1.0, 1.0, 1.0, True),
     ],
 )
-def test_a_result_is_a_good_match_when_close_in_meaning_or_it_has_every_word(hybrid, vector, idf_share, good):
-    assert passes(hybrid=hybrid, vector=vector, idf_share=idf_share, limits=(0.33, 0.28)) is good
+def test_a_result_is_a_good_match_when_close_in_meaning_scoring_well_or_it_has_every_word(
+    hybrid, vector, idf_share, good
+):
+    assert passes(hybrid=hybrid, vector=vector, idf_share=idf_share, limits=(0.34, 0.40, 0.28)) is good
 
 
 def test_the_thresholds_come_from_the_settings_and_the_rule_says_them():
-    assert thresholds() == (0.33, 0.28)
-    with override_settings(KYBERNESIS_SEARCH_MIN_VECTOR_SCORE=0.5, KYBERNESIS_SEARCH_MIN_SCORE=0.4):
-        assert thresholds() == (0.5, 0.4)
+    assert thresholds() == (0.34, 0.40, 0.28)
+    with override_settings(
+        KYBERNESIS_SEARCH_MIN_VECTOR_SCORE=0.5, KYBERNESIS_SEARCH_MIN_SCORE=0.6, KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE=0.4
+    ):
+        assert thresholds() == (0.5, 0.6, 0.4)
         assert not passes(hybrid=0.45, vector=0.45, idf_share=0.0)
-        assert describe() == "vectorScore ≥ 0.50, or every word of the query found and hybridScore ≥ 0.40"
+        assert passes(hybrid=0.45, vector=0.45, idf_share=1.0)
+        assert describe() == (
+            "vectorScore ≥ 0.50, or hybridScore ≥ 0.60, or every word of the query found and hybridScore ≥ 0.40"
+        )
 
 
 # --- A memory's score: its best passage, and at most a small bonus -------------------------------

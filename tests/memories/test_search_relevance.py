@@ -275,7 +275,7 @@ def test_results_carry_the_chunk_position_and_link_to_its_anchor(user):
 def test_the_api_applies_the_floor_and_min_score_overrides_it(api, notes):
     body = api.post("/api/v1/search", {"query": "xyzzy plugh"}).json()
     assert body["results"] == [] and body["weakerCount"] > 0 and body["minScore"] is None
-    assert body["floor"].startswith("vectorScore ≥ 0.33")
+    assert body["floor"].startswith("vectorScore ≥ 0.34")
     body = api.post("/api/v1/search", {"query": "xyzzy plugh", "minScore": 0}).json()
     assert len(body["results"]) == len(NOTES) and body["minScore"] == 0 and body["floor"] == "hybridScore ≥ 0.00"
     assert not any(r["goodMatch"] for r in body["results"]), "shown on request, still not good matches"

@@ -74,7 +74,7 @@ def evaluate(rows: list[dict], keep) -> dict:
     no_answer = no_answer_empty = never = never_empty = 0
     for row in rows:
         results = row["results"]
-        passing = [r for r in results if keep(r, row)]
+        first = next((r for r in results if keep(r, row)), None)  # what the floored search shows first
         if judged(row):  # a judged query whose answers are not among its candidates counts nowhere
             top = results[:10]
             relevant += sum(r[3] > 0 for r in top)
@@ -82,13 +82,13 @@ def evaluate(rows: list[dict], keep) -> dict:
             best = max(r[3] for r in results)
             if results[0][3] == best:
                 answers += 1
-                answers_kept += bool(passing) and passing[0][3] == best
+                answers_kept += first is not None and first[3] == best
         elif row["type"] == "never_stored":
             never += 1
-            never_empty += not passing
+            never_empty += first is None
         elif row["type"] == "no_answer":
             no_answer += 1
-            no_answer_empty += not passing
+            no_answer_empty += first is None
     share = lambda part, whole: round(part / whole, 4) if whole else None  # noqa: E731
     return {
         "relevant_top10_kept": share(kept, relevant),
@@ -100,7 +100,7 @@ def evaluate(rows: list[dict], keep) -> dict:
     }
 
 
-def rule(limits: tuple[float, float] | None = None):
+def rule(limits: tuple[float, float, float] | None = None):
     """The good-match rule (memories.search.relevance), with other thresholds when given."""
     return lambda result, row: relevance.passes(hybrid=result[0], vector=result[1], idf_share=result[4], limits=limits)
 
@@ -128,25 +128,36 @@ def balanced(figures: dict) -> float:
 PLATEAU = 0.01
 
 
+OFF = 1.01  # a hybridScore threshold no result reaches: the rule without that side
+
+
 def calibrate(by_set: dict[str, list[dict]]) -> dict:
-    """The rule's thresholds: on a 0.01 × 0.02 grid, the mean over the sets of the balanced accuracy.
+    """The rule's three thresholds, from the mean over the sets of the balanced accuracy on a grid.
     The vector threshold is the lowest whose best mean is within PLATEAU of the best of all (a floor
-    should hide as few answers as it can); the hybridScore threshold the lowest of the best at it."""
-    vectors = [v / 100 for v in range(20, 51)]
-    hybrids = [h / 100 for h in range(20, 53, 2)]
+    should hide as few answers as it can); at it, the best hybridScore thresholds, the lowest of
+    equals."""
+    vectors = [v / 100 for v in range(24, 47)]
+    hybrids = [h / 100 for h in range(32, 57, 4)] + [OFF]
+    keywords = [0.2, 0.24, 0.28, 0.32, 0.36]
     scores = {
-        (v, h): sum(balanced(evaluate(rows, rule((v, h)))) for rows in by_set.values()) / len(by_set)
+        (v, h, k): sum(balanced(evaluate(rows, rule((v, h, k)))) for rows in by_set.values()) / len(by_set)
         for v in vectors
         for h in hybrids
+        for k in keywords
     }
     best = max(scores.values())
-    by_vector = {v: max(scores[(v, h)] for h in hybrids) for v in vectors}
+    by_vector = {v: max(scores[(v, h, k)] for h in hybrids for k in keywords) for v in vectors}
     vector = min(v for v in vectors if by_vector[v] >= best - PLATEAU)
-    hybrid = min(h for h in hybrids if scores[(vector, h)] >= by_vector[vector] - 1e-9)
+    limits = min(
+        ((vector, h, k) for h in hybrids for k in keywords if scores[(vector, h, k)] >= by_vector[vector] - 1e-9),
+        key=lambda key: (key[2], key[1]),
+    )
     return {
-        "min_vector_score": vector,
-        "min_score": hybrid,
-        "mean_balanced_accuracy": round(scores[(vector, hybrid)], 4),
+        "min_vector_score": limits[0],
+        "min_score": limits[1],
+        "min_keyword_score": limits[2],
+        "mean_balanced_accuracy": round(scores[limits], 4),
+        "without_the_hybrid_side": round(max(scores[(vector, OFF, k)] for k in keywords), 4),
         "best_mean_balanced_accuracy": round(best, 4),
         "best_at": list(max(scores, key=lambda k: scores[k])),
         "by_vector_score": {f"{v:.2f}": round(by_vector[v], 4) for v in vectors},

@@ -1,6 +1,6 @@
 """Benchmark: recall over long conversations (LoCoMo, snap-research/locomo), each turn a chat memory.
 
-The data set is not part of the repository (its licence, CC BY-NC 4.0, and its size): pass
+The data set is not part of this repository (its own carries no licence): pass
 `--data` a `locomo10.json` (a list of samples) or a folder of one sample per JSON file (the
 `data/multimodal_dialog/locomo10_v2/` folder of the repository's `data/locomo10.zip`).
 
@@ -30,6 +30,7 @@ from django.core.management.base import BaseCommand, CommandError
 from bench.scores import ScoreRecorder
 from memories import embedding, search
 from memories.models import Memory, Source
+from memories.search import relevance
 from memories.services import MemoryInput, memory_create_many
 from memories.services.chat import _first_words, message_kind
 
@@ -206,5 +207,5 @@ def report(judged: list[dict], *, turns_stored: int, seconds: float) -> dict:
         "questions": len(judged),
         "turns": turns_stored,
         "seconds": round(seconds, 1),
-        "min_score_default": search.default_min_score(),
+        "floor": relevance.describe(),
     }
