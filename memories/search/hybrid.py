@@ -8,8 +8,8 @@ Relevance floor: only good matches are returned (memories.search.relevance: clos
 every word of the query found; calibrated, see docs/decisions/0013-good-match-rule.md); `min_score`
 replaces the rule with a hybridScore floor of the caller's (0 returns every candidate).
 
-One result per memory (group_by="memory"): a memory ranks by its best passage, with at most a small
-bonus for further good passages (memories.search.scoring.best_passages).
+One result per memory (group_by="memory"): a memory ranks by its best passage alone
+(memories.search.scoring.best_passages).
 
 Questions after answers: a chat message that asks something (metadata.kind = "question", set by
 memories.services.chat) is ranked after the notes that are good matches, so "carbonara" shows the
@@ -141,9 +141,11 @@ def hybrid_search(
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
         scored = best_passages(scored, good=lambda r: r.good_match)
-        scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     kept = [r for r in scored if (r.good_match if floor is None else r.hybrid_score >= floor)]
-    results = order_results(kept)[:limit]
+    # With a caller's floor the results keep their hybridScore order, questions after the notes that
+    # contain every word's worth of score (MIN_KEYWORD_SCORE), as before the rule: putting every
+    # result that is not a good match last would reorder what the caller asked to rank.
+    results = order_results(kept, floor=None if floor is None else limits[2])[:limit]
     # Chunk texts are read for the returned results only, not for every candidate.
     details = {
         pk: (text, created)

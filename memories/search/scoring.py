@@ -14,11 +14,11 @@
         priority  = the memory's priority
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
 
-One result per memory (groupBy=memory): a memory's hybridScore is its best passage's, plus
-PASSAGE_BONUS for each further passage of it that is a good match too, for at most BONUS_PASSAGES of
-them (see `best_passages`). A long document has many passages and so many chances to match a little;
-the cap keeps that from outweighing a short note that answers the query better, so a 100-page
-document comes first only for the queries one of its passages answers best.
+One result per memory (groupBy=memory): a memory's hybridScore is its best passage's, and how many
+of its other passages are good matches too is reported beside it (parts.goodPassages), not added
+to it (see `best_passages`). A long document has many passages and so many chances to match a
+little; scoring it by its best one alone means a 100-page document comes first only for the
+queries one of its passages answers best, never for having many passages.
 
 The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
 that matches one of five equally rare query words scores √(1/5) ≈ 0.45, not 1.0, however few
@@ -101,14 +101,11 @@ def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: f
     return clamp(relative * matched_idf / total_idf)
 
 
-# A further good passage of the same memory adds this much, for at most BONUS_PASSAGES of them.
-PASSAGE_BONUS = 0.02
-BONUS_PASSAGES = 2
-
-
 def best_passages(results: list[SearchResult], *, good) -> list[SearchResult]:
-    """One result per memory, its best passage (results come best first), its hybridScore raised by
-    PASSAGE_BONUS for each further passage for which `good(result)` holds, at most BONUS_PASSAGES."""
+    """One result per memory, its best passage (results come best first), with the number of its
+    other passages for which `good(result)` holds in parts["goodPassages"]. A bonus for them (0.02
+    each, at most two) was measured and cost SciFact nDCG@10 0.007, so the score is the best
+    passage's alone (docs/benchmarks.md#relevance-floor)."""
     best: dict[int, SearchResult] = {}
     further: dict[int, int] = {}
     for result in results:
@@ -116,13 +113,8 @@ def best_passages(results: list[SearchResult], *, good) -> list[SearchResult]:
             best[result.memory_id] = result
         elif good(result):
             further[result.memory_id] = further.get(result.memory_id, 0) + 1
-    for memory_id, count in further.items():
-        result = best[memory_id]
-        if not good(result):
-            continue
-        bonus = PASSAGE_BONUS * min(count, BONUS_PASSAGES)
-        result.hybrid_score = clamp(result.hybrid_score + bonus)
-        result.parts = {**result.parts, "passageBonus": bonus}
+    for memory_id, result in best.items():
+        result.parts = {**result.parts, "goodPassages": further.get(memory_id, 0)}
     return list(best.values())
 
 

@@ -8,7 +8,7 @@ from django.test import override_settings
 
 from memories.search import SearchResult, hybrid_search
 from memories.search.relevance import describe, passes, thresholds
-from memories.search.scoring import BONUS_PASSAGES, PASSAGE_BONUS, best_passages
+from memories.search.scoring import best_passages
 from tests.factories import make_memory
 
 # --- The rule --------------------------------------------------------------------------------
@@ -71,25 +71,20 @@ def _result(memory_id: int, chunk_id: int, score: float, *, good: bool = True) -
     )
 
 
-def test_a_memory_scores_its_best_passage_plus_a_capped_bonus_for_further_good_ones():
+def test_a_memory_scores_its_best_passage_alone_and_counts_its_other_good_ones():
     long_document = [_result(1, 10 + i, 0.60 - i / 100) for i in range(40)]  # 40 good passages
     note = [_result(2, 1, 0.62)]
     ranked = best_passages(sorted(long_document + note, key=lambda r: -r.hybrid_score), good=lambda r: r.good_match)
+    assert [r.memory_id for r in ranked] == [2, 1], "many passages do not outweigh the better note"
     by_memory = {r.memory_id: r for r in ranked}
-    assert by_memory[1].chunk_id == 10, "the best passage stands for the document"
-    assert by_memory[1].hybrid_score == pytest.approx(0.60 + PASSAGE_BONUS * BONUS_PASSAGES)
-    assert by_memory[1].parts["passageBonus"] == pytest.approx(PASSAGE_BONUS * BONUS_PASSAGES)
-    assert by_memory[2].hybrid_score == 0.62 and "passageBonus" not in by_memory[2].parts
-    assert PASSAGE_BONUS * BONUS_PASSAGES <= 0.04
+    assert by_memory[1].chunk_id == 10 and by_memory[1].hybrid_score == 0.60
+    assert by_memory[1].parts["goodPassages"] == 39 and by_memory[2].parts["goodPassages"] == 0
 
 
-def test_weak_passages_add_nothing_and_a_weak_best_passage_gets_no_bonus():
-    weak_tail = [_result(1, 1, 0.5), _result(1, 2, 0.2, good=False), _result(1, 3, 0.19, good=False)]
-    assert best_passages(weak_tail, good=lambda r: r.good_match)[0].hybrid_score == 0.5
-    weak_best = [_result(1, 1, 0.3, good=False), _result(1, 2, 0.29), _result(1, 3, 0.28)]
-    assert best_passages(weak_best, good=lambda r: r.good_match)[0].hybrid_score == 0.3
-    one_more = [_result(1, 1, 0.5), _result(1, 2, 0.45)]
-    assert best_passages(one_more, good=lambda r: r.good_match)[0].hybrid_score == pytest.approx(0.5 + PASSAGE_BONUS)
+def test_passages_that_are_not_good_matches_are_not_counted():
+    tail = [_result(1, 1, 0.5), _result(1, 2, 0.2, good=False), _result(1, 3, 0.45)]
+    (result,) = best_passages(tail, good=lambda r: r.good_match)
+    assert result.hybrid_score == 0.5 and result.parts["goodPassages"] == 1
 
 
 # --- End to end ----------------------------------------------------------------------------------
@@ -106,7 +101,7 @@ def test_an_enormous_document_does_not_outrank_the_short_note_that_answers_best(
     note_first = hybrid_search(user.pk, "hedge trimmer blade", limit=5, group_by="memory", min_score=0)
     assert [r.title for r in note_first.results][:2] == ["Hedge trimmer", "Garden committee minutes"]
     document = note_first.results[1]
-    assert document.parts.get("passageBonus", 0.0) <= PASSAGE_BONUS * BONUS_PASSAGES
+    assert document.hybrid_score < note_first.results[0].hybrid_score and document.parts["goodPassages"] >= 0
     # The document still wins what it answers best, once.
     minutes = hybrid_search(user.pk, "garden committee compost tool shed", limit=5, group_by="memory", min_score=0)
     assert minutes.results[0].title == "Garden committee minutes"
