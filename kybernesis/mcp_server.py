@@ -286,7 +286,10 @@ async def memory_search(
         Field(
             ge=0,
             le=1,
-            description=("The relevance floor on hybridScore; omitted: the server's default, 0: every candidate."),
+            description=(
+                "A floor on hybridScore; omitted: the server's good-match rule (close in meaning, or every "
+                "word found), 0: every candidate."
+            ),
         ),
     ] = None,
 ) -> dict[str, Any]:

@@ -332,8 +332,12 @@ KYBERNESIS_SEARCH_LEXICAL_CANDIDATES = env_int("KYBERNESIS_SEARCH_LEXICAL_CANDID
 KYBERNESIS_SEARCH_EF_SEARCH = env_int("KYBERNESIS_SEARCH_EF_SEARCH", 40)
 # An owner with at most this many chunks is searched exactly (no HNSW index; memories.search.statement.exact_for).
 KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = env_int("KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS", 10_000)
-# Relevance floor on hybridScore (calibrated: docs/decisions/0006-relevance-floor.md). 0 returns every candidate.
-KYBERNESIS_SEARCH_MIN_SCORE = env_float("KYBERNESIS_SEARCH_MIN_SCORE", 0.28)
+# The good-match rule (memories.search.relevance, calibrated: docs/decisions/0013-good-match-rule.md): a
+# result is shown by default when its vectorScore reaches MIN_VECTOR_SCORE, or its hybridScore reaches
+# MIN_SCORE, or it contains every word of the query and its hybridScore reaches MIN_KEYWORD_SCORE.
+KYBERNESIS_SEARCH_MIN_VECTOR_SCORE = env_float("KYBERNESIS_SEARCH_MIN_VECTOR_SCORE", 0.34)
+KYBERNESIS_SEARCH_MIN_SCORE = env_float("KYBERNESIS_SEARCH_MIN_SCORE", 0.40)
+KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE = env_float("KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE", 0.28)
 KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)
 # The largest file POST /api/v1/import and the import page accept (an export zip with its vectors).
 KYBERNESIS_MAX_IMPORT_BYTES = env_int("KYBERNESIS_MAX_IMPORT_BYTES", 2 * 1024 * 1024 * 1024)

@@ -249,8 +249,8 @@ def search_post(request: HttpRequest, payload: SearchIn):
     """hybridScore = 0.7 · vectorScore + 0.3 · metadataScore. By default (groupBy=memory) there is one
     result per memory: its best passage, with passageCount (how many of its passages match) and up to
     two more of them in morePassages; limit counts memories. groupBy=chunk makes every matching
-    passage a result. Only results at or above the relevance floor are returned (minScore
-    overrides it; 0 returns every candidate). Chat messages that ask something (kind="question") come
+    passage a result. Only good matches are returned (the rule is in `floor`; minScore replaces it
+    with a hybridScore floor, 0 returns every candidate). Chat messages that ask something (kind="question") come
     after the notes. A query of only common words or punctuation returns no results and a reason."""
     return search.hybrid_search(
         request.auth.pk,

@@ -299,8 +299,9 @@ class ChatSessionDetailOut(ChatSessionOut):
 
 
 MIN_SCORE_HELP = (
-    "Relevance floor on hybridScore, 0..1. Default: the calibrated floor (KYBERNESIS_SEARCH_MIN_SCORE); "
-    "0 returns every candidate."
+    "A floor on hybridScore, 0..1, instead of the default good-match rule (vectorScore at least "
+    "KYBERNESIS_SEARCH_MIN_VECTOR_SCORE, or hybridScore at least KYBERNESIS_SEARCH_MIN_SCORE, or every word "
+    "of the query found and hybridScore at least KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE); 0 returns every candidate."
 )
 
 
@@ -406,6 +407,9 @@ class SearchResultOut(OutSchema):
     hybrid_score: float
     vector_score: float
     metadata_score: float
+    good_match: bool = Field(
+        description="Whether the result passes the good-match rule (see floor); false only with a minScore below it"
+    )
     tier: str
     source: str
     tags: list[str]
@@ -414,7 +418,10 @@ class SearchResultOut(OutSchema):
 
 class SearchOut(OutSchema):
     results: list[SearchResultOut]
-    min_score: float = Field(description="The relevance floor applied (hybridScore below it is left out)")
+    min_score: float | None = Field(
+        description="The hybridScore floor asked for with minScore; null: the good-match rule"
+    )
+    floor: str = Field(description="The floor applied, as a rule a person reads")
     weaker_count: int = Field(description="Candidates the floor left out; ask again with a lower minScore to see them")
     reason: str | None = Field(
         None, description="Why nothing was searched (a query of only common words or punctuation)"

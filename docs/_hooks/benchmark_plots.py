@@ -23,6 +23,9 @@ PLOTS_DIR = "benchmarks/plots"
 TIER_COLOURS = {"hot": "#e8590c", "warm": "#d4a106", "archive": "#64748b"}
 DEFAULT_BACKEND = "onnx-int8"
 VECTOR_PATHS = {"exact": "exact", "hnsw": "HNSW"}
+PERSONAL_SETS = ("personal", "personal-2")
+SET_COLOURS = {"SciFact": "#0f766e", "personal": "#7c3aed", "personal-2": "#c026d3", "LoCoMo": "#2563eb"}
+SET_NAMES = {"scifact": "SciFact", "locomo": "LoCoMo"}  # the data sets as bench_calibrate names them
 
 matplotlib.rcParams.update(
     {
@@ -112,19 +115,29 @@ def retrieval_quality(data_dir: Path) -> Figure:
         return figures.get("backend", DEFAULT_BACKEND) == DEFAULT_BACKEND
 
     scifact = latest(load(data_dir, "bench_retrieval")["rows"], default)
-    personal = latest(load(data_dir, "bench_personal")["rows"], default)
     bars = [
         ("SciFact", "nDCG@10", scifact["ndcg_at_10"]),
         ("SciFact", "nDCG@10, limit 10 + floor", scifact["ndcg_at_10_floor"]),
         ("SciFact", "recall@100", scifact["recall_at_100"]),
         ("SciFact", "vector-only nDCG@10", scifact["vector_only_ndcg_at_10"]),
-        ("personal", "top-1", personal["top1"]),
-        ("personal", "MRR@10", personal["mrr_at_10"]),
-        ("personal", "nDCG@5", personal["ndcg_at_5"]),
-        ("personal", "no-answer queries empty", personal["no_answer_empty"]),
     ]
-    colours = {"SciFact": "#0f766e", "personal": "#7c3aed"}
-    fig = Figure(figsize=(6.4, 3.8))
+    personal_rows = load(data_dir, "bench_personal")["rows"]
+    for data_set in PERSONAL_SETS:  # each collection on its own, never averaged
+        personal = latest(personal_rows, lambda f, s=data_set: default(f) and f.get("data_set") == s)
+        if personal is None:
+            continue
+        bars += [
+            (data_set, "top-1", personal["top1"]),
+            (data_set, "paraphrase top-1", personal["top1_by_query_type"]["paraphrase"]),
+            (data_set, "no-answer queries empty", personal["no_answer_empty"]),
+        ]
+    conversations = latest(load(data_dir, "bench_conversations")["rows"])
+    bars += [
+        ("LoCoMo", "turn R@5", conversations["turn_r_at_5"]),
+        ("LoCoMo", "session R@5", conversations["session_r_at_5"]),
+    ]
+    colours = SET_COLOURS
+    fig = Figure(figsize=(6.4, 4.6))
     ax = fig.subplots()
     ys = list(range(len(bars)))[::-1]
     ax.barh(ys, [b[2] for b in bars], color=[colours[b[0]] for b in bars], height=0.65)
@@ -137,10 +150,43 @@ def retrieval_quality(data_dir: Path) -> Figure:
     return fig
 
 
+def relevance_reliability(data_dir: Path) -> Figure:
+    """Per data set, the share of relevant results at each hybridScore and at each vectorScore, with
+    the good-match rule's vector threshold."""
+    data = load(data_dir, "bench_calibrate")
+    threshold = data["calibrated"]["min_vector_score"]
+    fig = Figure(figsize=(7.2, 3.6))
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, key, label in (
+        (axes[0], "reliability", "hybridScore"),
+        (axes[1], "vector_reliability", "vectorScore"),
+    ):
+        for name, bands in data[key].items():
+            name = SET_NAMES.get(name, name)
+            bands = [b for b in bands if b["results"] >= 5]  # a share of fewer results says little
+            ax.plot(
+                [b["score"] + 0.025 for b in bands],
+                [b["relevant_share"] for b in bands],
+                "o-",
+                markersize=3,
+                color=SET_COLOURS.get(name, "#555"),
+                label=name,
+            )
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel(f"{label} (bands of 0.05)")
+    axes[1].axvline(threshold, color="#b91c1c", linestyle="--", linewidth=1, label=f"good match ≥ {threshold:.2f}")
+    axes[0].set_ylabel("share of results that are relevant")
+    axes[1].legend(loc="upper left", fontsize=8, frameon=False)
+    fig.suptitle("Reliability: what a score means in each data set (first 10 results)")
+    return fig
+
+
 PLOTS: dict[str, Callable[[Path], Figure]] = {
     "search-latency": search_latency,
     "tiers-90-days": tiers_over_time,
     "retrieval-quality": retrieval_quality,
+    "relevance-reliability": relevance_reliability,
 }
 
 

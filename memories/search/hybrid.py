@@ -4,19 +4,19 @@ SQL round trip, then a relevance floor and questions placed after the notes.
 The scores and how they are made are in memories.search.scoring; the statement in
 memories.search.statement; the filters in memories.search.filters.
 
-Relevance floor: results with hybridScore below KYBERNESIS_SEARCH_MIN_SCORE (calibrated, see
-docs/decisions/0006-relevance-floor.md) are not returned; `min_score` overrides it (0 returns every
-candidate).
+Relevance floor: only good matches are returned (memories.search.relevance: close in meaning, or
+every word of the query found; calibrated, see docs/decisions/0013-good-match-rule.md); `min_score`
+replaces the rule with a hybridScore floor of the caller's (0 returns every candidate).
 
 Questions after answers: a chat message that asks something (metadata.kind = "question", set for
-every chat memory by memories.services.kinds) is ranked after the notes that pass the relevance
-floor, so "carbonara" shows the recipe before "Remind me what I need for carbonara".
+every chat memory by memories.services.kinds) is ranked after the notes that are good matches, so
+"carbonara" shows the recipe before "Remind me what I need for carbonara".
 
 One result per memory (group_by="memory", what the page, the API and MCP do by default): each
-memory's best chunk, with how many of its chunks pass the floor and the next best two of them
-(memories.search.results.group_by_memory); the limit counts memories. A long document can fill
-the whole candidate pool with its own chunks, so when it does a second look fetches candidates
-from the other memories.
+memory ranks by its best chunk alone, with how many of its chunks are good matches and the next best
+two of them (memories.search.results.group_by_memory); the limit counts memories. A long document
+can fill the whole candidate pool with its own chunks, so when it does a second look fetches
+candidates from the other memories.
 
 Candidates are the union of the nearest chunks by embedding and the best chunks by BM25F (the top
 postings of each query term, summed), so a chunk found only by meaning or only by keywords can
@@ -36,6 +36,7 @@ from django.conf import settings
 
 from memories import embedding
 from memories.models import CorpusStat, MemoryChunk
+from memories.search import relevance
 from memories.search.filters import SearchError, SearchFilters, validate_request
 from memories.search.results import SearchResponse, SearchResult, group_by_memory
 from memories.search.scoring import candidate_scores, order_results, term_pattern
@@ -44,7 +45,8 @@ from memories.search.statement import search_candidates
 
 
 def default_min_score() -> float:
-    """The relevance floor every consumer (search page, API, chat, answers) applies by default."""
+    """The hybridScore at which any result is a good match: one side of the good-match rule every
+    consumer applies by default (memories.search.relevance has all of it)."""
     return float(settings.KYBERNESIS_SEARCH_MIN_SCORE)
 
 
@@ -70,8 +72,8 @@ def hybrid_search(
     """Rank the chunks of the owner (a user's id) for a query. `group_by="memory"` gives one result
     per memory: its best chunk, with its next best matching chunks as `more_passages`.
 
-    Only results with hybridScore >= min_score are returned (default: the relevance floor,
-    `default_min_score()`); `weaker_count` says how many candidates the floor left out.
+    Only good matches are returned (memories.search.relevance), or with `min_score` the results with
+    hybridScore >= min_score; `weaker_count` says how many candidates the floor left out.
     """
     started = time.perf_counter()
     if isinstance(owner_id, bool) or not isinstance(owner_id, int):
@@ -80,11 +82,17 @@ def hybrid_search(
     if group_by not in ("chunk", "memory"):
         raise SearchError("groupBy must be 'chunk' or 'memory'")
     filters = filters or SearchFilters()
-    relevance_floor = default_min_score()
-    floor = relevance_floor if min_score is None else float(min_score)
+    limits = relevance.thresholds()
+    floor = None if min_score is None else float(min_score)
+    floor_text = relevance.describe(limits) if floor is None else f"hybridScore ≥ {floor:.2f}"
     if not _WORD.search(query):
         return SearchResponse(
-            results=[], took_ms=(time.perf_counter() - started) * 1000, query_terms=[], min_score=floor, reason=NO_WORDS
+            results=[],
+            took_ms=(time.perf_counter() - started) * 1000,
+            query_terms=[],
+            min_score=floor,
+            floor=floor_text,
+            reason=NO_WORDS,
         )
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
@@ -101,6 +109,7 @@ def hybrid_search(
             took_ms=(time.perf_counter() - started) * 1000,
             query_terms=[],
             min_score=floor,
+            floor=floor_text,
             reason=ONLY_COMMON_WORDS,
         )
     excluded = set(exclude_memory_ids)
@@ -133,13 +142,19 @@ def hybrid_search(
                 created_at=None,
                 kind=candidate.kind or "",
                 parts=scores.parts,
+                good_match=relevance.passes(
+                    hybrid=scores.hybrid, vector=scores.vector, idf_share=scores.parts["idfShare"], limits=limits
+                ),
             )
         )
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
-        scored = group_by_memory(scored, floor=floor)
-    kept = [r for r in scored if r.hybrid_score >= floor]
-    results = order_results(kept, floor=relevance_floor)[:limit]
+        scored = group_by_memory(scored, good=lambda r: r.good_match if floor is None else r.hybrid_score >= floor)
+    kept = [r for r in scored if (r.good_match if floor is None else r.hybrid_score >= floor)]
+    # With a caller's floor the results keep their hybridScore order, questions after the notes that
+    # contain every word's worth of score (MIN_KEYWORD_SCORE), as before the rule: putting every
+    # result that is not a good match last would reorder what the caller asked to rank.
+    results = order_results(kept, floor=None if floor is None else limits[2])[:limit]
     # Chunk texts are read for the returned passages only, not for every candidate.
     wanted = [r.chunk_id for r in results] + [p.chunk_id for r in results for p in r.more_passages]
     details = {
@@ -161,6 +176,7 @@ def hybrid_search(
         took_ms=(time.perf_counter() - started) * 1000,
         query_terms=terms,
         min_score=floor,
+        floor=floor_text,
         weaker_count=len(scored) - len(kept),
     )
 

@@ -3,6 +3,7 @@ passages beneath) or per chunk, and the response around them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -71,6 +72,8 @@ class SearchResult:
         """Matching passages neither shown nor listed beneath (the memory page shows them all)."""
         return self.passage_count - 1 - len(self.more_passages)
 
+    good_match: bool = True  # passes the good-match rule (memories.search.relevance)
+
     @property
     def bars(self) -> list[tuple[str, float]]:
         return [("hybrid", self.hybrid_score), ("vector", self.vector_score), ("metadata", self.metadata_score)]
@@ -85,18 +88,22 @@ class SearchResult:
         return self.kind == QUESTION
 
 
-def group_by_memory(ranked: list[SearchResult], *, floor: float, more: int = MORE_PASSAGES) -> list[SearchResult]:
+def group_by_memory(
+    ranked: list[SearchResult], *, good: Callable[[SearchResult], bool], more: int = MORE_PASSAGES
+) -> list[SearchResult]:
     """One result per memory, from per-chunk results ranked best first: the memory's best chunk,
-    carrying how many of its chunks reach `floor` and the next `more` best of them as passages.
-    A memory whose best chunk is under the floor still comes back (the floor is applied after) with
-    no passages beneath."""
+    whose score alone ranks the memory (a long document has many passages and so many chances to
+    match; a bonus for them cost SciFact nDCG@10 0.007, docs/benchmarks.md#relevance-floor). It
+    carries how many of its chunks are `good` matches and the next `more` best of them as passages;
+    parts["goodPassages"] counts its other good passages. A memory whose best chunk is not good still
+    comes back (the floor is applied after) with no passages beneath."""
     best: dict[int, SearchResult] = {}
     for result in ranked:
         head = best.get(result.memory_id)
         if head is None:
             best[result.memory_id] = result
-            result.passage_count, result.more_passages = (1 if result.hybrid_score >= floor else 0), []
-        elif result.hybrid_score >= floor:
+            result.passage_count, result.more_passages = (1 if good(result) else 0), []
+        elif good(result):
             head.passage_count += 1
             if len(head.more_passages) < more:
                 head.more_passages.append(
@@ -110,6 +117,8 @@ def group_by_memory(ranked: list[SearchResult], *, floor: float, more: int = MOR
                     )
                 )
     for head in best.values():
+        others = head.passage_count - (1 if good(head) else 0)
+        head.parts = {**head.parts, "goodPassages": others}
         head.passage_count = max(head.passage_count, 1)
     return list(best.values())
 
@@ -126,6 +135,7 @@ class SearchResponse:
     results: list[SearchResult]
     took_ms: float
     query_terms: list[str]
-    min_score: float = 0.0  # the floor applied
+    min_score: float | None = None  # the caller's hybridScore floor; None: the good-match rule applied
+    floor: str = ""  # the floor applied, as a person reads it
     weaker_count: int = 0  # candidates left out by the floor (a page can offer to show them)
     reason: str = ""  # why there is nothing to search for, when the query has no usable words

@@ -14,6 +14,12 @@
         priority  = the memory's priority
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
 
+One result per memory (groupBy=memory): a memory's hybridScore is its best passage's, and how many
+of its other passages are good matches too is reported beside it (parts.goodPassages), not added
+to it (see memories.search.results.group_by_memory). A long document has many passages and so many chances to match a
+little; scoring it by its best one alone means a 100-page document comes first only for the
+queries one of its passages answers best, never for having many passages.
+
 The IDF share is what makes a keyword score mean "how much of what you asked for is here": a chunk
 that matches one of five equally rare query words scores √(1/5) ≈ 0.45, not 1.0, however few
 candidates there are. The square root keeps both data sets: the linear share separates answers from
@@ -95,13 +101,18 @@ def lexical_score(bm25: float, max_bm25: float, matched_idf: float, total_idf: f
     return clamp(relative * matched_idf / total_idf)
 
 
-def order_results(results: list[SearchResult], *, floor: float) -> list[SearchResult]:
-    """Best first; among results at or above the floor, notes before questions (each by score)."""
+def order_results(results: list[SearchResult], *, floor: float | None = None) -> list[SearchResult]:
+    """Best first; among good matches (hybridScore at or above `floor` when one is given), notes
+    before questions (each by score)."""
+
+    def good(r: SearchResult) -> bool:
+        return r.good_match if floor is None else r.hybrid_score >= floor
+
     return sorted(
         results,
         key=lambda r: (
-            r.hybrid_score < floor,
-            r.is_question and r.hybrid_score >= floor,
+            not good(r),
+            r.is_question and good(r),
             -r.hybrid_score,
             -r.vector_score,
             r.chunk_id,

@@ -16,6 +16,7 @@ RESULT_KEYS = {
     "title",
     "snippet",
     "hybridScore",
+    "goodMatch",
     "vectorScore",
     "metadataScore",
     "tier",

@@ -36,7 +36,7 @@ def _result(memory_id: int, chunk_id: int, score: float) -> SearchResult:
 def test_grouping_keeps_each_memorys_best_chunk_counts_its_matches_and_lists_two_more():
     ranked = [_result(1, 10, 0.9), _result(2, 20, 0.8), _result(1, 11, 0.7), _result(1, 12, 0.6)]
     ranked += [_result(1, 13, 0.5), _result(2, 21, 0.2), _result(3, 30, 0.1)]
-    grouped = group_by_memory(ranked, floor=0.3)
+    grouped = group_by_memory(ranked, good=lambda r: r.hybrid_score >= 0.3)
     assert [(r.memory_id, r.chunk_id) for r in grouped] == [(1, 10), (2, 20), (3, 30)]
     first, second, third = grouped
     assert (first.passage_count, first.more_count, first.unlisted_count) == (4, 3, 1)

@@ -65,6 +65,31 @@ def test_a_higher_min_score_returns_only_what_reaches_it(user, notes):
     assert all(r.hybrid_score >= 0.2 for r in hybrid_search(user.pk, "carbonara pepper", min_score=0.2).results)
 
 
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [("tooth doctor", "Dentist appointment"), ("that Roman pasta dish", "Spaghetti carbonara")],
+)
+def test_a_paraphrase_that_shares_no_word_is_a_good_match(user, notes, query, answer):
+    response = hybrid_search(user.pk, query)
+    assert titles(response)[:1] == [answer]
+    first = response.results[0]
+    assert first.parts["idfShare"] == 0 and first.good_match, "found by meaning alone"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Does vitamin D supplementation reduce fracture risk in older adults?",
+        "What did the committee conclude about the 2019 budget report?",
+        "tax rules in Brazil",
+        "flights to New York in December",
+    ],
+)
+def test_a_question_about_something_never_stored_shows_no_good_match(user, notes, query):
+    response = hybrid_search(user.pk, query)
+    assert response.results == [] and response.weaker_count > 0
+
+
 @pytest.mark.parametrize("min_score", [-0.1, 1.01, 2, True, "0.5"])
 def test_min_score_outside_0_1_is_refused(user, min_score):
     with pytest.raises(SearchError):
@@ -104,7 +129,7 @@ def test_one_stray_word_does_not_make_a_strong_keyword_match(user, notes):
         for r in hybrid_search(user.pk, "how do I fix a pod that keeps crashing", min_score=0).results
         if r.title == "Mortgage comparison"
     )  # "fixed" shares a stem with "fix"
-    assert mortgage.parts["lexical"] < 0.5 and mortgage.hybrid_score < hybrid_search(user.pk, "xyzzy").min_score
+    assert mortgage.parts["lexical"] < 0.5 and not mortgage.good_match
 
 
 # --- Titles count -----------------------------------------------------------------------------
@@ -249,9 +274,11 @@ def test_results_carry_the_chunk_position_and_link_to_its_anchor(user):
 
 def test_the_api_applies_the_floor_and_min_score_overrides_it(api, notes):
     body = api.post("/api/v1/search", {"query": "xyzzy plugh"}).json()
-    assert body["results"] == [] and body["weakerCount"] > 0 and body["minScore"] > 0
+    assert body["results"] == [] and body["weakerCount"] > 0 and body["minScore"] is None
+    assert body["floor"].startswith("vectorScore ≥ 0.34")
     body = api.post("/api/v1/search", {"query": "xyzzy plugh", "minScore": 0}).json()
-    assert len(body["results"]) == len(NOTES) and body["minScore"] == 0
+    assert len(body["results"]) == len(NOTES) and body["minScore"] == 0 and body["floor"] == "hybridScore ≥ 0.00"
+    assert not any(r["goodMatch"] for r in body["results"]), "shown on request, still not good matches"
     got = api.get("/api/v1/search", {"q": "postgres"}).json()["results"][0]
     assert got["title"] == "Postgres vacuum tuning" and got["chunkIndex"] == 0 and got["url"].endswith("/open?chunk=0")
 

@@ -1,10 +1,13 @@
 """Benchmark: search on a small labelled personal collection (notes, files, chat messages).
 
-The collection and its judged queries live in bench/data/personal/ (see its README). It is loaded
+Two collections and their judged queries live in bench/data/personal/ and bench/data/personal-2/
+(see their READMEs; the second was written apart from the first, by another hand, about another
+person's life). Each is reported on its own, never averaged with the other. A collection is loaded
 afresh into a bench user through the real services (notes through memory_create_many, files through
 upload_files, chat messages through chat_message_send, so questions are classified as in use), then
 every query runs as an API caller's default search would: limit=10, the relevance floor on, results
-as chunks and the first chunk of each memory counted. The last line is JSON:
+as chunks and the first chunk of each memory counted. The last line is JSON, {"sets": {name: figures}}
+with these figures for each collection:
 
     top1                   share of answerable queries whose first result is the answer (grade 2)
     mrr@10                 mean reciprocal rank of the first answer in the top 10
@@ -15,9 +18,11 @@ as chunks and the first chunk of each memory counted. The last line is JSON:
     paraphrase_top1        top1 over the queries that share no word with their answer (reported apart:
                            they depend most on the embedding model)
     by_type                top1 per query type
-    floor_sweep            top1 and no_answer_empty at other floors (from the same unfloored rankings)
-    calibration            the floor that best separates answers from no-answer queries (see
-                           `calibrate`), which is how KYBERNESIS_SEARCH_MIN_SCORE was chosen
+    floor_sweep            top1 and no_answer_empty with a constant hybridScore floor instead of the
+                           good-match rule (from the same unfloored rankings)
+
+The good-match rule itself is calibrated over several data sets by bench_calibrate (run this with
+`--scores`).
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand, CommandError
 
+from bench.scores import ScoreRecorder
 from memories import embedding, search
 from memories.models import Memory
-from memories.search import scoring
+from memories.search import relevance, scoring
 from memories.services import (
     MemoryInput,
     chat_message_send,
@@ -41,7 +47,8 @@ from memories.services import (
 )
 
 BENCH_USER = "bench-personal"
-DATA = Path(__file__).resolve().parents[2] / "data" / "personal"
+DATA = Path(__file__).resolve().parents[2] / "data"
+SETS = ("personal", "personal-2")
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -81,59 +88,66 @@ def dcg(grades: list[int]) -> float:
     return sum(g / math.log2(i + 2) for i, g in enumerate(grades))
 
 
-def calibrate(answer_scores: list[float], no_answer_top: list[float]) -> dict:
-    """The floor that best separates answers from no-answer queries: on a 0.01 grid, the floors with
-    the highest balanced accuracy (mean of the share of answers kept and the share of no-answer
-    queries left empty); the middle of that range, so neither side is favoured by a hair."""
-
-    def accuracy(at: float) -> float:
-        kept = sum(s >= at for s in answer_scores) / max(len(answer_scores), 1)
-        empty = sum(s < at for s in no_answer_top) / max(len(no_answer_top), 1)
-        return (kept + empty) / 2
-
-    grid = [round(0.10 + i / 100, 2) for i in range(51)]
-    scores = {at: accuracy(at) for at in grid}
-    best = max(scores.values())
-    top = [at for at in grid if scores[at] == best]
-    return {"balanced_accuracy": round(best, 4), "range": [top[0], top[-1]], "floor": round((top[0] + top[-1]) / 2, 2)}
-
-
 class Command(BaseCommand):
     help = "top-1, MRR@10, nDCG@5, no-answer and question-ranking figures on the labelled personal collection."
 
     def add_arguments(self, parser):
-        parser.add_argument("--data", default=str(DATA), help="folder with memories.jsonl and queries.jsonl")
+        parser.add_argument(
+            "--data",
+            action="append",
+            default=None,
+            help="a folder with memories.jsonl and queries.jsonl (repeat for several; default: both collections)",
+        )
         parser.add_argument("--min-score", type=float, default=None, help="floor (default: the setting)")
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
         parser.add_argument("--verbose", action="store_true", help="print each query's ranking")
+        parser.add_argument("--scores", default=None, help="write per-query scores (JSONL) for bench_calibrate")
 
-    def handle(self, *args, data: str, min_score: float | None, lexical_form: str | None, verbose: bool, **options):
-        folder = Path(data)
-        items = read_jsonl(folder / "memories.jsonl")
-        queries = read_jsonl(folder / "queries.jsonl")
+    def handle(self, *args, data, min_score: float | None, lexical_form: str | None, verbose: bool, scores, **options):
+        folders = [Path(d) for d in data] if data else [DATA / name for name in SETS]
         if lexical_form:
             scoring.LEXICAL_FORM = lexical_form
-        floor = search.default_min_score() if min_score is None else min_score
+        floor = min_score  # None: the good-match rule
+        embedding.embed_query("warm-up")
+        reports = {}
+        for number, folder in enumerate(folders):
+            if not (folder / "memories.jsonl").exists():
+                raise CommandError(f"no memories.jsonl in {folder}")
+            recorder = ScoreRecorder(scores, data_set=folder.name, append=number > 0)
+            reports[folder.name] = self._run(folder, floor=floor, verbose=verbose, recorder=recorder)
+            recorder.close()
+        self.stdout.write(json.dumps({"sets": reports}))
+
+    def _run(self, folder: Path, *, floor: float | None, verbose: bool, recorder: ScoreRecorder) -> dict:
+        items = read_jsonl(folder / "memories.jsonl")
+        queries = read_jsonl(folder / "queries.jsonl")
+        username = BENCH_USER if folder.name == "personal" else f"{BENCH_USER}-{folder.name}"[:150]
         owner, _ = get_user_model().objects.get_or_create(
-            username=BENCH_USER, defaults={"email": f"{BENCH_USER}@localhost"}
+            username=username, defaults={"email": f"{username}@localhost"}
         )
         ids = load_collection(owner, items)
         asked = {}  # answer id -> the chat questions that ask about it
         for item in items:
             for answer in item.get("asks_about", ()):
                 asked.setdefault(answer, set()).add(item["id"])
-        embedding.embed_query("warm-up")
         rankings = {q["id"]: self._ranking(owner, q, ids, verbose=verbose) for q in queries}
-        self.stdout.write(json.dumps(_report(queries, rankings, ids, asked, floor=floor, items=len(items))))
+        for q in queries:
+            ranked = rankings[q["id"]]
+            recorder.record(
+                owner=owner,
+                query_id=q["id"],
+                query_type=q["type"],
+                text=q["text"],
+                qvec=embedding.embed_query(q["text"]),
+                results=ranked,
+                grades=[(q.get("relevant") or {}).get(ids[r.memory_id], 0) for r in ranked],
+            )
+        return _report(queries, rankings, ids, asked, floor=floor, items=len(items))
 
     def _ranking(self, owner, query: dict, ids: dict, *, verbose: bool) -> list:
-        """The query's top 10 results, one per memory (the best chunk's), with no floor."""
-        response = search.hybrid_search(owner.pk, query["text"], limit=10, min_score=0.0)
-        seen, ranked = set(), []
-        for r in response.results:
-            if r.memory_id not in seen:
-                seen.add(r.memory_id)
-                ranked.append(r)
+        """The query's results, one per memory (the best chunk's), with no floor."""
+        response = search.hybrid_search(owner.pk, query["text"], limit=100, min_score=0.0, group_by="memory")
+        ranked = list(response.results)
         if verbose:
             self.stderr.write(
                 f"{query['id']} {query['text']!r} -> "
@@ -158,15 +172,22 @@ def _questions_above_answers(query: dict, order: list, asked: dict) -> tuple[int
     return pairs, above
 
 
-def _evaluate(at: float, queries: list, rankings: dict, ids: dict, asked: dict) -> dict:
-    """The figures with results below `at` dropped."""
+def _kept(results: list, at: float | None) -> list:
+    """The results a search with this floor returns (None: the good-match rule), in its order."""
+    return search.order_results(
+        [r for r in results if (r.good_match if at is None else r.hybrid_score >= at)], floor=at
+    )
+
+
+def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked: dict) -> dict:
+    """The figures with the floor `at` applied (None: the good-match rule)."""
     answerable = [q for q in queries if q.get("relevant")]
     no_answer = [q for q in queries if not q.get("relevant")]
     top1 = mrr = ndcg = 0.0
     by_type: dict[str, list[float]] = {}
     pairs = above = 0
     for q in answerable:
-        kept = search.order_results([r for r in rankings[q["id"]] if r.hybrid_score >= at], floor=at)
+        kept = _kept(rankings[q["id"]], at)[:10]
         order = [ids[r.memory_id] for r in kept]
         grades = [q["relevant"].get(doc, 0) for doc in order]
         hit = float(bool(grades) and grades[0] == 2)
@@ -178,7 +199,7 @@ def _evaluate(at: float, queries: list, rankings: dict, ids: dict, asked: dict) 
         ndcg += dcg(grades[:5]) / ideal if ideal else 0.0
         q_pairs, q_above = _questions_above_answers(q, order, asked)
         pairs, above = pairs + q_pairs, above + q_above
-    empty = sum(1 for q in no_answer if not any(r.hybrid_score >= at for r in rankings[q["id"]]))
+    empty = sum(1 for q in no_answer if not _kept(rankings[q["id"]], at))
     n = max(len(answerable), 1)
     return {
         "top1": round(top1 / n, 4),
@@ -191,11 +212,11 @@ def _evaluate(at: float, queries: list, rankings: dict, ids: dict, asked: dict) 
     }
 
 
-def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: float, items: int) -> dict:
-    """The figures at the floor, a sweep of floors, and the score calibration."""
+def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: float | None, items: int) -> dict:
+    """The figures with the floor, and a sweep of constant floors."""
     result = _evaluate(floor, queries, rankings, ids, asked)
     result["paraphrase_top1"] = result["by_type"].get("paraphrase", 0.0)
-    result["min_score"] = floor
+    result["floor"] = relevance.describe() if floor is None else f"hybridScore >= {floor:.2f}"
     result["lexical_form"] = scoring.LEXICAL_FORM
     result["queries"] = len([q for q in queries if q.get("relevant")])
     result["no_answer_queries"] = len([q for q in queries if not q.get("relevant")])
@@ -214,7 +235,6 @@ def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: flo
     no_answer_top = sorted(
         max((r.hybrid_score for r in rankings[q["id"]]), default=0.0) for q in queries if not q.get("relevant")
     )
-    result["calibration"] = calibrate(answer_scores, no_answer_top)
     result["answer_score_quantiles"] = [
         round(answer_scores[int(p * (len(answer_scores) - 1))], 3) for p in (0.05, 0.1, 0.25, 0.5)
     ]

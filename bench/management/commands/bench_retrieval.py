@@ -17,9 +17,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from bench import vector_search as vector_search_option
 from bench.datasets import read_jsonl, read_qrels
+from bench.scores import ScoreRecorder
 from memories import embedding, search
 from memories.models import Memory
-from memories.search import hybrid_search, scoring
+from memories.search import hybrid_search, relevance, scoring
 from memories.services import MemoryInput, memory_create_many
 
 BENCH_USER = "bench-retrieval"
@@ -55,9 +56,10 @@ class Command(BaseCommand):
             "--min-score",
             type=float,
             default=None,
-            help="relevance floor for the floored figures (default: the setting)",
+            help="a hybridScore floor for the floored figures (default: the good-match rule)",
         )
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
+        parser.add_argument("--scores", default=None, help="write per-query scores (JSONL) for bench_calibrate")
         vector_search_option.add_argument(parser)
 
     def handle(
@@ -72,12 +74,13 @@ class Command(BaseCommand):
         min_score: float | None,
         lexical_form: str | None,
         vector_search: str,
+        scores: str | None,
         **options,
     ):
         if lexical_form:
             scoring.LEXICAL_FORM = lexical_form
         vector_search_option.apply(vector_search)
-        floor = search.default_min_score() if min_score is None else min_score
+        floor = min_score  # None: the good-match rule
         folder = Path(data)
         if not (folder / "corpus.jsonl").exists():
             raise CommandError(f"no corpus.jsonl in {folder}")
@@ -110,7 +113,9 @@ class Command(BaseCommand):
         variants = {"hybrid": None, "vector_only": (1.0, 0.0), "metadata_only": (0.0, 1.0)}
         totals = {name: {"ndcg": 0.0, "recall": 0.0} for name in [*variants, "hybrid_limit_10"]}
         relevant_scores: list[float] = []
+        relevant_hidden = 0
         floored_relevant = empty = 0
+        recorder = ScoreRecorder(scores, data_set="scifact")
         started = time.perf_counter()
         for q in all_queries:
             vector = embedding.embed_query(q["text"])
@@ -128,16 +133,28 @@ class Command(BaseCommand):
                 totals[name]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
                 totals[name]["recall"] += recall_at(ranked, qrels[q["_id"]], 100)
                 if name == "hybrid":
-                    relevant_scores += [
-                        r.hybrid_score for r in response.results[:10] if memory_doc[r.memory_id] in qrels[q["_id"]]
-                    ]
+                    recorder.record(
+                        owner=owner,
+                        query_id=q["_id"],
+                        query_type="claim",
+                        text=q["text"],
+                        qvec=vector,
+                        results=response.results,
+                        grades=[qrels[q["_id"]].get(memory_doc[r.memory_id], 0) for r in response.results],
+                    )
+                    relevant = [r for r in response.results[:10] if memory_doc[r.memory_id] in qrels[q["_id"]]]
+                    relevant_scores += [r.hybrid_score for r in relevant]
+                    relevant_hidden += sum(
+                        1 for r in relevant if (not r.good_match if floor is None else r.hybrid_score < floor)
+                    )
             response = hybrid_search(
                 owner.pk, q["text"][:2000], limit=10, group_by="memory", query_vector=vector, min_score=floor
             )
             ranked = [memory_doc[r.memory_id] for r in response.results]
             totals["hybrid_limit_10"]["ndcg"] += ndcg_at(ranked, qrels[q["_id"]], 10)
             empty += not ranked
-        floored_relevant = sum(1 for score in relevant_scores if score < floor)
+        recorder.close()
+        floored_relevant = relevant_hidden
         search_s = time.perf_counter() - started
         n = max(len(all_queries), 1)
         result = {
@@ -146,7 +163,7 @@ class Command(BaseCommand):
             "vector_only_ndcg@10": round(totals["vector_only"]["ndcg"] / n, 4),
             "metadata_only_ndcg@10": round(totals["metadata_only"]["ndcg"] / n, 4),
             "ndcg@10_at_limit_10": round(totals["hybrid_limit_10"]["ndcg"] / n, 4),
-            "min_score": floor,
+            "floor": relevance.describe() if floor is None else f"hybridScore >= {floor:.2f}",
             "lexical_form": scoring.LEXICAL_FORM,
             "vector_search": vector_search_option.used_for(owner.pk),
             "empty_at_limit_10": empty,

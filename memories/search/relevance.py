@@ -1,0 +1,64 @@
+"""Which results are good matches for their query: the relevance floor search applies by default.
+
+A result is a good match when
+
+- it is close to the query in meaning: vectorScore ≥ KYBERNESIS_SEARCH_MIN_VECTOR_SCORE (0.34), or
+- it scores well on meaning and words together: hybridScore ≥ KYBERNESIS_SEARCH_MIN_SCORE (0.40), or
+- it contains every word of the query (every query term, so all of the query's IDF) and its
+  hybridScore reaches KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE (0.28).
+
+Only good matches are returned unless the caller asks for a hybridScore floor of their own
+(`minScore`; 0 returns every candidate), and the page labels the others "weaker matches".
+
+The meaning side is judged on vectorScore and not on hybridScore because a paraphrase ("tooth
+doctor" for the dentist note) shares no word with its answer: its metadata score is 0 and its
+hybridScore at most 0.7 × vectorScore, while a query near a topic but without an answer ("tax rules
+in Brazil" beside a note on quarterly tax payments) gains a partial keyword score. A partial keyword
+match alone therefore never makes a good match on its own; all of the query's words do, or a
+hybridScore that a partial match with little meaning does not reach.
+
+The three thresholds come from `manage.py bench_calibrate` over SciFact, LoCoMo conversations and
+both personal collections, with queries about things never stored (each set's queries searched in
+the other sets' collections). Figures and the reliability curves: docs/benchmarks.md#relevance-floor
+and docs/decisions/0013-good-match-rule.md. A rule relative to each query's background score (its
+mean similarity to the owner's memories) was measured and rejected there: conversations about the
+same two people have a high background, so it hid their answers, and in a collection unlike the
+query (a scientific corpus asked about a person's errands) the background is low and let misses
+through.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+# A result "contains every word of the query" when its terms carry this share of the query's IDF
+# (1, less a margin for the float sums).
+FULL_MATCH = 0.999
+
+
+Limits = tuple[float, float, float]
+
+
+def thresholds() -> Limits:
+    """(the vectorScore of a match by meaning, the hybridScore of any match, the hybridScore of a
+    match of every word)."""
+    return (
+        float(settings.KYBERNESIS_SEARCH_MIN_VECTOR_SCORE),
+        float(settings.KYBERNESIS_SEARCH_MIN_SCORE),
+        float(settings.KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE),
+    )
+
+
+def passes(*, hybrid: float, vector: float, idf_share: float, limits: Limits | None = None) -> bool:
+    """Whether a result with these scores is a good match (the rule in the module docstring)."""
+    min_vector, min_hybrid, min_keyword = limits or thresholds()
+    return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
+
+
+def describe(limits: Limits | None = None) -> str:
+    """The rule as the page and the API state it."""
+    min_vector, min_hybrid, min_keyword = limits or thresholds()
+    return (
+        f"vectorScore ≥ {min_vector:.2f}, or hybridScore ≥ {min_hybrid:.2f}, "
+        f"or every word of the query found and hybridScore ≥ {min_keyword:.2f}"
+    )
