@@ -135,10 +135,10 @@ def hybrid_search(
     details = {
         pk: (text, created)
         for pk, text, created in MemoryChunk.objects.filter(
-            owner_id=owner_id, pk__in=[r.chunk_id for r in results]
+            owner_id=owner_id, pk__in=[r.chunk_id for r in results], memory__trashed_at=None
         ).values_list("pk", "text", "memory__created_at")
     }
-    results = [r for r in results if r.chunk_id in details]  # a memory deleted mid-search drops out
+    results = [r for r in results if r.chunk_id in details]  # a memory deleted or trashed mid-search drops out
     for result in results:
         result.text, result.created_at = details[result.chunk_id]
         result.snippet, result.snippet_html = make_snippet(result.text, terms)

@@ -94,7 +94,7 @@ def test_memory_tools_add_get_list_update_tag_pin_delete(agent, owner):
     assert pinned["pinned"] is True and pinned["tier"] == "hot"
     assert agent.ok("memory_pin", {"memory_id": memory_id, "pinned": False})["pinned"] is False
 
-    assert agent.ok("memory_delete", {"memory_id": memory_id}) == {"deleted": memory_id}
+    assert agent.ok("memory_delete", {"memory_id": memory_id}) == {"deleted": memory_id, "trashed": True}
     assert not Memory.objects.filter(pk=memory_id).exists()
 
 
