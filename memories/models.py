@@ -32,7 +32,7 @@ ACTIVE_TIERS = ("hot", "warm")
 
 # A chunk's `tier` is its storage layer: its memory's tier, or TRASH_LAYER while the memory is in the
 # trash. Neither HNSW index covers that layer, so search never meets a trashed chunk and pays nothing
-# to leave it out (docs/decisions/0011-trash-layer.md).
+# to leave it out (docs/decisions/0013-trash-layer.md).
 TRASH_LAYER = "trash"
 CHUNK_LAYERS = [*Tier.choices, (TRASH_LAYER, "Trash")]
 

@@ -189,7 +189,7 @@ def _store(owner, prepared: list[PreparedInput], *, unique: bool) -> list[Memory
 def _create_unique(owner, prepared: list[PreparedInput]) -> list[Memory]:
     digests = [content_hash(p.content) for p in prepared]
     # Known content costs no embedding: look before the lock, then again under it. Content in the
-    # trash is known too: the trashed memory is restored rather than stored twice (docs/trash.md).
+    # trash is known too: the trashed memory is restored rather than stored twice (docs/features/trash.md).
     known = _memories_by_hash(owner, digests)
     in_trash = set(trashed_with_content(owner_id=owner.pk, digests=[d for d in digests if d not in known]))
     fresh: dict[str, PreparedInput] = {}

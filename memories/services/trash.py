@@ -4,7 +4,7 @@ A memory in the trash keeps its row, chunks, embeddings, tags, links and origina
 every read: `Memory.objects` leaves it out, its chunks move to the trash storage layer (no vector index
 covers it) and its lexical postings are removed, and the graph forgets its mentions (memories_trashed).
 Restoring undoes exactly that; purging deletes the row and what hangs off it, the original's file once
-the transaction commits. See docs/trash.md.
+the transaction commits. See docs/features/trash.md.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def trashed_with_content(*, owner_id: int, digests: Sequence[str]) -> dict[str, 
 
 def memories_restore_for_content(*, owner_id: int, digests: Sequence[str]) -> dict[str, Memory]:
     """Adding content that is in the trash restores the trashed memory instead of storing a second copy
-    (docs/trash.md, "Adding it again"). Runs inside the caller's transaction, under its content locks;
+    (docs/features/trash.md, "Adding it again"). Runs inside the caller's transaction, under its content locks;
     returns the restored memories by content hash, each with `created` False."""
     trashed = trashed_with_content(owner_id=owner_id, digests=digests)
     if not trashed:

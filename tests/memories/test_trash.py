@@ -29,7 +29,7 @@ from memories.search import lexical
 from memories.search.answers import answer_question
 from memories.services import bulk
 from memories.services.trash import trash_schedule_ensure
-from tests.factories import MemoryLinkFactory, make_memory
+from tests.factories import MemoryLinkFactory, UserFactory, make_memory
 from tests.memories.originals_helpers import upload
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("store_dir")]
@@ -377,3 +377,66 @@ def test_a_page_request_names_the_person_who_trashed(user):
     memory = make_memory(user, HERON)
     client.post(f"/memories/{memory.pk}/delete/")
     assert Memory.all_objects.get(pk=memory.pk).trashed_by == user.get_username()
+
+
+# --- Export, import, MCP, connectors ----------------------------------------------------------------
+
+
+def test_export_leaves_the_trash_out_unless_asked_and_import_puts_it_back_in_the_trash(user, tmp_path):
+    from tests.portability.test_export_import import export_bytes, import_bytes, unpack
+
+    live, gone = make_memory(user, HERON), make_memory(user, BUDGET)
+    services.memory_delete(memory=gone)
+    plain = unpack(export_bytes(user))
+    assert [r["id"] for r in plain["memories"]] == [live.pk] and plain["manifest"]["includesTrash"] is False
+    full = unpack(export_bytes(user, include_trash=True))
+    assert sorted(r["id"] for r in full["memories"]) == sorted([live.pk, gone.pk])
+    assert full["manifest"]["counts"]["trashed"] == 1
+    [record] = [r for r in full["memories"] if r["id"] == gone.pk]
+    assert record["trashedAt"] and record["trashedBy"] == "system"
+
+    other = UserFactory()
+    data = export_bytes(user, include_trash=True)
+    report = import_bytes(other, data, "export.zip", tmp_path)
+    assert report.created == 2
+    [trashed] = Memory.all_objects.filter(owner=other, trashed_at__isnull=False)
+    assert trashed.content == BUDGET and trashed.trashed_at.isoformat() == record["trashedAt"]
+    assert set(MemoryChunk.objects.filter(memory=trashed).values_list("tier", flat=True)) == {TRASH_LAYER}
+    assert trashed.pk not in found_ids(other, "quarterly budget review Marta")
+    assert import_bytes(other, data, "export.zip", tmp_path).created == 0  # the trash counts as there
+    # A live record of content in the trash restores it, as adding it again would.
+    services.memory_restore_from_trash(owner=other, memory_id=trashed.pk)
+    services.memory_delete(memory=trashed)
+    import_bytes(other, export_bytes(user), "live.zip", tmp_path)
+    assert Memory.all_objects.filter(owner=other, trashed_at__isnull=False).count() == 1  # BUDGET was not in it
+    services.memory_delete(memory=Memory.objects.get(owner=other, content=HERON))
+    import_bytes(other, export_bytes(user), "live.zip", tmp_path)
+    assert Memory.objects.filter(owner=other, content=HERON).exists()
+
+
+def test_a_connector_sync_leaves_a_trashed_memory_in_the_trash(user):
+    from connectors.models import ConnectorItem
+    from connectors.services import ItemSink
+    from tests.factories import ConnectorAccountFactory, ConnectorItemFactory
+
+    account = ConnectorAccountFactory(owner=user)
+    memory = make_memory(user, HERON, source="connector")
+    item = ConnectorItemFactory(
+        account=account, external_id="doc-1", memory=memory, status=ConnectorItem.Status.SYNCED, error=""
+    )
+    services.memory_delete(memory=memory)
+    sink = ItemSink(account)
+
+    class Doc:
+        external_id, title, mime, url, recheck = "doc-1", "Herons", "text/plain", "https://x", False
+        modified_at = timezone.now()
+
+        def load(self):
+            raise AssertionError("a trashed item is not downloaded")
+
+    sink.document(Doc())
+    sink.removed("doc-1")
+    memory = Memory.all_objects.get(pk=memory.pk)
+    assert memory.trashed_at is not None and "archivedReason" not in memory.metadata
+    assert ConnectorItem.objects.get(pk=item.pk).memory_id == memory.pk
+    assert Memory.all_objects.filter(owner=user).count() == 1
