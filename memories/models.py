@@ -114,6 +114,7 @@ class Memory(models.Model):
     # back, so a front door can show the chunk count and tell a new memory from a duplicate found.
     chunk_count: int
     created: bool
+    restored: bool  # set by a create that found the content in the trash and restored that memory
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -109,8 +109,7 @@ def memories_bulk_undo(*, owner, undo: dict) -> str:
                 n += 1
         return f"{'Pinned' if action == 'pin' else 'Unpinned'} {n} memor{'y' if n == 1 else 'ies'} again."
     if action == "untrash":
-        restored = memories_restore_from_trash(owner_id=owner.pk, memory_ids=undo.get("ids", []))
-        n = len(restored)
+        n = len(memories_restore_from_trash(owner_id=owner.pk, memory_ids=undo.get("ids", [])))
         return f"Restored {n} memor{'y' if n == 1 else 'ies'} from the trash."
     if action == "restore":
         # An undo record left by a release that deleted for good: the memories are stored again.

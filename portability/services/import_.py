@@ -300,8 +300,8 @@ def _restore_trashed(owner, digests: list[str]) -> None:
 def _extract_later(created: list[int]) -> None:
     """Graph extraction and links (wikilinks included) follow in the worker, as for any new memory; not
     for a memory imported into the trash (its restore extracts it)."""
-    live = set(Memory.objects.filter(pk__in=created).values_list("pk", flat=True)) if created else set()
-    if live := [pk for pk in created if pk in live]:
+    outside = set(Memory.objects.filter(pk__in=created).values_list("pk", flat=True)) if created else set()
+    if live := [pk for pk in created if pk in outside]:
         content_changed_on_commit(memory_ids=live)
 
 

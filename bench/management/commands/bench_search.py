@@ -143,7 +143,7 @@ class Command(BaseCommand):
             if bulk or chunks >= BULK_FROM:
                 build = bulk_mod.bulk_build(owner, chunks, rng, progress=self.stderr.write)
             else:
-                Memory.objects.filter(owner=owner).delete()
+                Memory.all_objects.filter(owner=owner).delete()
                 started = time.perf_counter()
                 self._build(owner, chunks, rng)
                 build = {"mode": "incremental", "build_s": round(time.perf_counter() - started, 1)}
