@@ -440,3 +440,28 @@ def test_a_connector_sync_leaves_a_trashed_memory_in_the_trash(user):
     assert memory.trashed_at is not None and "archivedReason" not in memory.metadata
     assert ConnectorItem.objects.get(pk=item.pk).memory_id == memory.pk
     assert Memory.all_objects.filter(owner=user).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_restores_at_once_restore_it_once_and_the_other_is_told_why():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection as conn
+
+    owner = UserFactory()
+    memory = make_memory(owner, HERON)
+    services.memory_delete(memory=memory)
+
+    def restore():
+        try:
+            services.memory_restore_from_trash(owner=owner, memory_id=memory.pk)
+            return "restored"
+        except Http404 as exc:
+            return str(exc)
+        finally:
+            conn.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = sorted(pool.map(lambda _: restore(), range(2)))
+    assert outcomes == [f"Memory {memory.pk} is not in the trash.", "restored"]
+    assert lexical_state(owner.pk)[2][0] == MemoryChunk.objects.filter(memory_id=memory.pk).count()
