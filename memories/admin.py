@@ -102,6 +102,7 @@ class MemoryAdmin(admin.ModelAdmin):
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"
     inlines = [MemoryChunkInline]
+    actions = ["trash_selected"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
@@ -140,6 +141,19 @@ class MemoryAdmin(admin.ModelAdmin):
             memories_trash(
                 owner_id=owner_id, memory_ids=list(queryset.filter(owner_id=owner_id).values_list("pk", flat=True))
             )
+
+    def get_actions(self, request):
+        # Django's "Delete selected" would say the rows are deleted; here they go to the trash.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    @admin.action(description="Move the selected memories to the trash", permissions=["delete"])
+    def trash_selected(self, request, queryset):
+        ids = list(queryset.values_list("pk", flat=True))
+        self.delete_queryset(request, queryset)
+        n = Memory.all_objects.filter(pk__in=ids, trashed_at__isnull=False).count()
+        self.message_user(request, f"Moved {n} memor{'y' if n == 1 else 'ies'} to the trash.")
 
 
 @admin.register(TrashedMemory)

@@ -369,6 +369,11 @@ def test_admin_deletes_into_the_trash_and_restores_from_it(user, admin_client):
     assert memory.title in listing
     admin_client.post("/admin/memories/trashedmemory/", {"action": "restore_selected", "_selected_action": [memory.pk]})
     assert Memory.objects.filter(pk=memory.pk).exists()
+    response = admin_client.post(
+        "/admin/memories/memory/", {"action": "trash_selected", "_selected_action": [memory.pk]}, follow=True
+    )
+    assert "Moved 1 memory to the trash." in response.content.decode()
+    assert Memory.all_objects.get(pk=memory.pk).trashed_by.startswith("admin ")
 
 
 def test_a_page_request_names_the_person_who_trashed(user):
