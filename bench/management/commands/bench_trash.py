@@ -68,6 +68,27 @@ def _query_of(text: str) -> str:
     return " ".join(text.split()[:12])
 
 
+def _operate(owner, pk: int, action: str, *, counts: dict, purged: set[int], found) -> int:
+    """Apply one operation; a trash is followed by a search for the memory. Returns 1 if it leaked."""
+    try:
+        if action == "trash":
+            if not memories_trash(owner_id=owner.pk, memory_ids=[pk]):
+                counts["refused"] += 1  # already in the trash
+                return 0
+            counts["trashed"] += 1
+            return int(pk in found(pk, 50))
+        if action == "restore":
+            memory_restore_from_trash(owner=owner, memory_id=pk)
+            counts["restored"] += 1
+        else:
+            memory_purge(owner=owner, memory_id=pk)
+            counts["purged"] += 1
+            purged.add(pk)
+    except Http404:
+        counts["refused"] += 1
+    return 0
+
+
 class Command(BaseCommand):
     help = "Random trash/restore/purge sequences over real documents: 0 differences and 0 leaks expected."
 
@@ -103,7 +124,8 @@ class Command(BaseCommand):
         rng = random.Random(seed)
         live = [m.pk for m in stored]
         counts = {"operations": 0, "trashed": 0, "restored": 0, "purged": 0, "refused": 0}
-        differences = leaks = searches = found_again = found_first_again = was_first = links_changed = 0
+        diff = {"purged_left": 0, "at_restore": 0, "entities": 0, "postings": 0}
+        leaks = found_again = found_first_again = was_first = links_changed = 0
         for _ in range(sequences):
             chosen = rng.sample(live, min(4, len(live)))
             before = {pk: _state(pk) for pk in chosen}
@@ -114,38 +136,25 @@ class Command(BaseCommand):
                     ["trash", "trash", "restore", "purge"] if rng.random() < 0.15 else ["trash", "restore"]
                 )
                 counts["operations"] += 1
-                try:
-                    if action == "trash":
-                        if memories_trash(owner_id=owner.pk, memory_ids=[pk]):
-                            counts["trashed"] += 1
-                            searches += 1
-                            leaks += pk in top_ids(pk, 50)
-                        else:
-                            counts["refused"] += 1  # already in the trash
-                    elif action == "restore":
-                        memory_restore_from_trash(owner=owner, memory_id=pk)
-                        counts["restored"] += 1
-                    else:
-                        memory_purge(owner=owner, memory_id=pk)
-                        counts["purged"] += 1
-                        purged.add(pk)
-                except Http404:
-                    counts["refused"] += 1
+                leaks += _operate(owner, pk, action, counts=counts, purged=purged, found=top_ids)
+            kept = [pk for pk in chosen if pk not in purged]
             for pk in chosen:
                 if pk in purged:
-                    differences += Memory.all_objects.filter(pk=pk).exists()
+                    diff["purged_left"] += Memory.all_objects.filter(pk=pk).exists()
                     live.remove(pk)
-                    continue
-                memories_restore_from_trash(owner_id=owner.pk, memory_ids=[pk])
-                # At the restore, its links are the ones it had (less those to a memory purged since).
-                existing = set(Memory.all_objects.filter(owner=owner).values_list("pk", flat=True))
-                kept = tuple(link for link in before[pk][2] if link[0] in existing)
-                differences += _state(pk)[2] != kept
-                graph_ingest_memories(memory_ids=[pk])  # the worker's job after a restore
+            memories_restore_from_trash(owner_id=owner.pk, memory_ids=kept)
+            # At the restore, rows, chunks and links are what they were (less links to a memory purged).
+            existing = set(Memory.all_objects.filter(owner=owner).values_list("pk", flat=True))
+            for pk in kept:
+                row, chunks, links, _ = _state(pk)
+                expected_links = tuple(link for link in before[pk][2] if link[0] in existing)
+                diff["at_restore"] += (row, chunks, links) != (*before[pk][:2], expected_links)
+            graph_ingest_memories(memory_ids=kept)  # the worker's job after a restore
+            for pk in kept:
                 after = _state(pk)
-                # Row, chunks and entities must be the same after the worker read it again; the link
-                # refresh that follows rescores links against the collection as it is now, counted apart.
-                differences += after[:2] != before[pk][:2] or after[3] != before[pk][3]
+                # Entities come back by the same keys once the worker read it again; the link refresh
+                # that follows rescores links against the collection as it is now, counted apart.
+                diff["entities"] += after[3] != before[pk][3]
                 links_changed += after[2] != before[pk][2]
                 ids = top_ids(pk)
                 found_again += pk in ids
@@ -153,7 +162,7 @@ class Command(BaseCommand):
                 was_first += first_before[pk]
             incremental = _postings(owner.pk)
             lexical.reindex_owner(owner.pk)
-            differences += incremental != _postings(owner.pk)
+            diff["postings"] += incremental != _postings(owner.pk)
         self.stdout.write(
             json.dumps(
                 {
@@ -162,10 +171,11 @@ class Command(BaseCommand):
                     "load_s": round(load_s, 1),
                     "sequences": sequences,
                     **counts,
-                    "differences": differences,
+                    "differences": sum(diff.values()),
+                    "differences_by_check": diff,
                     "restored_with_other_links": links_changed,
                     "trashed_found_by_search": leaks,
-                    "searches_while_trashed": searches,
+                    "searches_while_trashed": counts["trashed"],
                     "restored_found_in_top10": found_again,
                     "restored_first": found_first_again,
                     "first_before_trash": was_first,
