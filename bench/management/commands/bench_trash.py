@@ -126,6 +126,7 @@ class Command(BaseCommand):
         counts = {"operations": 0, "trashed": 0, "restored": 0, "purged": 0, "refused": 0}
         diff = {"purged_left": 0, "at_restore": 0, "entities": 0, "postings": 0}
         leaks = found_again = found_first_again = was_first = links_changed = 0
+        control_changed = control_checked = 0
         for _ in range(sequences):
             chosen = rng.sample(live, min(4, len(live)))
             before = {pk: _state(pk) for pk in chosen}
@@ -149,7 +150,13 @@ class Command(BaseCommand):
                 row, chunks, links, _ = _state(pk)
                 expected_links = tuple(link for link in before[pk][2] if link[0] in existing)
                 diff["at_restore"] += (row, chunks, links) != (*before[pk][:2], expected_links)
+            # A control: the same refresh for as many memories nobody touched shows what it changes anyway.
+            control = rng.sample([pk for pk in live if pk not in chosen], min(len(kept), len(live) - len(chosen)))
+            control_before = {pk: _state(pk)[2] for pk in control}
             graph_ingest_memories(memory_ids=kept)  # the worker's job after a restore
+            graph_ingest_memories(memory_ids=control)
+            control_changed += sum(_state(pk)[2] != links for pk, links in control_before.items())
+            control_checked += len(control)
             for pk in kept:
                 after = _state(pk)
                 # Entities come back by the same keys once the worker read it again; the link refresh
@@ -174,6 +181,8 @@ class Command(BaseCommand):
                     "differences": sum(diff.values()),
                     "differences_by_check": diff,
                     "restored_with_other_links": links_changed,
+                    "untouched_refreshed": control_checked,
+                    "untouched_with_other_links": control_changed,
                     "trashed_found_by_search": leaks,
                     "searches_while_trashed": counts["trashed"],
                     "restored_found_in_top10": found_again,
