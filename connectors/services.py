@@ -31,6 +31,7 @@ from memories.services import (
     MAX_TITLE_CHARS,
     MemoryInputError,
     document_title,
+    memories_trash,
     memory_archive,
     memory_create,
     memory_original_set,
@@ -145,6 +146,10 @@ class ItemSink(Sink):
 
     def document(self, doc: RemoteDocument) -> None:
         item = self._item(doc.external_id)
+        if item is not None and item.memory is not None and item.memory.trashed_at is not None:
+            # The person deleted this memory: a sync neither brings it back nor changes it while it is in
+            # the trash. The item keeps its old remote time, so a newer version is applied after a restore.
+            return
         title = self._title(doc.title)
         # The item, when the remote document has not changed since it was stored.
         unchanged = (
@@ -293,7 +298,7 @@ class ItemSink(Sink):
         if item is None or item.status == ConnectorItem.Status.REMOVED:
             return
         where = self.account.get_provider_display()
-        if item.memory is not None:
+        if item.memory is not None and item.memory.trashed_at is None:  # one in the trash stays there
             memory_archive(memory=item.memory, reason=f"deleted or trashed in {where}")
         self._save(
             item,
@@ -426,7 +431,7 @@ def connector_schedule_ensure() -> None:
 
 def connector_disconnect(*, account: ConnectorAccount, delete_memories: bool) -> int:
     """Revoke our access, forget the tokens and the connector, and keep or delete its memories.
-    Returns how many memories were deleted."""
+    Returns how many memories were deleted (moved to the trash)."""
     from allauth.socialaccount.models import SocialToken
 
     if account.social_account_id is not None:
@@ -443,7 +448,6 @@ def connector_disconnect(*, account: ConnectorAccount, delete_memories: bool) ->
         account.delete()
         deleted = 0
         if delete_memories and memory_ids:
-            # Queryset deletes send pre_delete per memory, which keeps the lexical index right.
-            _, per_model = Memory.objects.for_user(account.owner).filter(pk__in=memory_ids).delete()
-            deleted = per_model.get(Memory._meta.label, 0)
+            # Into the trash, as every delete: restorable until purged.
+            deleted = len(memories_trash(owner_id=account.owner_id, memory_ids=memory_ids))
     return deleted

@@ -79,7 +79,8 @@ def connector_disconnect(request, connector_id: int):
     deleted = services.connector_disconnect(account=account, delete_memories=choice == "delete")
     if choice == "delete":
         messages.success(
-            request, f"Disconnected {name} and deleted {deleted} synced memor{'y' if deleted == 1 else 'ies'}."
+            request,
+            f"Disconnected {name} and moved {deleted} synced memor{'y' if deleted == 1 else 'ies'} to the trash.",
         )
     else:
         messages.success(request, f"Disconnected {name}. Its synced memories are kept.")

@@ -99,6 +99,8 @@ def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
     memories = Memory.objects.filter(pk__in=counts).defer("content").in_bulk()
     items = []
     for memory_id, n in counts.items():
+        if memory_id not in memories:  # trashed since the mentions were read
+            continue
         mention = first.get(memory_id)
         chunk = mention.chunk if mention else None
         items.append(
@@ -151,6 +153,7 @@ def memory_links(*, memory: Memory, limit: int = 20) -> list[dict]:
     """Memories linked to this one, strongest first, each with every reason it is linked for."""
     links = (
         MemoryLink.objects.filter(Q(source=memory) | Q(target=memory))
+        .filter(source__trashed_at=None, target__trashed_at=None)
         .select_related("source", "target")
         .order_by("-score")
     )
@@ -355,7 +358,7 @@ def memory_link_counts(memory_ids: Sequence[int], recent_since, active_since) ->
     """For each memory: how many distinct memories in use it is linked to ("relationships"), and how
     many of those links were made or reinforced since recent_since ("recent active connections").
     A linked memory is in use when it was opened or created since active_since, or is pinned: a link
-    into a part of the collection nobody uses any more keeps nothing hot. The tier rules read these
+    into a part of the collection nobody uses any more keeps nothing hot, nor does one into the trash. The tier rules read these
     (registered in GraphConfig)."""
     if not memory_ids:
         return {}
@@ -373,7 +376,8 @@ def memory_link_counts(memory_ids: Sequence[int], recent_since, active_since) ->
             SELECT links.memory_id, count(DISTINCT links.other_id),
                    count(DISTINCT links.other_id) FILTER (WHERE links.seen >= %(since)s)
             FROM links JOIN memories_memory other ON other.id = links.other_id
-            WHERE other.pinned OR COALESCE(other.last_accessed_at, other.created_at) >= %(active_since)s
+            WHERE other.trashed_at IS NULL
+              AND (other.pinned OR COALESCE(other.last_accessed_at, other.created_at) >= %(active_since)s)
             GROUP BY links.memory_id
             """,
             {"ids": list(memory_ids), "since": recent_since, "active_since": active_since},

@@ -8,7 +8,7 @@ from django_q.tasks import async_task
 
 from graph import services
 from memories.models import Memory
-from memories.signals import content_changed
+from memories.signals import content_changed, memories_trashed
 
 
 @receiver(pre_delete, sender=Memory, dispatch_uid="graph.note_deleted_memory")
@@ -22,6 +22,12 @@ def note_deleted_memory(sender, instance: Memory, **kwargs) -> None:
 def recount_after_deleted_memory(sender, instance: Memory, **kwargs) -> None:
     entities, edges = getattr(instance, "_graph_touched", (set(), set()))
     services.graph_recount(owner_id=instance.owner_id, entity_ids=entities, relationship_ids=edges)
+
+
+@receiver(memories_trashed, dispatch_uid="graph.forget_trashed_memories")
+def forget_trashed_memories(sender, owner_id, memory_ids, **kwargs) -> None:
+    # In the trashing transaction: the graph shows nothing of a trashed memory from the same moment.
+    services.graph_forget_trashed(owner_id=owner_id, memory_ids=list(memory_ids))
 
 
 @receiver(content_changed, dispatch_uid="graph.extract_changed_memories")

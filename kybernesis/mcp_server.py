@@ -40,6 +40,7 @@ from memories.schemas import (
     SearchOut,
     SourceName,
     TierName,
+    TrashedMemoryOut,
 )
 from memories.search import SearchError
 from memories.services import MemoryInputError
@@ -385,11 +386,38 @@ async def memory_update(
     return await _db(body)()
 
 
-@server.tool(description="Delete a memory with its chunks, for good.", annotations=OVERWRITES)
+@server.tool(
+    description=(
+        "Delete a memory: it moves to the trash, leaves search and lists at once, and keeps everything it had. "
+        "The person restores it from the Trash page (or the API) until it is purged after KYBERNESIS_TRASH_DAYS."
+    ),
+    annotations=WRITES,
+)
 async def memory_delete(memory_id: MemoryId) -> dict[str, Any]:
     def body():
         services.memory_delete(memory=_memory(_owner(), memory_id))
-        return {"deleted": memory_id}
+        return {"deleted": memory_id, "trashed": True}
+
+    return await _db(body)()
+
+
+@server.tool(
+    description="The memories in your trash, most recently deleted first, with when each is purged.",
+    annotations=READS,
+)
+async def trash_list(
+    limit: Annotated[int, Field(ge=1, le=500)] = 20,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
+) -> dict[str, Any]:
+    def body():
+        qs = selectors.trash_list(user=_owner())
+        page = list(qs[offset : offset + limit])
+        return {
+            "items": [_dump(TrashedMemoryOut, m) for m in page],
+            "count": qs.count(),
+            "limit": limit,
+            "offset": offset,
+        }
 
     return await _db(body)()
 

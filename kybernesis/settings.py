@@ -346,6 +346,8 @@ KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
 KYBERNESIS_KEEP_ORIGINALS = env_bool("KYBERNESIS_KEEP_ORIGINALS", True)
 KYBERNESIS_ORIGINALS_DIR = Path(env_str("KYBERNESIS_ORIGINALS_DIR", str(DATA_DIR / "originals"))).resolve()
 KYBERNESIS_ORIGINALS_MAX_MB = env_float("KYBERNESIS_ORIGINALS_MAX_MB", 100.0)
+# Days a deleted memory stays in the trash before the hourly purge deletes it forever (0: at the next purge).
+KYBERNESIS_TRASH_DAYS = env_int("KYBERNESIS_TRASH_DAYS", 30)
 # Decompressed bytes a compressed upload (Office and EPUB zips, PDF streams) may produce, per file and per request.
 KYBERNESIS_MAX_INFLATED_BYTES = env_int("KYBERNESIS_MAX_INFLATED_BYTES", 64 * 1024 * 1024)
 KYBERNESIS_MAX_REQUEST_INFLATED_BYTES = env_int("KYBERNESIS_MAX_REQUEST_INFLATED_BYTES", 256 * 1024 * 1024)

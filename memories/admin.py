@@ -7,8 +7,18 @@ from django import forms
 from django.contrib import admin
 from django.db.models import Count
 
-from memories.models import ChatSession, ConsumedFile, Memory, MemoryChunk, TierMove, UploadJob
-from memories.services import MemoryInputError, memory_create, memory_pin, memory_update
+from memories.models import ChatSession, ConsumedFile, Memory, MemoryChunk, TierMove, TrashedMemory, UploadJob
+from memories.services import (
+    MemoryInputError,
+    memories_restore_from_trash,
+    memories_trash,
+    memory_create,
+    memory_delete,
+    memory_pin,
+    memory_purge,
+    memory_update,
+)
+from memories.services.trash import purge_due_at
 from memories.services.validation import (
     clean_content,
     clean_metadata,
@@ -92,6 +102,7 @@ class MemoryAdmin(admin.ModelAdmin):
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"
     inlines = [MemoryChunkInline]
+    actions = ["trash_selected"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
@@ -120,6 +131,67 @@ class MemoryAdmin(admin.ModelAdmin):
     @admin.display(description="chunks", ordering="chunk_total")
     def chunk_total(self, obj):
         return obj.chunk_total
+
+    # Deleting here moves to the trash, as from every other door; "Trash" below deletes forever.
+    def delete_model(self, request, obj):
+        memory_delete(memory=obj)
+
+    def delete_queryset(self, request, queryset):
+        for owner_id in set(queryset.values_list("owner_id", flat=True)):
+            memories_trash(
+                owner_id=owner_id, memory_ids=list(queryset.filter(owner_id=owner_id).values_list("pk", flat=True))
+            )
+
+    def get_actions(self, request):
+        # Django's "Delete selected" would say the rows are deleted; here they go to the trash.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    @admin.action(description="Move the selected memories to the trash", permissions=["delete"])
+    def trash_selected(self, request, queryset):
+        ids = list(queryset.values_list("pk", flat=True))
+        self.delete_queryset(request, queryset)
+        n = Memory.all_objects.filter(pk__in=ids, trashed_at__isnull=False).count()
+        self.message_user(request, f"Moved {n} memor{'y' if n == 1 else 'ies'} to the trash.")
+
+
+@admin.register(TrashedMemory)
+class TrashedMemoryAdmin(admin.ModelAdmin):
+    """The trash of every account: restore, or delete forever (the delete action asks first)."""
+
+    list_display = ("title", "owner", "source", "trashed_at", "trashed_by", "purge_at")
+    list_filter = ("source", "trashed_at")
+    search_fields = ("title", "owner__email", "owner__username")
+    fields = ("title", "owner", "source", "tier", "tags", "created_at", "trashed_at", "trashed_by", "purge_at")
+    readonly_fields = fields
+    actions = ["restore_selected"]
+    ordering = ("-trashed_at", "-id")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False  # a trashed memory is read-only until restored
+
+    @admin.display(description="purged at")
+    def purge_at(self, obj):
+        return purge_due_at(obj)
+
+    @admin.action(description="Restore the selected memories", permissions=["delete"])
+    def restore_selected(self, request, queryset):
+        n = 0
+        for owner_id in set(queryset.values_list("owner_id", flat=True)):
+            ids = list(queryset.filter(owner_id=owner_id).values_list("pk", flat=True))
+            n += len(memories_restore_from_trash(owner_id=owner_id, memory_ids=ids))
+        self.message_user(request, f"Restored {n} memor{'y' if n == 1 else 'ies'}.")
+
+    def delete_model(self, request, obj):
+        memory_purge(owner=obj.owner_id, memory_id=obj.pk)
+
+    def delete_queryset(self, request, queryset):
+        for owner_id, memory_id in queryset.values_list("owner_id", "pk"):
+            memory_purge(owner=owner_id, memory_id=memory_id)
 
 
 @admin.register(MemoryChunk)

@@ -1,4 +1,4 @@
-"""The memories router: create (single and batch), list, read, update, delete."""
+"""The memories router: create (single and batch), list, read, update, delete (to the trash), the trash."""
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -30,6 +30,8 @@ from memories.schemas import (
     TagListOut,
     TagsIn,
     TierName,
+    TrashedMemoryOut,
+    TrashEmptiedOut,
     UploadJobOut,
     UploadResultsOut,
 )
@@ -97,8 +99,10 @@ def patch_memory(request: HttpRequest, memory_id: Id, payload: MemoryPatchIn):
     return services.memory_update(memory=memory, **changes)
 
 
-@router.delete("/memories/{memory_id}", response={204: None, **ERRORS}, summary="Delete a memory")
+@router.delete("/memories/{memory_id}", response={204: None, **ERRORS}, summary="Move a memory to the trash")
 def delete_memory(request: HttpRequest, memory_id: Id):
+    """The memory leaves search, lists, the graph and MCP at once, and keeps everything it had: restore
+    it with POST /trash/{id}/restore until it is purged KYBERNESIS_TRASH_DAYS later."""
     services.memory_delete(memory=selectors.memory_get(user=request.auth, memory_id=memory_id))
     return Status(204, None)
 
@@ -238,6 +242,37 @@ def chat_sessions(request: HttpRequest):
 )
 def chat_session(request: HttpRequest, session_id: Id):
     return selectors.chat_session_get(user=request.auth, session_id=session_id)
+
+
+# --- Trash -----------------------------------------------------------------------------------
+
+
+@router.get("/trash", response={200: list[TrashedMemoryOut], **ERRORS}, summary="List the trash")
+@paginate(LimitOffset, default=settings.KYBERNESIS_API_PAGE_SIZE, maximum=500)
+def list_trash(request: HttpRequest):
+    """Trashed memories, most recently trashed first, each with when it is purged (purgeAt)."""
+    return selectors.trash_list(user=request.auth)
+
+
+@router.post("/trash/{memory_id}/restore", response={200: MemoryDetailOut, **ERRORS}, summary="Restore from the trash")
+def restore_from_trash(request: HttpRequest, memory_id: Id):
+    """The memory comes back with its chunks, tags, links and original file, searchable at once. A
+    memory that is not in the trash is a 404 saying why (deleted forever, not trashed, unknown)."""
+    memory = services.memory_restore_from_trash(owner=request.auth, memory_id=memory_id)
+    return selectors.memory_get(user=request.auth, memory_id=memory.pk)
+
+
+@router.delete("/trash/{memory_id}", response={204: None, **ERRORS}, summary="Delete forever")
+def purge_from_trash(request: HttpRequest, memory_id: Id):
+    """Delete one trashed memory and its original file for good; there is no undo."""
+    services.memory_purge(owner=request.auth, memory_id=memory_id)
+    return Status(204, None)
+
+
+@router.delete("/trash", response={200: TrashEmptiedOut, **ERRORS}, summary="Empty the trash")
+def empty_trash(request: HttpRequest):
+    """Delete everything in the trash for good; `purged` says how many memories went."""
+    return {"purged": services.trash_empty(owner=request.auth)}
 
 
 # --- Search ----------------------------------------------------------------------------------

@@ -14,3 +14,4 @@ class MemoriesConfig(AppConfig):
         # After every migrate, so orphaned originals (a rolled-back write, an expired undo) are collected.
         ensure_after_migrate(self, "memories.services.originals.originals_schedule_ensure")
         ensure_after_migrate(self, "memories.services.jobs.jobs_schedule_ensure")
+        ensure_after_migrate(self, "memories.services.trash.trash_schedule_ensure")

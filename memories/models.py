@@ -30,6 +30,12 @@ class Tier(models.TextChoices):
 
 ACTIVE_TIERS = ("hot", "warm")
 
+# A chunk's `tier` is its storage layer: its memory's tier, or TRASH_LAYER while the memory is in the
+# trash. Neither HNSW index covers that layer, so search never meets a trashed chunk and pays nothing
+# to leave it out (docs/decisions/0014-trash-layer.md).
+TRASH_LAYER = "trash"
+CHUNK_LAYERS = [*Tier.choices, (TRASH_LAYER, "Trash")]
+
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -42,6 +48,19 @@ def combine_tags(manual_tags: list[str], auto_tags: list[dict]) -> list[str]:
         if tag not in combined:
             combined.append(tag)
     return combined
+
+
+class MemoryQuerySet(OwnedQuerySet):
+    def trashed(self) -> MemoryQuerySet:
+        return self.filter(trashed_at__isnull=False)
+
+
+class LiveMemoryManager(models.Manager.from_queryset(MemoryQuerySet)):  # type: ignore[misc]
+    """`Memory.objects`: every read of memories leaves the trash out unless it asks for it through
+    `Memory.all_objects` (the trash page, restore, purge, export with the trash, the admin's trash)."""
+
+    def get_queryset(self) -> MemoryQuerySet:
+        return super().get_queryset().filter(trashed_at__isnull=True)
 
 
 class Memory(models.Model):
@@ -87,13 +106,19 @@ class Memory(models.Model):
     # The content hash the auto tags were made from: a content change makes them due again.
     auto_tagged_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True, editable=False)
+    # Set while the memory is in the trash (memories.services.trash): it keeps everything but is out of
+    # every read until restored, or purged KYBERNESIS_TRASH_DAYS later. `trashed_by` names who moved it.
+    trashed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    trashed_by = models.CharField(max_length=200, blank=True, default="", editable=False)
 
-    objects = OwnedQuerySet.as_manager()
+    objects = LiveMemoryManager()
+    all_objects = MemoryQuerySet.as_manager()
 
     # Not stored: the write services and selectors.with_chunk_count set them on the objects they hand
     # back, so a front door can show the chunk count and tell a new memory from a duplicate found.
     chunk_count: int
     created: bool
+    restored: bool  # set by a create that found the content in the trash and restored that memory
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -104,6 +129,12 @@ class Memory(models.Model):
             models.Index(fields=["owner", "tier"], name="memory_owner_tier"),
             models.Index(fields=["owner", "source"], name="memory_owner_source"),
             models.Index(fields=["updated_at"], name="memory_updated"),
+            # Only trashed rows: the trash page reads it per owner, the purge sweep reads all of it.
+            models.Index(
+                fields=["owner", "-trashed_at"],
+                name="memory_owner_trashed",
+                condition=models.Q(trashed_at__isnull=False),
+            ),
         ]
         constraints = [
             models.CheckConstraint(condition=models.Q(priority__gte=0, priority__lte=1), name="memory_priority_0_1"),
@@ -142,6 +173,22 @@ class Memory(models.Model):
         return self.kind_chosen_at is not None
 
 
+class TrashManager(models.Manager.from_queryset(MemoryQuerySet)):  # type: ignore[misc]
+    def get_queryset(self) -> MemoryQuerySet:
+        return super().get_queryset().filter(trashed_at__isnull=False)
+
+
+class TrashedMemory(Memory):
+    """The trash as Django admin shows it: the same rows as Memory, only those in the trash."""
+
+    objects = TrashManager()
+
+    class Meta:
+        proxy = True
+        verbose_name = "memory in the trash"
+        verbose_name_plural = "trash"
+
+
 class MemoryChunk(models.Model):
     # owner is copied from the memory so that searches filter chunks without a join.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -158,7 +205,7 @@ class MemoryChunk(models.Model):
     # (Database defaults too, so bulk COPY loads that leave them out still work.)
     embedding_model = models.CharField(max_length=100, default="", db_default="")
     embedding_key = models.CharField(max_length=64, default="", db_default="", blank=True)
-    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.HOT)
+    tier = models.CharField(max_length=16, choices=CHUNK_LAYERS, default=Tier.HOT)
     # The text's lexemes, read only when the chunk's BM25 postings are written or removed
     # (memories.search.lexical); search reads the postings, so this column has no index of its own.
     search_vector = models.GeneratedField(
@@ -383,6 +430,23 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.filename} ({self.status})"
+
+
+class PurgedMemory(models.Model):
+    """That a memory was deleted forever from the trash, and when: a restore asked for later is told so
+    (a 404 with the reason) rather than "unknown". Nothing of the memory's content is kept."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    memory_id = models.BigIntegerField()
+    purged_at = models.DateTimeField()
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "memory_id"], name="purgedmemory_owner_memory_unique")]
+
+    def __str__(self) -> str:
+        return f"memory {self.memory_id} purged {self.purged_at:%Y-%m-%d}"
 
 
 class Original(models.Model):

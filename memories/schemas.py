@@ -13,6 +13,7 @@ from core.schemas import Id, OutSchema
 from core.text import CleanDict, CleanStr, clean_str
 from memories.search import SearchFilters, result_url, search_filters
 from memories.selectors import chat_session_messages, memory_tier_history
+from memories.services.trash import purge_due_at
 
 SourceName = Literal["upload", "chat", "connector"]
 TierName = Literal["hot", "warm", "archive"]
@@ -124,6 +125,35 @@ class MemoryOut(OutSchema):
         # Lists annotate the count (selectors) and services set it; a lone memory may have to ask.
         count = getattr(memory, "chunk_count", None)
         return memory.chunks.filter(owner_id=memory.owner_id).count() if count is None else count
+
+
+class TrashedMemoryOut(OutSchema):
+    """A memory in the trash: what the trash lists, and when the scheduled purge deletes it."""
+
+    id: int
+    title: str
+    source: str
+    tier: str
+    tags: list[str]
+    created_at: datetime
+    trashed_at: datetime
+    trashed_by: str = Field(description="Who moved it to the trash (a person, an API token, MCP...), if known.")
+    purge_at: datetime = Field(description="When it is deleted forever unless restored (KYBERNESIS_TRASH_DAYS).")
+    chunk_count: int
+    original_name: str | None = Field(None, description="The kept original file's name; it comes back on restore.")
+
+    @staticmethod
+    def resolve_purge_at(memory) -> datetime:
+        return purge_due_at(memory)
+
+    @staticmethod
+    def resolve_original_name(memory) -> str | None:
+        original = MemoryOut.resolve_original(memory)
+        return original.name if original is not None else None
+
+
+class TrashEmptiedOut(OutSchema):
+    purged: int
 
 
 class TierMoveOut(OutSchema):

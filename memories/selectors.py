@@ -69,6 +69,18 @@ def memory_get(*, user, memory_id: int) -> Memory:
     return get_object_or_404(with_chunk_count(Memory.objects.for_user(user).select_related("original")), pk=memory_id)
 
 
+def trash_list(*, user) -> QuerySet[Memory]:
+    """The user's trash, most recently trashed first, with chunk counts; content is deferred. The only
+    list that reads trashed memories (Memory.all_objects)."""
+    return with_chunk_count(
+        Memory.all_objects.for_user(user).trashed().defer("content").select_related("original")
+    ).order_by("-trashed_at", "-id")
+
+
+def trash_count(*, user) -> int:
+    return Memory.all_objects.for_user(user).trashed().count()
+
+
 def memory_original(*, memory: Memory) -> Original | None:
     """The memory's kept original, or None (select_related by memory_get, so usually no query)."""
     try:
@@ -80,7 +92,7 @@ def memory_original(*, memory: Memory) -> Original | None:
 def memory_original_get(*, user, memory_id: int) -> Original:
     """The original file of one of the user's memories; another user's memory, or one without a kept
     original, is a 404."""
-    return get_object_or_404(Original.objects.for_user(user), memory_id=memory_id)
+    return get_object_or_404(Original.objects.for_user(user).filter(memory__trashed_at=None), memory_id=memory_id)
 
 
 CHUNKS_PER_PAGE = 20
@@ -129,7 +141,7 @@ def tag_counts(*, user, prefix: str = "", limit: int = 500) -> list[dict]:
             """
             SELECT t.tag, count(*) AS n, count(*) FILTER (WHERE t.tag = ANY(m.manual_tags)) AS manual
             FROM memories_memory m CROSS JOIN LATERAL unnest(m.tags) AS t(tag)
-            WHERE m.owner_id = %s AND t.tag LIKE %s
+            WHERE m.owner_id = %s AND m.trashed_at IS NULL AND t.tag LIKE %s
             GROUP BY t.tag ORDER BY n DESC, t.tag LIMIT %s
             """,
             [user.pk, prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit],

@@ -13,8 +13,15 @@ from memories.search import lexical
 
 @receiver(pre_delete, sender=Memory, dispatch_uid="memories.unindex_deleted_memory")
 def unindex_deleted_memory(sender, instance: Memory, **kwargs) -> None:
-    # Admin deletes, queryset deletes and user deletion all pass here, not only memory_delete.
-    lexical.unindex_memories(memory_ids=[instance.pk])
+    # Admin deletes, queryset deletes and user deletion all pass here, not only a purge. A trashed
+    # memory's postings and corpus totals were taken out when it was trashed.
+    if instance.trashed_at is None:
+        lexical.unindex_memories(memory_ids=[instance.pk])
+
+
+# Sent inside the transaction that moves memories into the trash, with `owner_id` and `memory_ids`,
+# so that what higher layers derived from them (the graph) leaves every read at the same moment.
+memories_trashed = Signal()
 
 
 # Sent after the transaction that stored new or changed memory content commits, with

@@ -25,3 +25,7 @@ def jobs_recover() -> None:
 
 def originals_collect() -> int:
     return services.originals_collect()
+
+
+def trash_purge_expired() -> int:
+    return services.trash_purge_expired()

@@ -22,6 +22,10 @@ urlpatterns = [
     path("<int:memory_id>/tags/", views.memory_tags, name="tags"),
     path("<int:memory_id>/tier/", views.memory_tier_card, name="tier_card"),
     path("tags/", views.tag_list, name="tag_list"),
+    path("trash/", views.trash_page, name="trash"),
+    path("trash/empty/", views.trash_empty, name="trash_empty"),
+    path("trash/<int:memory_id>/restore/", views.trash_restore, name="trash_restore"),
+    path("trash/<int:memory_id>/purge/", views.trash_purge, name="trash_purge"),
     path("uploads/jobs/<int:job_id>/", views.upload_job, name="upload_job"),
     path("uploads/jobs/<int:job_id>/cancel/", views.upload_job_cancel, name="upload_job_cancel"),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from django.conf import settings
 from django.contrib import messages
@@ -11,6 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import capfirst
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -28,6 +30,7 @@ from memories.forms import (
 from memories.models import Tier
 from memories.search import answers
 from memories.services import bulk
+from memories.services.trash import purge_due_at
 from memories.tag_rules import split_tags
 
 PAGE_SIZE = 25
@@ -322,6 +325,53 @@ def tag_list(request):
     return render(request, template, {"tags": tags, "q": prefix})
 
 
+def trash_page(request):
+    """The trash: what was deleted, by whom and when, and how long until it is purged; Restore, Delete
+    forever and Empty trash (both of those ask first). htmx swaps the list after each action."""
+    page = Paginator(selectors.trash_list(user=request.user), PAGE_SIZE).get_page(request.GET.get("page"))
+    now = timezone.now()
+    for memory in page.object_list:
+        memory.purge_at = purge_due_at(memory)
+        memory.days_left = max(0, math.ceil((memory.purge_at - now).total_seconds() / 86400))
+    context = {"page": page, "trash_days": settings.KYBERNESIS_TRASH_DAYS}
+    return render(request, "memories/trash.html#trash" if request.htmx else "memories/trash.html", context)
+
+
+def _trash_done(request, message: str, *, error: bool = False):
+    (messages.error if error else messages.success)(request, message)
+    if request.htmx:
+        response = trash_page(request)
+        return response
+    return redirect("memories:trash")
+
+
+@require_POST
+def trash_restore(request, memory_id: int):
+    try:
+        memory = services.memory_restore_from_trash(owner=request.user, memory_id=memory_id)
+    except Http404 as exc:
+        return _trash_done(request, str(exc), error=True)
+    return _trash_done(request, f"Restored “{memory.title}”.")
+
+
+@require_POST
+def trash_purge(request, memory_id: int):
+    title = next(iter(selectors.trash_list(user=request.user).filter(pk=memory_id).values_list("title", flat=True)), "")
+    try:
+        services.memory_purge(owner=request.user, memory_id=memory_id)
+    except Http404 as exc:
+        return _trash_done(request, str(exc), error=True)
+    return _trash_done(request, f"Deleted “{title}” forever.")
+
+
+@require_POST
+def trash_empty(request):
+    n = services.trash_empty(owner=request.user)
+    if not n:
+        return _trash_done(request, "The trash was already empty.")
+    return _trash_done(request, f"Deleted {n} memor{'y' if n == 1 else 'ies'} forever.")
+
+
 def memory_new(request):
     form = MemoryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -343,6 +393,8 @@ def memory_new(request):
             if memory.created:
                 n = memory.chunk_count
                 messages.success(request, f"Saved “{memory.title}” in {n} chunk{'' if n == 1 else 's'}.")
+            elif getattr(memory, "restored", False):
+                messages.info(request, f"“{memory.title}” was in the trash with this content: it is restored.")
             else:
                 messages.info(request, f"You already have this memory, “{memory.title}”: nothing was stored twice.")
             return redirect("memories:detail", memory_id=memory.pk)
@@ -354,7 +406,8 @@ def memory_delete(request, memory_id: int):
     memory = selectors.memory_get(user=request.user, memory_id=memory_id)
     title = memory.title
     services.memory_delete(memory=memory)
-    messages.success(request, f"Deleted “{title}”.")
+    days = settings.KYBERNESIS_TRASH_DAYS
+    messages.success(request, f"Moved “{title}” to the trash. You can restore it from there for {days} days.")
     return redirect("memories:list")
 
 

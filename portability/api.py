@@ -26,7 +26,8 @@ def export(request: HttpRequest, query: Query[ExportQuery]):
     """A zip, streamed as it is written: manifest.json (format version, embedding model id, counts),
     memories.jsonl (one memory a line, every field) and chat_sessions.jsonl."""
     response = StreamingHttpResponse(
-        services.export_zip_stream(owner=request.auth, vectors=query.vectors), content_type="application/zip"
+        services.export_zip_stream(owner=request.auth, vectors=query.vectors, include_trash=query.trash),
+        content_type="application/zip",
     )
     response["Content-Disposition"] = f'attachment; filename="{services.export_filename(request.auth)}"'
     return response

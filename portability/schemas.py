@@ -18,6 +18,10 @@ class ExportQuery(Schema):
         description="Include each chunk's embedding, so an import with the same "
         "model reuses them instead of embedding again.",
     )
+    trash: bool = Field(
+        False,
+        description="Include the memories in the trash, each with its trashedAt; an import puts them back in the trash.",
+    )
 
 
 class ImportErrorOut(OutSchema):

@@ -30,6 +30,7 @@ def portability_page(request):
         "jobs": jobs,
         "active": any(j.status in (ImportJob.Status.PENDING, ImportJob.Status.RUNNING) for j in jobs),
         "max_import_mb": settings.KYBERNESIS_MAX_IMPORT_BYTES // (1024 * 1024),
+        "trash_count": selectors.trash_count(user=request.user),
     }
     template = "portability/page.html#jobs" if request.htmx else "portability/page.html"
     return render(request, template, context)

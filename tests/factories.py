@@ -30,12 +30,14 @@ from memories.models import (
     Memory,
     MemoryChunk,
     Original,
+    PurgedMemory,
     TermStat,
     Tier,
     TierMove,
+    TrashedMemory,
     UploadJob,
 )
-from memories.services import memory_create
+from memories.services import memory_create, memory_delete
 from sleep.models import SleepRun, SleepStepRun
 
 
@@ -116,6 +118,34 @@ class MemoryFactory(factory.django.DjangoModelFactory):
     @classmethod
     def _create(cls, model_class, *args, owner, content, **kwargs):
         return memory_create(owner=owner, content=content, **kwargs)
+
+
+class TrashedMemoryFactory(factory.django.DjangoModelFactory):
+    """A memory moved to the trash by memories.services.memory_delete (the trash as admin shows it)."""
+
+    class Meta:
+        model = TrashedMemory
+
+    owner = factory.SubFactory(UserFactory)
+    title = factory.Sequence(lambda n: f"Deleted memory {n}")
+    content = factory.Sequence(lambda n: f"Deleted note {n} about an old packing list.")
+
+    @classmethod
+    def _create(cls, model_class, *args, owner, content, **kwargs):
+        memory = memory_create(owner=owner, content=content, **kwargs)
+        memory_delete(memory=memory)
+        return TrashedMemory.objects.get(pk=memory.pk)
+
+
+class PurgedMemoryFactory(factory.django.DjangoModelFactory):
+    """The note that a memory was deleted forever (normally written by memories.services.memory_purge)."""
+
+    class Meta:
+        model = PurgedMemory
+
+    owner = factory.SubFactory(UserFactory)
+    memory_id = factory.Sequence(lambda n: 1_000_000 + n)
+    purged_at = factory.LazyFunction(timezone.now)
 
 
 class MemoryChunkFactory(factory.django.DjangoModelFactory):

@@ -9,13 +9,20 @@ call the same ones, and running them twice changes nothing the second time.
 from graph.services.ingest import graph_extract_memories, graph_extraction_due, graph_ingest_memories, graph_rebuild
 from graph.services.links import memory_links_expire, memory_links_refresh
 from graph.services.retype import graph_owner_retype
-from graph.services.upkeep import entity_merge, graph_forget_memory, graph_normalise, graph_recount
+from graph.services.upkeep import (
+    entity_merge,
+    graph_forget_memory,
+    graph_forget_trashed,
+    graph_normalise,
+    graph_recount,
+)
 
 __all__ = [
     "entity_merge",
     "graph_extract_memories",
     "graph_extraction_due",
     "graph_forget_memory",
+    "graph_forget_trashed",
     "graph_ingest_memories",
     "graph_normalise",
     "graph_owner_retype",

@@ -159,12 +159,13 @@ def graph_extraction_due(*, memory_ids: Sequence[int]) -> list[int]:
 def _lock_unchanged_memories(memory_ids: list[int], hashes: dict[int, str]) -> set[int]:
     """Lock the memories' rows (in id order, the first lock of every memory writer) against edits and
     deletes until the transaction ends, and return those that still hold the content that was extracted.
-    A memory deleted or edited since is skipped: its mentions went with it, or its edit queued a new
-    extraction. FOR KEY SHARE is the lock the mention rows' foreign keys take anyway; it waits for an
+    A memory deleted, trashed or edited since is skipped: its mentions went with it, or its edit queued a
+    new extraction (a restore from the trash queues one too). FOR KEY SHARE is the lock the mention rows' foreign keys take anyway; it waits for an
     edit's or a delete's row lock and lets pins and tier moves through."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, content_hash FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE",
+            "SELECT id, content_hash FROM memories_memory WHERE id = ANY(%s) AND trashed_at IS NULL "
+            "ORDER BY id FOR KEY SHARE",
             [sorted(memory_ids)],
         )
         return {memory_id for memory_id, digest in cursor.fetchall() if hashes.get(memory_id) == digest}

@@ -22,7 +22,7 @@ from graph.selectors import topical_tags
 from graph.services.sql import lock_memories, lock_owner_graph
 from graph.vocabulary import CONCEPT
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.models import Memory, MemoryChunk
+from memories.models import TRASH_LAYER, Memory, MemoryChunk
 
 
 class _VectorAvg(Aggregate):
@@ -181,6 +181,7 @@ def _semantic_evidence(
     neighbours above the owner's threshold; a link already there stays while it is above it."""
     rows = (
         MemoryChunk.objects.filter(owner_id=owner_id)
+        .exclude(tier=TRASH_LAYER)
         .values("memory_id")
         .annotate(centroid=_VectorAvg("embedding"))
         .values_list("memory_id", "centroid")
@@ -297,7 +298,8 @@ def _links_refresh(owner_id: int, focus: set[int] | None, expire_all: bool) -> d
                 return {"created": 0, "reinforced": 0, "unchanged": 0, "expired": 0}
         lock_owner_graph(owner_id)
         found = _links_evidence(owner_id, None if expire_all else focus)
-        links = MemoryLink.objects.filter(owner_id=owner_id)
+        # A trashed memory has no evidence now, yet its links stay for a restore to bring back.
+        links = MemoryLink.objects.filter(owner_id=owner_id, source__trashed_at=None, target__trashed_at=None)
         if focus is not None and not expire_all:
             links = links.filter(Q(source_id__in=focus) | Q(target_id__in=focus))
         existing = {(link.source_id, link.target_id, link.reason): link for link in links}

@@ -18,11 +18,12 @@ def lock_owner_graph(owner_id: int) -> None:
 
 def lock_memories(memory_ids) -> set[int]:
     """Lock memories' rows FOR KEY SHARE in id order (the lock a foreign key to them takes anyway) and
-    return the ids that still exist. Taken before the owner's graph lock, as a memory edit or delete
+    return the ids that still exist outside the trash. Taken before the owner's graph lock, as a memory edit or delete
     takes the memory's row first: one order everywhere, so the two wait for each other, never in a circle."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id FROM memories_memory WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", [sorted(memory_ids)]
+            "SELECT id FROM memories_memory WHERE id = ANY(%s) AND trashed_at IS NULL ORDER BY id FOR KEY SHARE",
+            [sorted(memory_ids)],
         )
         return {row[0] for row in cursor.fetchall()}
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
-from graph.models import Entity, EntityMention, EntityType, Relationship, RelationshipEvidence
+from graph.models import Entity, EntityMention, EntityType, MemoryExtraction, Relationship, RelationshipEvidence
 from graph.services.sql import lock_owner_graph
 from graph.vocabulary import TYPE_PRIORITY
 from memories.models import Memory
@@ -237,3 +237,19 @@ def graph_recount(*, owner_id: int, entity_ids: set[int], relationship_ids: set[
         entities_recount(entity_ids=entity_ids)
         relationships_recount(relationship_ids=relationship_ids)
         owner_graph_normalise(owner_id=owner_id, entity_ids=entity_ids, relationship_ids=relationship_ids)
+
+
+def graph_forget_trashed(*, owner_id: int, memory_ids: list[int]) -> None:
+    """Take trashed memories out of the graph, inside the transaction that trashes them: their mentions
+    and evidence go, entities and relationships evidenced only by them go with them, the rest are
+    recounted. Their memory links stay (the selectors and the link refresh leave them out while the
+    memory is trashed); a restore extracts the memories again (no MemoryExtraction row says otherwise)."""
+    if not memory_ids:
+        return
+    lock_owner_graph(owner_id)
+    entities = set(EntityMention.objects.filter(memory_id__in=memory_ids).values_list("entity_id", flat=True))
+    edges = set(RelationshipEvidence.objects.filter(memory_id__in=memory_ids).values_list("relationship_id", flat=True))
+    EntityMention.objects.filter(memory_id__in=memory_ids).delete()
+    RelationshipEvidence.objects.filter(memory_id__in=memory_ids).delete()
+    MemoryExtraction.objects.filter(memory_id__in=memory_ids).delete()
+    graph_recount(owner_id=owner_id, entity_ids=entities, relationship_ids=edges)

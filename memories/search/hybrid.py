@@ -159,11 +159,11 @@ def hybrid_search(
     wanted = [r.chunk_id for r in results] + [p.chunk_id for r in results for p in r.more_passages]
     details = {
         pk: (text, created, start, end)
-        for pk, text, created, start, end in MemoryChunk.objects.filter(owner_id=owner_id, pk__in=wanted).values_list(
-            "pk", "text", "memory__created_at", "char_start", "char_end"
-        )
+        for pk, text, created, start, end in MemoryChunk.objects.filter(
+            owner_id=owner_id, pk__in=wanted, memory__trashed_at=None
+        ).values_list("pk", "text", "memory__created_at", "char_start", "char_end")
     }
-    results = [r for r in results if r.chunk_id in details]  # a memory deleted mid-search drops out
+    results = [r for r in results if r.chunk_id in details]  # a memory deleted or trashed mid-search drops out
     for result in results:
         result.text, result.created_at, result.char_start, result.char_end = details[result.chunk_id]
         result.snippet, result.snippet_html = make_snippet(result.text, terms)

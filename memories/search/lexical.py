@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from memories.models import Memory
+from memories.models import TRASH_LAYER
 
 # Okapi BM25 parameters: Anserini's defaults, which suit short passages better than Lucene's
 # k1=1.2, b=0.75 (docs/decisions/0002-bm25-postings.md).
@@ -145,7 +145,9 @@ def reindex_all(*, batch: int = 2000) -> None:
     the prior and each later one against the average of those before it)."""
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
-    owners = Memory.objects.values_list("owner_id", flat=True).distinct().order_by()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT DISTINCT owner_id FROM memories_memory")
+        owners = [row[0] for row in cursor.fetchall()]
     for owner_id in owners:
         _index_owner(owner_id, batch=batch)
 
@@ -159,8 +161,19 @@ def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
     _index_owner(owner_id, batch=batch)
 
 
+# The owner's memories outside the trash, told by their chunks' storage layer rather than by the
+# memory's trashed_at: migrations that rebuild the index run on tables from before the trash existed.
+_LIVE_MEMORIES_SQL = """
+SELECT m.id FROM memories_memory m WHERE m.owner_id = %s
+AND NOT EXISTS (SELECT 1 FROM memories_memorychunk c WHERE c.memory_id = m.id AND c.tier = %s)
+ORDER BY m.id
+"""
+
+
 def _index_owner(owner_id: int, *, batch: int) -> None:
-    ids = list(Memory.objects.filter(owner_id=owner_id).order_by("pk").values_list("pk", flat=True))
+    with connection.cursor() as cursor:
+        cursor.execute(_LIVE_MEMORIES_SQL, [owner_id, TRASH_LAYER])
+        ids = [row[0] for row in cursor.fetchall()]
     with connection.cursor() as cursor:
         for start in range(0, len(ids), batch):
             cursor.execute(_COUNT_CORPUS_SQL, {"owner": owner_id, "memory_ids": ids[start : start + batch]})

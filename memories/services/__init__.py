@@ -1,4 +1,4 @@
-"""Writes to memories, by concern: memory (create, update, delete), tags, tiers, uploads and chat.
+"""Writes to memories, by concern: memory (create, update, delete), trash, tags, tiers, uploads and chat.
 
 Every public name is importable from here; front doors and other apps import from this package.
 """
@@ -24,6 +24,14 @@ from memories.services.tiers import (
     memory_pin,
     memory_retier,
     reloaded,
+)
+from memories.services.trash import (
+    memories_restore_from_trash,
+    memories_trash,
+    memory_purge,
+    memory_restore_from_trash,
+    trash_empty,
+    trash_purge_expired,
 )
 from memories.services.upload_queue import upload_job_cancel
 from memories.services.uploads import UploadResult, upload_files, upload_job_run
@@ -53,7 +61,9 @@ __all__ = [
     "chat_message_send",
     "document_title",
     "memories_autotag",
+    "memories_restore_from_trash",
     "memories_retier",
+    "memories_trash",
     "memory_accesses_reset",
     "memory_archive",
     "memory_create",
@@ -62,6 +72,8 @@ __all__ = [
     "memory_open",
     "memory_original_set",
     "memory_pin",
+    "memory_purge",
+    "memory_restore_from_trash",
     "memory_retier",
     "memory_summaries_save",
     "memory_tag_remove",
@@ -71,6 +83,8 @@ __all__ = [
     "originals_collect",
     "reloaded",
     "title_as_stored",
+    "trash_empty",
+    "trash_purge_expired",
     "upload_files",
     "upload_job_cancel",
     "upload_job_run",

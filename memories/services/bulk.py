@@ -6,16 +6,18 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from memories.models import Memory, Original
+from memories.models import Memory
 from memories.services import (
     MemoryInput,
     MemoryInputError,
+    memories_restore_from_trash,
+    memories_trash,
     memory_create_many,
     memory_pin,
     memory_tag_remove,
     memory_tags_add,
 )
-from memories.services.originals import StoredOriginal, originals_held_for_undo
+from memories.services.originals import StoredOriginal
 from memories.tag_rules import TagError, normalize_tag
 
 ACTIONS = ("tag", "pin", "unpin", "delete")
@@ -77,34 +79,16 @@ def memories_bulk(*, owner, memory_ids, action: str, tag: str = "") -> BulkResul
         verb = "Pinned" if pinned else "Unpinned"
         return BulkResult(action, n, f"{verb} {noun}.", {"action": "unpin" if pinned else "pin", "ids": changed})
 
-    # delete: keep what is needed to store them again, then delete. The originals' files stay in the
-    # store for the undo (see originals_held_for_undo) until originals_collect's grace period ends.
-    kept = {o.memory_id: StoredOriginal.of(o).as_dict() for o in Original.objects.filter(memory__in=memories)}
-    snapshot = [
-        {
-            "title": m.title,
-            "content": m.content,
-            "source": m.source,
-            "priority": m.priority,
-            "metadata": m.metadata,
-            "manualTags": list(m.manual_tags),
-            "notices": list(m.notices),
-            "titleChosen": m.title_edited_at is not None,
-            "pinned": m.pinned,
-            "original": kept.get(m.pk),
-        }
-        for m in memories
-    ]
-    with transaction.atomic(), originals_held_for_undo():
-        Memory.objects.filter(pk__in=[m.pk for m in memories]).delete()
-    return BulkResult(action, n, f"Deleted {noun}.", {"action": "restore", "memories": snapshot})
+    # delete: into the trash, from where the undo (or the Trash page) restores them as they were.
+    trashed = memories_trash(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
+    n = len(trashed)
+    noun = f"{n} memor{'y' if n == 1 else 'ies'}"
+    return BulkResult(action, n, f"Moved {noun} to the trash.", {"action": "untrash", "ids": trashed})
 
 
 def memories_bulk_undo(*, owner, undo: dict) -> str:
     """Reverse a bulk action from its undo record; returns a message saying what was undone.
-    Deleted memories come back as new memories (new ids) with their title, content, metadata, tags,
-    priority, pin and original file (while the store still holds it: ORPHAN_GRACE_SECONDS); their
-    chunks are embedded again and their graph re-extracted."""
+    Deleted memories come back from the trash as they were: same ids, chunks, tags, links and original."""
     action = undo.get("action")
     if action == "untag":
         tag = undo["tag"]
@@ -124,7 +108,11 @@ def memories_bulk_undo(*, owner, undo: dict) -> str:
                 memory_pin(memory=memory, pinned=action == "pin")
                 n += 1
         return f"{'Pinned' if action == 'pin' else 'Unpinned'} {n} memor{'y' if n == 1 else 'ies'} again."
+    if action == "untrash":
+        n = len(memories_restore_from_trash(owner_id=owner.pk, memory_ids=undo.get("ids", [])))
+        return f"Restored {n} memor{'y' if n == 1 else 'ies'} from the trash."
     if action == "restore":
+        # An undo record left by a release that deleted for good: the memories are stored again.
         items = undo.get("memories", [])
         restored = memory_create_many(
             owner=owner,

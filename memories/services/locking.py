@@ -15,11 +15,13 @@ CONTENT_LOCK_NAMESPACE = 7_412
 
 
 def memory_lock(memory_id: int) -> Memory:
-    """Lock a memory's row for a write. A memory deleted meanwhile is a 404, which the API and the
-    pages show as "not found" rather than as a server error."""
-    locked = Memory.objects.select_for_update().filter(pk=memory_id).first()
+    """Lock a memory's row for a write. A memory deleted or trashed meanwhile is a 404, which the API and
+    the pages show as "not found" rather than as a server error."""
+    locked = Memory.all_objects.select_for_update().filter(pk=memory_id).first()
     if locked is None:
         raise Http404("The memory no longer exists (it was deleted).")
+    if locked.trashed_at is not None:
+        raise Http404("The memory is in the trash; restore it to change it.")
     return locked
 
 

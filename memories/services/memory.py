@@ -1,4 +1,4 @@
-"""Memory writes: create (single and batch), update, archive, delete, summaries. Each is atomic."""
+"""Memory writes: create (single and batch), update, archive, delete (into the trash), summaries. Each is atomic."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from memories.services.locking import content_locks, memory_lock
 from memories.services.originals import StoredOriginal, originals_attach
 from memories.services.tags import autotag
 from memories.services.tiers import ARCHIVED_REASON, memories_retier, reloaded, tier_facts
+from memories.services.trash import memories_restore_for_content, memory_trash, trashed_with_content
 from memories.services.validation import (
     MemoryInputError,
     clean_metadata,
@@ -205,20 +206,27 @@ def _store(owner, prepared: list[PreparedInput], *, unique: bool) -> list[Memory
 
 def _create_unique(owner, prepared: list[PreparedInput]) -> list[Memory]:
     digests = [content_hash(p.content) for p in prepared]
-    # Known content costs no embedding: look before the lock, then again under it.
+    # Known content costs no embedding: look before the lock, then again under it. Content in the
+    # trash is known too: the trashed memory is restored rather than stored twice (docs/features/trash.md).
     known = _memories_by_hash(owner, digests)
+    in_trash = set(trashed_with_content(owner_id=owner.pk, digests=[d for d in digests if d not in known]))
     fresh: dict[str, PreparedInput] = {}
     for digest, p in zip(digests, prepared, strict=True):
         if digest not in known:
             fresh.setdefault(digest, p)
-    vectors = embedding_batcher.embed_texts(_all_embedding_texts(fresh.values()))
+    vectors = embedding_batcher.embed_texts(_all_embedding_texts(p for d, p in fresh.items() if d not in in_trash))
     with transaction.atomic():
         content_locks(owner_id=owner.pk, keys=fresh)
         known.update(_memories_by_hash(owner, list(fresh)))
+        known.update(memories_restore_for_content(owner_id=owner.pk, digests=[d for d in fresh if d not in known]))
         to_store = [(digest, p) for digest, p in fresh.items() if digest not in known]
         store_vectors: list[np.ndarray] = []
         offset = 0
         for digest, p in fresh.items():
+            if digest in in_trash:
+                if digest not in known:  # purged while this call waited for the lock: embedded after all
+                    store_vectors.extend(embedding_batcher.embed_texts(_embedding_texts(p.title, p.chunks)))
+                continue
             if digest not in known:
                 store_vectors.extend(vectors[offset : offset + len(p.chunks)])
             offset += len(p.chunks)
@@ -468,17 +476,10 @@ def memory_archive(*, memory: Memory, reason: str) -> Memory:
 
 
 def memory_delete(*, memory: Memory) -> None:
-    """Remove a memory; its chunks and their lexical postings go with it (see memories.signals).
-
-    The memory's row is locked before anything that hangs off it, the order every writer keeps, so a
-    delete waits for an edit or a graph extraction of the same memory instead of deadlocking with it;
-    a memory already deleted by a concurrent request is a 404."""
-
-    def write() -> None:
-        with transaction.atomic():
-            memory_lock(memory.pk).delete()
-
-    run_with_retry(write, label="memory_delete")
+    """Delete a memory from any door (page, API, bulk action, MCP, admin): it moves to the trash, where
+    it keeps everything and can be restored until it is purged (memories.services.trash). A memory
+    deleted or trashed by a concurrent request is a 404."""
+    memory_trash(memory=memory)
 
 
 def memory_summaries_save(*, summaries: dict[int, tuple[str, str, str]]) -> int:

@@ -3,18 +3,15 @@ it, remove files no memory references any more, and collect orphans.
 
 The bytes live in the originals store (memories/original_files.py) keyed by owner and sha256; an Original
 row per memory references them. A file is removed once the transaction that deleted its last row
-commits (whichever way the row went: a memory delete, a bulk delete, an account delete), except while
-a bulk delete can still be undone: then it waits for the undo, or for `originals_collect`.
+commits (whichever way the row went: a purge from the trash, an account delete). A memory in the trash
+keeps its original row, so its file stays until the memory is purged.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
-import os
 import time
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -24,12 +21,12 @@ from django.dispatch import receiver
 from core.schedules import schedule_ensure
 from memories import original_files as store
 from memories.models import Memory, Original
-from memories.original_files import OriginalError, OriginalFile
+from memories.original_files import OriginalFile
 
 logger = logging.getLogger(__name__)
 
 # An unreferenced file younger than this is left alone by originals_collect: it may belong to a
-# transaction still running, or to a bulk delete that can still be undone.
+# transaction still running (a queued upload's file waits unreferenced for its worker).
 ORPHAN_GRACE_SECONDS = 24 * 3600
 COLLECT_SCHEDULE = "memories: remove originals no memory references"
 COLLECT_EVERY_MINUTES = 60
@@ -37,7 +34,7 @@ COLLECT_EVERY_MINUTES = 60
 
 @dataclass(frozen=True)
 class StoredOriginal:
-    """An original whose bytes are already in the store (a queued upload, an undone bulk delete)."""
+    """An original whose bytes are already in the store (a queued upload, an old release's bulk undo)."""
 
     name: str
     media_type: str
@@ -170,19 +167,6 @@ def memory_original_set(*, memory: Memory, original: OriginalFile | None) -> Ori
 
 # --- Removal -------------------------------------------------------------------------------------
 
-_held = contextvars.ContextVar("originals_held_for_undo", default=False)
-
-
-@contextmanager
-def originals_held_for_undo():
-    """Within this block, deleting a memory leaves its file in the store (touched, so it counts as
-    fresh) for an undo to reference again; originals_collect removes it after the grace period."""
-    token = _held.set(True)
-    try:
-        yield
-    finally:
-        _held.reset(token)
-
 
 def original_remove_if_unreferenced(*, owner_id: int, sha256: str) -> bool:
     """Remove the file unless a memory of the owner still references those bytes. True if removed."""
@@ -197,10 +181,6 @@ def original_remove_if_unreferenced(*, owner_id: int, sha256: str) -> bool:
 @receiver(post_delete, sender=Original, dispatch_uid="memories.remove_deleted_original")
 def _original_deleted(sender, instance: Original, **kwargs) -> None:
     owner_id, sha256 = instance.owner_id, instance.sha256
-    if _held.get():
-        with suppress(OSError, OriginalError):
-            os.utime(store.path_for(owner_id, sha256))
-        return
     transaction.on_commit(lambda: original_remove_if_unreferenced(owner_id=owner_id, sha256=sha256))
 
 

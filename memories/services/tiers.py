@@ -47,13 +47,14 @@ def tier_facts(memory: Memory, *, relationships: int = 0, recent_connections: in
     )
 
 
-# One round trip gathers the facts of a batch of memories; link counts come from the provider the
+# One round trip gathers the facts of a batch of memories (never a trashed one: its chunks stay in the
+# trash layer until it is restored); link counts come from the provider the
 # graph registers (see register_link_counter), so this app never reads the graph's tables.
 _TIER_FACTS_SQL = """
 SELECT m.id, m.owner_id, m.tier, m.priority, m.pinned, cardinality(m.manual_tags) > 0, m.created_at,
        m.last_accessed_at, m.access_count, m.decay_score, m.tier_reason,
        (m.metadata -> 'archivedReason') IS NOT NULL
-FROM memories_memory m WHERE {where} ORDER BY m.id LIMIT %(batch_size)s
+FROM memories_memory m WHERE {where} AND m.trashed_at IS NULL ORDER BY m.id LIMIT %(batch_size)s
 """
 
 # (memory ids, recent_since, active_since) -> {memory id: (linked memories in use, of those linked

@@ -15,6 +15,7 @@ from django_q.tasks import async_task
 
 from memories.models import Memory, UploadJob
 from memories.parsers import Extracted
+from memories.services.trash import memories_restore_from_trash
 
 ACTIVE = (UploadJob.Status.PENDING, UploadJob.Status.PROCESSING)
 
@@ -69,6 +70,12 @@ def ocr_upload_queue(
     existing = Memory.objects.for_user(owner).filter(original__sha256=upload.sha256).order_by("pk").first()
     if existing is not None:
         return "duplicate", existing, None
+    trashed = Memory.all_objects.for_user(owner).trashed().filter(original__sha256=upload.sha256).order_by("pk")
+    if (in_trash := trashed.first()) is not None:
+        # The same file again brings back the memory made from it (docs/features/trash.md), unread.
+        restored = memories_restore_from_trash(owner_id=owner.pk, memory_ids=[in_trash.pk])
+        if restored:
+            return "duplicate", Memory.objects.get(pk=in_trash.pk), None
     job = queued.get(upload.sha256) or (
         UploadJob.objects.for_user(owner)
         .filter(kind=UploadJob.Kind.OCR, status__in=ACTIVE, metadata__sha256=upload.sha256)

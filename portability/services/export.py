@@ -104,6 +104,9 @@ def memory_record(
         "createdAt": _iso(memory.created_at),
         "updatedAt": _iso(memory.updated_at),
     }
+    if memory.trashed_at is not None:
+        record["trashedAt"] = _iso(memory.trashed_at)
+        record["trashedBy"] = memory.trashed_by
     if original is not None:
         record["original"] = original_record(original)
     if chunks is not None:
@@ -146,11 +149,13 @@ class _Sink(io.RawIOBase):
         return data
 
 
-def _memory_batches(owner, batch_size: int) -> Iterator[list[Memory]]:
-    """The owner's memories in id order, a batch at a time (keyset pagination: memory stays flat)."""
+def _memory_batches(owner, batch_size: int, *, include_trash: bool = False) -> Iterator[list[Memory]]:
+    """The owner's memories in id order, a batch at a time (keyset pagination: memory stays flat); with
+    `include_trash`, the trashed ones too."""
     last = 0
+    memories = Memory.all_objects if include_trash else Memory.objects
     while True:
-        batch = list(Memory.objects.filter(owner=owner, pk__gt=last).order_by("pk")[:batch_size])
+        batch = list(memories.filter(owner=owner, pk__gt=last).order_by("pk")[:batch_size])
         if not batch:
             return
         yield batch
@@ -196,12 +201,17 @@ def _chunk_vectors(memory_ids: list[int]) -> dict[int, list[tuple]]:
     return out
 
 
-def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_BATCH) -> Iterator[bytes]:
-    """The export as zip bytes, produced batch by batch: 10,000 memories never sit in memory at once."""
+def export_zip_stream(
+    *, owner, vectors: bool = True, include_trash: bool = False, batch_size: int = EXPORT_BATCH
+) -> Iterator[bytes]:
+    """The export as zip bytes, produced batch by batch: 10,000 memories never sit in memory at once.
+    The trash is left out unless `include_trash`; then its memories carry trashedAt."""
     sink = _Sink()
     archive = zipfile.ZipFile(sink, mode="w", compression=zipfile.ZIP_DEFLATED, compresslevel=1)
     try:
-        yield from _export_entries(archive, sink, owner=owner, vectors=vectors, batch_size=batch_size)
+        yield from _export_entries(
+            archive, sink, owner=owner, vectors=vectors, include_trash=include_trash, batch_size=batch_size
+        )
     finally:
         if archive.fp is not None:
             # Stopped part-way (the download was cancelled, or a read failed): nothing more is written.
@@ -210,10 +220,12 @@ def export_zip_stream(*, owner, vectors: bool = True, batch_size: int = EXPORT_B
             archive.fp = None
 
 
-def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bool, batch_size: int) -> Iterator[bytes]:
+def _export_entries(
+    archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bool, include_trash: bool, batch_size: int
+) -> Iterator[bytes]:
     counts: Counter[str] = Counter()
     with archive.open(MEMORIES_FILE, mode="w", force_zip64=True) as out:
-        for batch in _memory_batches(owner, batch_size):
+        for batch in _memory_batches(owner, batch_size, include_trash=include_trash):
             ids = [m.pk for m in batch]
             moves: dict[int, list[TierMove]] = {}
             for move in TierMove.objects.filter(memory_id__in=ids).order_by("memory_id", "moved_at", "id"):
@@ -235,6 +247,7 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
             ]
             out.write(("\n".join(lines) + "\n").encode("utf-8"))
             counts["memories"] += len(batch)
+            counts["trashed"] += sum(1 for m in batch if m.trashed_at is not None)
             counts["chunks"] += sum(len(c) for c in (chunks or {}).values())
             if data := sink.take():  # the compressor may still hold a small batch back
                 yield data
@@ -257,7 +270,7 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
                 ).encode("utf-8")
             )
             counts["chatSessions"] += 1
-    for piece in _write_originals(archive, sink, owner):
+    for piece in _write_originals(archive, sink, owner, include_trash=include_trash):
         counts["originals"] += 1 if piece is None else 0
         if piece:
             yield piece
@@ -268,10 +281,12 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
         "embeddingModel": embedding_model_id(),
         "embeddingDimensions": EMBEDDING_DIMENSIONS,
         "includesVectors": vectors,
+        "includesTrash": include_trash,
         "chunkSize": settings.KYBERNESIS_CHUNK_SIZE,
         "chunkOverlap": settings.KYBERNESIS_CHUNK_OVERLAP,
         "counts": {
             "memories": counts["memories"],
+            "trashed": counts["trashed"],
             "chunks": counts["chunks"],
             "chatSessions": counts["chatSessions"],
             "originals": counts["originals"],
@@ -283,11 +298,14 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
     yield sink.take()
 
 
-def _write_originals(archive: zipfile.ZipFile, sink: _Sink, owner) -> Iterator[bytes | None]:
+def _write_originals(archive: zipfile.ZipFile, sink: _Sink, owner, *, include_trash: bool) -> Iterator[bytes | None]:
     """Each distinct original of the owner into the zip, a megabyte at a time; yields the zip's bytes as
     they gather and None after each file written. A file missing from the store is left out (logged)."""
     seen: set[str] = set()
-    for original in _keyset(Original.objects.filter(owner=owner), ("sha256", "memory_id"), 500):
+    originals = Original.objects.filter(owner=owner)
+    if not include_trash:
+        originals = originals.filter(memory__trashed_at=None)
+    for original in _keyset(originals, ("sha256", "memory_id"), 500):
         entry = original_entry(original)
         if original.sha256 in seen:
             continue
@@ -309,11 +327,11 @@ def export_filename(owner) -> str:
     return f"kybernesis-export-{owner.pk}-{timezone.now():%Y%m%d-%H%M%S}.zip"
 
 
-def export_to_file(*, owner, path: Path, vectors: bool = True) -> int:
+def export_to_file(*, owner, path: Path, vectors: bool = True, include_trash: bool = False) -> int:
     """Write the export to a file; returns its size in bytes."""
     size = 0
     with open(path, "wb") as handle:
-        for data in export_zip_stream(owner=owner, vectors=vectors):
+        for data in export_zip_stream(owner=owner, vectors=vectors, include_trash=include_trash):
             handle.write(data)
             size += len(data)
     return size

@@ -16,12 +16,13 @@ from django.utils import timezone
 
 from memories import embedding, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.models import ChatSession, Memory, MemoryChunk, TierMove
+from memories.models import TRASH_LAYER, ChatSession, Memory, MemoryChunk, TierMove
 from memories.original_files import OriginalError
 from memories.search import lexical
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
+from memories.services.trash import memories_restore_for_content
 from memories.signals import content_changed_on_commit
 from portability.services.records import Prepared, RecordError, record_prepare, session_prepare
 from portability.services.vectors import VectorReuse, embedding_model_id
@@ -81,17 +82,22 @@ def _save(prepared: Prepared, *, copy: int, sessions: dict[int, int], open_origi
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
     with transaction.atomic():
         content_locks(owner_id=memory.owner_id, keys=[memory.content_hash])
-        if Memory.objects.filter(owner_id=memory.owner_id, content_hash=memory.content_hash).count() >= copy:
+        if Memory.all_objects.filter(owner_id=memory.owner_id, content_hash=memory.content_hash).count() >= copy:
             raise _AlreadyThere
         memory.save(force_insert=True)
         # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
-        Memory.objects.filter(pk=memory.pk).update(**times)
+        Memory.all_objects.filter(pk=memory.pk).update(**times)
         memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
-        MemoryChunk.objects.bulk_create(chunk_rows(memory, prepared.chunks, prepared.vectors), batch_size=500)
+        rows = chunk_rows(memory, prepared.chunks, prepared.vectors)
+        if memory.trashed_at is not None:  # out of search and the lexical index, as when it was trashed
+            for row in rows:
+                row.tier = TRASH_LAYER
+        MemoryChunk.objects.bulk_create(rows, batch_size=500)
         for move in prepared.moves:
             move.memory = memory
         TierMove.objects.bulk_create(prepared.moves)
-        lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
+        if memory.trashed_at is None:
+            lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
         if prepared.original is not None and open_original is not None and original_files.keeping():
             _restore_original(memory, prepared.original, open_original)
     return memory
@@ -171,8 +177,11 @@ class _Duplicates:
         """For each record, None when it is a duplicate, else which copy of its content it is (1, 2, ...)."""
         unknown = [h for h in set(records_hashes) if h not in self.before]
         if unknown:
+            # The trash counts: content there is not imported twice (a record of it restores it, below).
             counts = Counter(
-                Memory.objects.filter(owner=self.owner, content_hash__in=unknown).values_list("content_hash", flat=True)
+                Memory.all_objects.filter(owner=self.owner, content_hash__in=unknown).values_list(
+                    "content_hash", flat=True
+                )
             )
             self.before.update({h: counts.get(h, 0) for h in unknown})
         out = []
@@ -248,9 +257,12 @@ def _import_batch(
 ) -> None:
     prepared = _prepare_batch(owner, batch, report, reuse=reuse)
     fresh, copies = [], {}
+    live_duplicates = []
     for p, copy in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):
         if copy is None:
             report.duplicates += 1
+            if p.memory.trashed_at is None:
+                live_duplicates.append(p.memory.content_hash)
         else:
             fresh.append(p)
             copies[id(p)] = copy
@@ -273,9 +285,24 @@ def _import_batch(
         except Exception as exc:  # one memory's failure must not stop the rest; it is reported by name
             logger.exception("import of %s failed", p.label)
             report.fail(p.label, f"could not be stored: {exc}")
-    if created:
-        # Graph extraction and links (wikilinks included) follow in the worker, as for any new memory.
-        content_changed_on_commit(memory_ids=created)
+    _restore_trashed(owner, live_duplicates)
+    _extract_later(created)
+
+
+def _restore_trashed(owner, digests: list[str]) -> None:
+    """A record whose content is in the account's trash brings that memory back, as adding it would."""
+    if digests:
+        with transaction.atomic():
+            content_locks(owner_id=owner.pk, keys=digests)
+            memories_restore_for_content(owner_id=owner.pk, digests=digests)
+
+
+def _extract_later(created: list[int]) -> None:
+    """Graph extraction and links (wikilinks included) follow in the worker, as for any new memory; not
+    for a memory imported into the trash (its restore extracts it)."""
+    outside = set(Memory.objects.filter(pk__in=created).values_list("pk", flat=True)) if created else set()
+    if live := [pk for pk in created if pk in outside]:
+        content_changed_on_commit(memory_ids=live)
 
 
 def import_path(*, owner, path: Path, name: str = "", progress=None) -> ImportReport:

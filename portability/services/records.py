@@ -139,6 +139,10 @@ def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now
     _restore_auto_tags(memory, record, now=now)
     restore_tier = _restore_tier(memory, record, now=now)
     memory.sync_derived_fields()
+    # A memory exported from the trash goes back into the trash (docs/features/trash.md).
+    memory.trashed_at = _time(record, "trashedAt")
+    if memory.trashed_at is not None:
+        memory.trashed_by = _field(record, "trashedBy", str, "")[:200]
     # An export holds the text as it was stored; one from before the normalisation may differ from its
     # normalised form here, so the hash is checked against the text as exported.
     if (expected := record.get("contentHash")) is not None and expected not in (

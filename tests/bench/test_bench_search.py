@@ -99,3 +99,17 @@ def _assert_same_indexes(after: dict[str, str], before: dict[str, str]) -> None:
                     cursor.execute(f"SELECT {predicate}, {predicate_after} FROM (VALUES (%s::varchar)) v(tier)", [tier])
                     was, now = cursor.fetchone()
                     assert was == now, (name, tier)
+
+
+def test_bench_search_with_a_trash_share_measures_the_same_queries_with_part_of_it_trashed():
+    out = StringIO()
+    call_command(
+        "bench_search", "--chunks", "60", "--queries", "5", "--trash-share", "0.25", stdout=out, stderr=StringIO()
+    )
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    trash = result["trash"]
+    assert trash["trashed_memories"] >= 1 and trash["trashed_in_results"] == 0
+    assert trash["p50_ms"] > 0 and trash["after_restore_p50_ms"] > 0
+    from memories.models import Memory
+
+    assert not Memory.all_objects.filter(trashed_at__isnull=False).exists()  # restored afterwards

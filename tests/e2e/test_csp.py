@@ -19,6 +19,7 @@ PAGES = [
     "/connectors/",
     "/sleep/",
     "/memories/tags/",
+    "/memories/trash/",
     "/api/v1/docs",
 ]
 

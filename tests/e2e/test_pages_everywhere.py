@@ -13,7 +13,7 @@ from connectors.models import ConnectorAccount
 from core.tokens import api_token_create, api_token_revoke
 from graph.models import Entity
 from graph.services import graph_extract_memories, memory_links_refresh
-from memories.services import chat_message_send
+from memories.services import chat_message_send, memory_delete
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_request
 from tests.factories import UserFactory, make_memory
@@ -114,6 +114,9 @@ def seeded(db):
     # message: each must wrap rather than make its page wider than the window.
     url = "https://example.com/product-team/" + "a" * 300
     long_word = make_memory(user, f"The product team's long link: {url}", title=f"Product team link {url}")
+    # The trash: an ordinary note and one whose unbroken title must wrap there too.
+    for title in ("Old packing list for the offsite", f"Trashed link {url}"):
+        memory_delete(memory=make_memory(user, f"{title}: bring the projector and the badges.", title=title))
     graph_extract_memories(memory_ids=[m.pk for m in [*notes, long_memory]])
     memory_links_refresh(owner=user)
     session, _ = chat_message_send(owner=user, content="Where is the Product Team based?")
@@ -154,6 +157,7 @@ def test_every_page_fits_a_phone_and_a_desktop_and_passes_axe(browser, live_serv
         "memory-edit-long-word": f"/memories/{seeded['long_word'].pk}/edit/",
         "add-memory": "/memories/new/",
         "tags": "/memories/tags/",
+        "trash": "/memories/trash/",
         "upload": "/upload/",
         "chat": f"/chat/?session={seeded['session'].pk}",
         "search": "/search/?q=product+team",

@@ -20,6 +20,7 @@ TOOLS = {
     "memory_delete",
     "memory_tag",
     "memory_pin",
+    "trash_list",
     "entity_search",
     "entity_neighbors",
     "sleep_run",

@@ -107,8 +107,13 @@ def test_memory_tools_add_get_list_update_tag_pin_delete(agent, owner):
     assert pinned["pinned"] is True and pinned["tier"] == "hot"
     assert agent.ok("memory_pin", {"memory_id": memory_id, "pinned": False})["pinned"] is False
 
-    assert agent.ok("memory_delete", {"memory_id": memory_id}) == {"deleted": memory_id}
+    assert agent.ok("memory_delete", {"memory_id": memory_id}) == {"deleted": memory_id, "trashed": True}
     assert not Memory.objects.filter(pk=memory_id).exists()
+    # Out of every tool but the trash's own.
+    assert memory_id not in {m["id"] for m in agent.ok("memory_list", {})["items"]}
+    assert f"no memory {memory_id}" in agent.error("memory_get", {"memory_id": memory_id})
+    trash = agent.ok("trash_list", {})
+    assert [m["id"] for m in trash["items"]] == [memory_id] and trash["items"][0]["purgeAt"]
 
 
 def test_memory_search_gives_the_three_scores_and_snippets_and_takes_the_api_filters(agent, owner):

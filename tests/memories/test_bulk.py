@@ -21,7 +21,11 @@ def test_the_first_post_asks_for_confirmation_and_changes_nothing(logged_in_clie
     notes = [make_memory(user, content=f"Note {i} about tea.") for i in range(3)]
     response = _post(logged_in_client, [n.pk for n in notes], "delete", confirmed=False)
     page = response.content.decode()
-    assert response.status_code == 200 and "Delete 3 memories?" in page and 'name="confirmed" value="1"' in page
+    assert (
+        response.status_code == 200
+        and "Move to the trash: 3 memories?" in page
+        and 'name="confirmed" value="1"' in page
+    )
     assert Memory.objects.filter(owner=user).count() == 3
 
 

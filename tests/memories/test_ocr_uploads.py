@@ -203,3 +203,16 @@ def test_a_finished_ocr_row_links_its_memory_and_shows_how_it_was_read(logged_in
     row = logged_in_client.get(f"/memories/uploads/jobs/{result.job.pk}/", HTTP_HX_REQUEST="true").content.decode()
     assert f"/memories/{memory.pk}/" in row and ">Scan</a>" in row
     assert "page 1: no text layer, read by OCR" in row and "hx-trigger" not in row
+
+
+def test_the_same_scan_again_while_its_memory_is_in_the_trash_restores_it_unread(
+    user, django_capture_on_commit_callbacks
+):
+    data = scans.scanned_pdf([[scans.SECOND]])
+    with django_capture_on_commit_callbacks(execute=True):
+        [first] = services.upload_files(owner=user, files=[upload("a.pdf", data)])
+    memory = Memory.objects.get(pk=UploadJob.objects.get(pk=first.job.pk).memory_id)
+    services.memory_delete(memory=memory)
+    [again] = services.upload_files(owner=user, files=[upload("again.pdf", data)])
+    assert again.status == "duplicate" and again.memory.pk == memory.pk and again.job is None
+    assert Memory.objects.filter(pk=memory.pk).exists() and UploadJob.objects.count() == 1

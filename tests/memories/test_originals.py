@@ -158,26 +158,35 @@ def test_the_off_switch_keeps_no_originals(user, settings, store_dir):
     assert stored_files(store_dir) == []
 
 
-def test_deleting_a_memory_removes_its_file_unless_another_memory_of_the_owner_shares_it(user, store_dir, on_commit):
+def purge(memory) -> None:
+    services.memory_delete(memory=memory)
+    services.memory_purge(owner=memory.owner_id, memory_id=memory.pk)
+
+
+def test_purging_a_memory_removes_its_file_unless_another_memory_of_the_owner_shares_it(user, store_dir, on_commit):
     memory = keep(user, "fib.py", PY)
     twin = MemoryFactory(owner=user, content="Another memory made from the same file.")
     OriginalFactory(memory=twin, name="copy.py", data=PY)
     [path] = stored_files(store_dir)
     with on_commit(execute=True):
-        services.memory_delete(memory=memory)
+        purge(memory)
     assert path.exists()  # the twin still references the bytes
     with on_commit(execute=True):
-        services.memory_delete(memory=twin)
+        purge(twin)
     assert not path.exists()
 
 
-def test_deleting_on_the_page_and_through_the_api_removes_the_file(user, api, store_dir, on_commit):
+def test_a_delete_keeps_the_file_in_the_trash_and_a_purge_removes_it(user, api, store_dir, on_commit):
     first, second = keep(user, "fib.py", PY), keep(user, "notes.txt", b"Some notes.")
     with on_commit(execute=True):
         assert page_client(user).post(f"/memories/{first.pk}/delete/").status_code == 302
+        assert api.delete(f"/api/v1/memories/{second.pk}").status_code == 204
+    assert len(stored_files(store_dir)) == 2 and Original.objects.count() == 2
+    with on_commit(execute=True):
+        assert page_client(user).post(f"/memories/trash/{first.pk}/purge/").status_code == 302
     assert len(stored_files(store_dir)) == 1
     with on_commit(execute=True):
-        assert api.delete(f"/api/v1/memories/{second.pk}").status_code == 204
+        assert api.delete(f"/api/v1/trash/{second.pk}").status_code == 204
     assert stored_files(store_dir) == []
 
 
@@ -187,7 +196,7 @@ def test_the_same_bytes_of_two_owners_are_two_files(user, store_dir, on_commit):
     theirs = keep(other, "fib.py", PY)
     assert len(stored_files(store_dir)) == 2
     with on_commit(execute=True):
-        services.memory_delete(memory=theirs)
+        purge(theirs)
     assert len(stored_files(store_dir)) == 1
 
 
@@ -229,25 +238,42 @@ def test_collect_leaves_referenced_files_alone(user, store_dir):
     assert originals_collect() == 0 and path.exists()
 
 
-def test_bulk_delete_removes_the_files_after_the_undo_window_and_undo_brings_them_back(user, store_dir, on_commit):
+def test_bulk_delete_keeps_the_files_in_the_trash_and_undo_brings_back_the_same_memory(user, store_dir, on_commit):
     memory = keep(user, "fib.py", PY)
     with on_commit(execute=True):
         result = bulk.memories_bulk(owner=user, memory_ids=[memory.pk], action="delete")
-    assert not Original.objects.exists()
-    [path] = stored_files(store_dir)  # held for the undo
+    [path] = stored_files(store_dir)
+    assert Original.objects.filter(memory=memory).exists()
     bulk.memories_bulk_undo(owner=user, undo=result.undo)
     restored = Memory.objects.get(owner=user)
-    assert restored.original.name == "fib.py" and restored.original.sha256 == hashlib.sha256(PY).hexdigest()
-    assert path.read_bytes() == PY
+    assert restored.pk == memory.pk and restored.original.name == "fib.py"
+    assert restored.original.sha256 == hashlib.sha256(PY).hexdigest() and path.read_bytes() == PY
 
     with on_commit(execute=True):
-        result = bulk.memories_bulk(owner=user, memory_ids=[restored.pk], action="delete")
-    old = time.time() - 2 * 24 * 3600
-    os.utime(path, (old, old))
-    assert originals_collect() == 1 and stored_files(store_dir) == []
-    # An undo after the file was collected restores the memory without its original.
-    bulk.memories_bulk_undo(owner=user, undo=result.undo)
-    assert Memory.objects.filter(owner=user).count() == 1 and not Original.objects.exists()
+        bulk.memories_bulk(owner=user, memory_ids=[restored.pk], action="delete")
+        services.trash_empty(owner=user)
+    assert stored_files(store_dir) == []
+
+
+def test_an_undo_record_of_an_older_release_still_stores_the_memories_again(user, store_dir):
+    undo = {
+        "action": "restore",
+        "memories": [
+            {
+                "title": "Old",
+                "content": "Deleted before the trash existed.",
+                "source": "upload",
+                "priority": 0.5,
+                "metadata": {},
+                "manualTags": ["kept"],
+                "pinned": True,
+                "original": None,
+            }
+        ],
+    }
+    assert bulk.memories_bulk_undo(owner=user, undo=undo) == "Restored 1 memory."
+    memory = Memory.objects.get(owner=user)
+    assert memory.manual_tags == ["kept"] and memory.pinned
 
 
 def test_a_queued_large_upload_keeps_its_original(user, settings, store_dir, on_commit):

@@ -179,8 +179,10 @@ def test_update_refuses_bad_values_and_changes_nothing(user):
     assert (memory.title, memory.priority) == ("t", 0.4)
 
 
-def test_delete_removes_the_memory_and_its_chunks(user):
+def test_delete_moves_the_memory_to_the_trash_and_a_purge_removes_it_and_its_chunks(user):
     memory = memory_create(owner=user, title="t", content=LONG_TEXT)
     services.memory_delete(memory=memory)
-    assert not Memory.objects.exists()
+    assert not Memory.objects.exists() and Memory.all_objects.filter(pk=memory.pk).exists()
+    services.memory_purge(owner=user, memory_id=memory.pk)
+    assert not Memory.all_objects.exists()
     assert not MemoryChunk.objects.exists()

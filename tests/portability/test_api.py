@@ -117,7 +117,7 @@ def test_the_page_shows_export_buttons_an_import_form_and_the_jobs(logged_in_cli
         errors=[{"item": "latin1.md", "error": "not UTF-8 text (byte 3)"}],
     )
     page = logged_in_client.get("/memories/data/").content.decode()
-    assert 'href="/api/v1/export"' in page and 'name="file"' in page
+    assert 'action="/api/v1/export"' in page and 'name="trash"' in page and 'name="file"' in page
     assert "vault.zip" in page and "latin1.md" in page and "not UTF-8 text" in page
 
 

@@ -26,11 +26,65 @@ from bench.synthetic import sentence
 from memories import embedding
 from memories.models import Memory, MemoryChunk
 from memories.search import hybrid_search, lexical
+from memories.services import memories_restore_from_trash, memories_trash
 
 BENCH_USER = "bench-search"
 CHUNKS_PER_MEMORY = bulk_mod.CHUNKS_PER_MEMORY
 BATCH = 2000
 BULK_FROM = 200_000  # corpora this large always take the bulk path
+
+
+def _pct(timings: list[float], p: float) -> float:
+    ordered = sorted(timings)
+    return round(ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))], 2)
+
+
+def _timed_queries(owner, texts, vectors) -> tuple[list[float], set[int]]:
+    """Each query's latency in ms (after ten to warm the caches), and every memory id found."""
+    for text, vector in zip(texts[:10], vectors[:10], strict=True):
+        hybrid_search(owner.pk, text, limit=10, query_vector=vector)
+    timings, found = [], set()
+    for text, vector in zip(texts, vectors, strict=True):
+        started = time.perf_counter()
+        response = hybrid_search(owner.pk, text, limit=10, query_vector=vector)
+        timings.append((time.perf_counter() - started) * 1000)
+        found.update(r.memory_id for r in response.results)
+    return timings, found
+
+
+def _trash_run(owner, texts, vectors, *, share: float, rng: random.Random, before: list[float]) -> dict:
+    """The same queries with `share` of the memories in the trash (moved there by the service, then
+    restored, then run once more): their latency beside the runs before and after, and how many results
+    were trashed memories (0)."""
+    ids = list(Memory.objects.filter(owner=owner).values_list("pk", flat=True))
+    chosen = rng.sample(ids, max(1, int(len(ids) * min(share, 1.0))))
+    started = time.perf_counter()
+    for start in range(0, len(chosen), 500):
+        memories_trash(owner_id=owner.pk, memory_ids=chosen[start : start + 500])
+    trash_s = time.perf_counter() - started
+    try:
+        timings, found = _timed_queries(owner, texts, vectors)
+    finally:
+        started = time.perf_counter()
+        for start in range(0, len(chosen), 500):
+            memories_restore_from_trash(owner_id=owner.pk, memory_ids=chosen[start : start + 500])
+        restore_s = time.perf_counter() - started
+    # Once more with the trash empty again, so a drift of the shared machine shows beside the ratio.
+    after, _ = _timed_queries(owner, texts, vectors)
+    return {
+        "share": share,
+        "trashed_memories": len(chosen),
+        "p50_ms": _pct(timings, 50),
+        "p95_ms": _pct(timings, 95),
+        "p99_ms": _pct(timings, 99),
+        "p50_ratio": round(_pct(timings, 50) / max(_pct(before, 50), 1e-9), 3),
+        "p95_ratio": round(_pct(timings, 95) / max(_pct(before, 95), 1e-9), 3),
+        "after_restore_p50_ms": _pct(after, 50),
+        "after_restore_p95_ms": _pct(after, 95),
+        "trashed_in_results": len(found & set(chosen)),
+        "trash_s": round(trash_s, 2),
+        "restore_s": round(restore_s, 2),
+    }
 
 
 class Command(BaseCommand):
@@ -55,6 +109,13 @@ class Command(BaseCommand):
             help=f"load first, index afterwards (automatic from {BULK_FROM:,} chunks; benchmark database only: "
             "it locks the chunk table while it runs)",
         )
+        parser.add_argument(
+            "--trash-share",
+            type=float,
+            default=0.0,
+            help="after the run, move this share of the memories to the trash and run the same queries again "
+            "(then restore them): the cost of leaving the trash out, measured in one run",
+        )
         vector_search_option.add_argument(parser)
 
     def handle(
@@ -67,6 +128,7 @@ class Command(BaseCommand):
         user: str,
         vector_search: str,
         bulk: bool = False,
+        trash_share: float = 0.0,
         **options,
     ):
         if chunks < 1:
@@ -81,7 +143,7 @@ class Command(BaseCommand):
             if bulk or chunks >= BULK_FROM:
                 build = bulk_mod.bulk_build(owner, chunks, rng, progress=self.stderr.write)
             else:
-                Memory.objects.filter(owner=owner).delete()
+                Memory.all_objects.filter(owner=owner).delete()
                 started = time.perf_counter()
                 self._build(owner, chunks, rng)
                 build = {"mode": "incremental", "build_s": round(time.perf_counter() - started, 1)}
@@ -95,13 +157,8 @@ class Command(BaseCommand):
             base = np.asarray(sample[rng.randrange(len(sample))]) + np_rng.normal(0, 0.05, 384)
             vectors.append((base / np.linalg.norm(base)).astype(np.float32))
 
-        for text, vector in zip(texts[:10], vectors[:10], strict=True):  # warm caches
-            hybrid_search(owner.pk, text, limit=10, query_vector=vector)
-        timings = []
-        for text, vector in zip(texts, vectors, strict=True):
-            started = time.perf_counter()
-            hybrid_search(owner.pk, text, limit=10, query_vector=vector)
-            timings.append((time.perf_counter() - started) * 1000)
+        timings, _ = _timed_queries(owner, texts, vectors)
+        trash = _trash_run(owner, texts, vectors, share=trash_share, rng=rng, before=timings) if trash_share else None
 
         embedding.embed_query("warm-up")
         embed_times = []
@@ -110,20 +167,19 @@ class Command(BaseCommand):
             embedding.embed_query(text, cache=False)
             embed_times.append((time.perf_counter() - started) * 1000)
 
-        timings.sort()
-        pct = lambda p: round(timings[min(len(timings) - 1, int(p / 100 * len(timings)))], 2)  # noqa: E731
         self.stdout.write(
             json.dumps(
                 {
                     "chunks": MemoryChunk.objects.filter(owner=owner).count(),
-                    "p50_ms": pct(50),
-                    "p95_ms": pct(95),
-                    "p99_ms": pct(99),
+                    "p50_ms": _pct(timings, 50),
+                    "p95_ms": _pct(timings, 95),
+                    "p99_ms": _pct(timings, 99),
                     "embed_query_ms": round(statistics.median(embed_times), 2),
                     "queries": len(timings),
                     "vector_search": vector_search_option.used_for(owner.pk),
                     "load_average": [round(x, 2) for x in os.getloadavg()],
                     "build": build,
+                    **({"trash": trash} if trash else {}),
                 }
             )
         )
