@@ -103,6 +103,8 @@ def memory_record(
         "createdAt": _iso(memory.created_at),
         "updatedAt": _iso(memory.updated_at),
     }
+    if memory.import_key:
+        record["importKey"] = memory.import_key
     if original is not None:
         record["original"] = original_record(original)
     if chunks is not None:
@@ -248,6 +250,7 @@ def _export_entries(archive: zipfile.ZipFile, sink: _Sink, *, owner, vectors: bo
                             "messageCount": session.message_count,
                             "createdAt": _iso(session.created_at),
                             "updatedAt": _iso(session.updated_at),
+                            **({"importKey": session.import_key} if session.import_key else {}),
                         },
                         ensure_ascii=False,
                         separators=(",", ":"),
