@@ -292,14 +292,17 @@ def import_source(
         for item in source.items:
             batch.append(item)
             if len(batch) >= batch_size:
-                _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
-                batch = []
+                full, batch = batch, []
+                _import_batch(owner, full, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
                 if progress:
                     progress(report)
         if batch:
-            _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
-    except ImportSourceError as exc:  # the archive broke mid-way (an entry that inflates past its size)
+            full, batch = batch, []
+            _import_batch(owner, full, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
+    except ImportSourceError as exc:  # the source broke mid-way: a zip entry past its size, JSON cut short
         report.error = str(exc)
+        if batch:  # what was read whole before the break still goes in
+            _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
     report.notices = source.notices()
     if progress:
         progress(report)
