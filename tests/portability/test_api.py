@@ -71,7 +71,7 @@ def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypat
     rather than saying "failed, created 0"."""
     from portability.services import import_ as importing
 
-    real_source, real, calls = importing.import_source, importing._import_batch, []
+    real_source, real, calls = importing.import_source, importing._store_batch, []
     monkeypatch.setattr(importing, "import_source", lambda **kwargs: real_source(**kwargs, batch_size=2))
 
     def fails_the_second_time(*args, **kwargs):
@@ -80,7 +80,7 @@ def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypat
             raise RuntimeError("the disk went away")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(importing, "_import_batch", fails_the_second_time)
+    monkeypatch.setattr(importing, "_store_batch", fails_the_second_time)
     lines = "".join(json.dumps({"content": f"Imported memory {i}."}) + "\n" for i in range(5))
     upload = SimpleUploadedFile("notes.jsonl", lines.encode(), content_type="application/jsonl")
     with django_capture_on_commit_callbacks(execute=True):
