@@ -374,7 +374,7 @@ def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: Vec
         try:
             one = record_prepare(item.record, label=item.label, owner=owner, vectors=reuse, now=now)
             if item.key:
-                one.import_key, one.session = item.key, item.session
+                one.import_key, one.session, one.key_checked = item.key, item.session, True
             prepared.append(one)
         except RecordError as exc:
             report.fail(item.label, str(exc))
@@ -398,14 +398,24 @@ class _Staged:
 
 def _stage_batch(owner, batch: list[Item], *, reuse: VectorReuse, duplicates: _Duplicates) -> _Staged:
     report = ImportReport()
-    prepared = _prepare_batch(owner, batch, report, reuse=reuse)
+    # An item the source names by an id the account already holds is a duplicate before it is even
+    # checked: a second import of a large export costs one query a batch.
+    keyed = [item for item in batch if item.key and item.record is not None]
+    new = dict(zip(map(id, keyed), duplicates.check_keys([item.key for item in keyed]), strict=True))
+    known = [item for item in keyed if not new[id(item)]]
+    report.processed += len(known)
+    report.duplicates += len(known)
+    prepared = _prepare_batch(owner, [item for item in batch if new.get(id(item), True)], report, reuse=reuse)
     fresh, copies = [], {}
-    keyed = [p for p in prepared if p.import_key]
+    unchecked = [p for p in prepared if p.import_key and not p.key_checked]  # keys kept in a Kybernesis export
+    new.update(zip(map(id, unchecked), duplicates.check_keys([p.import_key for p in unchecked]), strict=True))
     plain = [p for p in prepared if not p.import_key]
-    new_keys = dict(zip(map(id, keyed), duplicates.check_keys([p.import_key for p in keyed]), strict=True))
     by_hash = dict(zip(map(id, plain), duplicates.check([p.memory.content_hash for p in plain]), strict=True))
     for p in prepared:
-        copy = (1 if new_keys[id(p)] else None) if p.import_key else by_hash[id(p)]
+        if p.import_key:
+            copy = 1 if p.key_checked or new[id(p)] else None
+        else:
+            copy = by_hash[id(p)]
         if copy is None:
             report.duplicates += 1
         else:

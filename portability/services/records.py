@@ -137,6 +137,7 @@ class Prepared:
     # The id it has at its source (Memory.import_key): the import finds it by this, not by its content.
     import_key: str = ""
     session: SessionRef | None = None  # the conversation a chat message joins, as its source names it
+    key_checked: bool = False  # the import already looked for its key among the account's
 
 
 def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now) -> Prepared:

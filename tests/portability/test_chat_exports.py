@@ -272,6 +272,8 @@ def test_imported_chats_survive_a_kybernesis_export_and_a_later_assistant_import
     assert ChatSession.objects.get(owner=other_user).import_key == "chatgpt:conv-pasta"
     again = portability.import_path(owner=other_user, path=tmp_path / "conversations.json")
     assert (again.created, again.duplicates) == (0, 5)
+    twice = portability.import_path(owner=other_user, path=zipped)  # the keys kept in the export count too
+    assert (twice.created, twice.duplicates) == (0, 5)
 
 
 def test_the_import_command_prints_the_notices_and_the_report(user, tmp_path, capsys):
