@@ -353,9 +353,9 @@ def import_source(
     except ImportSourceError as exc:  # the source broke mid-way: a zip entry past its size, JSON cut short
         report.error = str(exc)
     # What was read whole before the end (or the break) still goes in.
-    staged = stage(batch) if batch else None
+    last = stage(batch) if batch else None
     store(pending)
-    store(staged)
+    store(last)
     report.notices = source.notices()
     if progress:
         progress(report)
