@@ -359,6 +359,9 @@ class ImportJob(models.Model):
     filename = models.CharField(max_length=255)
     # Where the uploaded file waits for the worker (under KYBERNESIS_DATA_DIR); removed when the job ends.
     path = models.CharField(max_length=500, blank=True, default="")
+    # The path is a file or folder on the server (MCP's import_start), checked against the allowed
+    # folders again when the worker reads it, and left where it is.
+    server_path = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True, default="")  # the whole source could not be read
     total = models.PositiveIntegerField(null=True, blank=True)

@@ -101,22 +101,15 @@ def import_job_create_from_path(*, owner, path: str) -> ImportJob:
         reader, _ = detect(resolved, resolved.name)
     except ImportSourceError as exc:
         raise MemoryInputError(str(exc), field="path") from None
-    return _queue(owner=owner, name=resolved.name[:255] or str(resolved)[:255], path=resolved, kind=reader.kind)
+    name = resolved.name[:255] or str(resolved)[:255]
+    return _queue(owner=owner, name=name, path=resolved, kind=reader.kind, server_path=True)
 
 
-def _queue(*, owner, name: str, path: Path, kind: str) -> ImportJob:
+def _queue(*, owner, name: str, path: Path, kind: str, server_path: bool = False) -> ImportJob:
     with transaction.atomic():
-        job = ImportJob.objects.create(owner=owner, filename=name, path=str(path), kind=kind)
+        job = ImportJob.objects.create(owner=owner, filename=name, path=str(path), kind=kind, server_path=server_path)
         transaction.on_commit(lambda: async_task("portability.tasks.import_run", job.pk, task_name=f"import {job.pk}"))
     return job
-
-
-def _is_upload(path: Path) -> bool:
-    """An uploaded file, kept for the worker, is removed when the job ends; a server-side path is not."""
-    try:
-        return path.resolve().parent == _imports_dir().resolve()
-    except OSError:
-        return False
 
 
 def import_job_requeue(job_id: int) -> None:
@@ -149,9 +142,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         )
 
     path = Path(job.path)
-    upload = _is_upload(path)
+    upload = not job.server_path
     try:
-        if not upload:  # a server-side path: still inside an allowed folder now, when it is read
+        if job.server_path:  # still inside an allowed folder now, when it is read
             path = import_path_check(job.path)
         with acting(Actor.importer(f"{reader_label(job.kind)} import" if job.kind else "import")):
             report = import_path(owner=job.owner, path=path, name=job.filename, progress=progress)
