@@ -50,6 +50,12 @@ def test_a_chatgpt_export_uploaded_on_the_page_shows_its_report_at_both_widths(
         assert notices[0] == "ChatGPT export: 1 conversation and 2 messages read."
         assert any("1 message on branches that were not current" in n for n in notices)
         problems += check_page(page, artifacts, "import-sources", width)
+        page.goto(f"/chat/?session={ChatSession.objects.get(owner=user).pk}")
+        answer = page.locator(".chat-message.reply.imported")
+        assert (
+            "a tray of roast vegetables" in answer.inner_text() and "ChatGPT's answer, imported" in answer.inner_text()
+        )
+        problems += check_page(page, artifacts, "imported-chat", width)
         context.close()
     assert not problems, "\n".join(problems)
     assert ChatSession.objects.get(owner=user).message_count == 2

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from memories.models import ImportJob, Memory
+from memories.models import ChatSession, ImportJob, Memory
 from memories.services import MemoryInputError
 from portability import services as portability
 from tests.portability.chat_exports import chatgpt_conversation, claude_conversation, write_json
@@ -147,3 +147,15 @@ def test_a_server_path_that_leaves_the_folder_before_the_worker_reads_it_is_refu
     job.refresh_from_db()
     assert job.status == "failed" and "outside the folders" in job.error
     assert not Memory.objects.filter(owner=user).exists()
+
+
+def test_the_chat_page_shows_an_imported_conversation_with_the_assistants_answers_as_answers(
+    logged_in_client, user, tmp_path
+):
+    portability.import_path(owner=user, path=write_json(tmp_path / "conversations.json", [CHAT]))
+    session = ChatSession.objects.get(owner=user)
+    page = logged_in_client.get(f"/chat/?session={session.pk}").content.decode()
+    assert "When do I plant garlic?" in page and "In autumn." in page
+    assert "ChatGPT&#x27;s answer, imported" in page or "ChatGPT's answer, imported" in page
+    assert "You, in ChatGPT, imported" in page
+    assert "Noted: kept as a memory." not in page  # the conversation's own answer follows, not one made here
