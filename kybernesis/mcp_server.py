@@ -44,6 +44,8 @@ from memories.schemas import (
 )
 from memories.search import SearchError
 from memories.services import MemoryInputError
+from portability import services as portability
+from portability.schemas import ImportJobOut
 from sleep import selectors as sleep_selectors
 from sleep.models import SleepRun
 from sleep.pipeline import sleep_run_request
@@ -537,6 +539,48 @@ async def sleep_run(action: Literal["start", "status"] = "status") -> dict[str, 
             return {"started": created, "run": sleep_run_out(run, user=user)}
         run = sleep_selectors.sleep_run_list(user=user).first()
         return {"started": False, "run": sleep_run_out(run, user=user) if run else None}
+
+    return await _db(body)()
+
+
+# --- Import --------------------------------------------------------------------------------------
+
+
+def import_job_out(job) -> dict[str, Any]:
+    return _dump(ImportJobOut, job)
+
+
+@server.tool(
+    description=(
+        "Import a file or folder that is on the server: a ChatGPT or Claude export (its zip or "
+        "conversations.json), mail, a Kybernesis export, or Markdown notes, told apart by their content. "
+        "Only paths inside the folders an admin allowed (KYBERNESIS_IMPORT_ALLOWED_DIRS) are read; the "
+        "import runs in the background: follow it with import_status."
+    ),
+    annotations=WRITES,
+)
+async def import_start(
+    path: Annotated[str, Field(description="The absolute path of the file or folder on the server.", max_length=4096)],
+) -> dict[str, Any]:
+    def body():
+        return import_job_out(portability.import_job_create_from_path(owner=_owner(), path=path))
+
+    return await _db(body)()
+
+
+@server.tool(
+    description="Progress and report of an import: counts, the items that failed and why, and notices.",
+    annotations=READS,
+)
+async def import_status(
+    job_id: Annotated[int, Field(description="The job's id, as import_start gave it.", ge=1, le=MAX_BIGINT)],
+) -> dict[str, Any]:
+    def body():
+        try:
+            job = selectors.import_job_get(user=_owner(), job_id=job_id)
+        except Http404:
+            raise ToolError(f"job_id: no import {job_id}") from None
+        return import_job_out(job)
 
     return await _db(body)()
 

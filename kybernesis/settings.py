@@ -341,6 +341,8 @@ KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE = env_float("KYBERNESIS_SEARCH_MIN_KEYWORD_S
 KYBERNESIS_MAX_UPLOAD_BYTES = env_int("KYBERNESIS_MAX_UPLOAD_BYTES", 25 * 1024 * 1024)
 # The largest file POST /api/v1/import and the import page accept (an export zip with its vectors).
 KYBERNESIS_MAX_IMPORT_BYTES = env_int("KYBERNESIS_MAX_IMPORT_BYTES", 2 * 1024 * 1024 * 1024)
+# Server folders an import may read from a path (MCP's import_start); empty, the default, turns that off.
+KYBERNESIS_IMPORT_ALLOWED_DIRS = env_list("KYBERNESIS_IMPORT_ALLOWED_DIRS", "")
 KYBERNESIS_MAX_FILES_PER_UPLOAD = env_int("KYBERNESIS_MAX_FILES_PER_UPLOAD", 50)
 # Originals: the bytes of uploaded and synced files, kept content-addressed (memories/original_files.py).
 KYBERNESIS_KEEP_ORIGINALS = env_bool("KYBERNESIS_KEEP_ORIGINALS", True)

@@ -97,6 +97,10 @@ class Memory(models.Model):
     # text repaired or dropped by the normalisation (core.normalise). Human-readable sentences.
     notices = models.JSONField(default=list, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
+    # The id the memory has where it was imported from ("chatgpt:<conversation>:<message>"), or "":
+    # importing the same export again, or a later one, finds it by this id and adds it once, whatever
+    # its text (two "ok" messages are two messages). Unique per owner.
+    import_key = models.CharField(max_length=300, blank=True, default="", editable=False)
     # Manual tags are the user's and are never touched by the system; auto tags are
     # [{"tag": str, "confidence": float}] written by memories.auto_tags; `tags` is their union,
     # manual first, kept in step on every write and indexed for filtering.
@@ -140,6 +144,9 @@ class Memory(models.Model):
             models.CheckConstraint(condition=models.Q(priority__gte=0, priority__lte=1), name="memory_priority_0_1"),
             models.CheckConstraint(condition=models.Q(tier__in=Tier.values), name="memory_tier_valid"),
             models.CheckConstraint(condition=models.Q(source__in=Source.values), name="memory_source_valid"),
+            models.UniqueConstraint(
+                fields=["owner", "import_key"], condition=~models.Q(import_key=""), name="memory_owner_import_key"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -279,6 +286,9 @@ class ChatSession(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_sessions")
     title = models.CharField(max_length=200, blank=True, default="")
+    # The conversation's id where it was imported from ("chatgpt:<id>", "claude:<uuid>"), or "" for a
+    # session started here: a later export of the same conversation adds its new messages to it.
+    import_key = models.CharField(max_length=300, blank=True, default="", editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     message_count = models.PositiveIntegerField(default=0)
@@ -288,6 +298,11 @@ class ChatSession(models.Model):
     class Meta:
         ordering = ["-updated_at", "-id"]
         indexes = [models.Index(fields=["owner", "-updated_at"], name="chatsession_owner_updated")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "import_key"], condition=~models.Q(import_key=""), name="chatsession_owner_import_key"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title or f"Chat {self.pk}"
@@ -396,8 +411,9 @@ class CorpusStat(models.Model):
 
 
 class ImportJob(models.Model):
-    """An import (an export zip, a JSON Lines file or Markdown notes) run by a worker; the page shows
-    its progress and, at the end, the report: created, duplicates, and each item that failed, why."""
+    """An import (an export zip, a JSON Lines file, Markdown notes, a ChatGPT or Claude export) run by a
+    worker; the page shows its progress and, at the end, the report: created, duplicates, each item
+    that failed and why, and what the reader left out on purpose (notices)."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -409,6 +425,9 @@ class ImportJob(models.Model):
     filename = models.CharField(max_length=255)
     # Where the uploaded file waits for the worker (under KYBERNESIS_DATA_DIR); removed when the job ends.
     path = models.CharField(max_length=500, blank=True, default="")
+    # The path is a file or folder on the server (MCP's import_start), checked against the allowed
+    # folders again when the worker reads it, and left where it is.
+    server_path = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True, default="")  # the whole source could not be read
     total = models.PositiveIntegerField(null=True, blank=True)
@@ -417,6 +436,10 @@ class ImportJob(models.Model):
     duplicates = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)  # [{"item": label, "error": reason}], the first 1,000
+    # What was read, by content (portability.sources' registry): "export", "markdown", "chatgpt", ...
+    kind = models.CharField(max_length=32, blank=True, default="")
+    # Sentences on what the reader left out on purpose: branches not current, tool and system messages.
+    notices = models.JSONField(default=list, blank=True)
     # Times the job was queued again after its worker stopped (memories.services.jobs).
     recoveries = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -219,7 +219,11 @@ def chat_session_exchanges(*, session: ChatSession) -> list[dict]:
     return [
         {
             "message": message,
-            "related": memory_related(
+            # A conversation imported from an assistant (ChatGPT, Claude) is shown as it was, its own
+            # answers after each message; only messages written here get related memories.
+            "related": []
+            if message.metadata.get("importedFrom")
+            else memory_related(
                 user=session.owner_id, memory=message, exclude_memory_ids=[m.pk for m in messages[i + 1 :]]
             ),
         }

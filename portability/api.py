@@ -36,12 +36,15 @@ def export(request: HttpRequest, query: Query[ExportQuery]):
 @router.post(
     "/import",
     response={202: ImportJobOut, **ERRORS},
-    summary="Import an export, JSON Lines or notes",
+    summary="Import an export, notes, or a ChatGPT or Claude export",
     operation_id="memories_portability_api_start_import",
 )
 def start_import(request: HttpRequest, file: File[UploadedFile]):
-    """multipart `file`: an export zip, its memories.jsonl, or Markdown notes (a zip of an Obsidian vault, or
-    one .md). 202 with the job; a worker imports it, and GET statusUrl follows its progress and report."""
+    """multipart `file`: a Kybernesis export zip or its memories.jsonl, Markdown notes (a zip of an Obsidian
+    vault, or one .md), a ChatGPT export (its zip, or conversations.json) or a Claude export (its zip, or
+    conversations.json). What the file is is told by its content, not its name; a file no reader takes
+    is a 422 saying what it looks like. 202 with the job; a worker imports it, and GET statusUrl follows
+    its progress and report (`kind` says what was read, `notices` what was left out on purpose)."""
     return Status(202, services.import_job_create(owner=request.auth, upload=file))
 
 

@@ -32,6 +32,9 @@ class ImportErrorOut(OutSchema):
 class ImportJobOut(OutSchema):
     id: int
     filename: str
+    kind: str = Field(
+        description="What the file was read as, by its content: export, markdown, chatgpt, claude (or mail)"
+    )
     status: Literal["pending", "running", "done", "failed"]
     total: int | None
     processed: int
@@ -39,6 +42,10 @@ class ImportJobOut(OutSchema):
     duplicates: int
     failed: int
     errors: list[ImportErrorOut]
+    notices: list[str] = Field(
+        description="What the reader left out on purpose, in sentences: for an assistant's export, messages on "
+        "branches that were not current, tool and system messages, images"
+    )
     error: str
     created_at: datetime
     updated_at: datetime

@@ -222,6 +222,10 @@ def chat_exchanges(*, session) -> list[dict]:
     exchanges = chat_session_exchanges(session=session)
     for i, exchange in enumerate(exchanges):
         message = exchange["message"]
+        if message.metadata.get("importedFrom"):  # an imported conversation: its own answers follow
+            exchange["answer"], exchange["asks"] = Answer(question=""), False
+            exchange["imported"] = message.metadata.get("role", "user")
+            continue
         key = f"chat-answer:{message.pk}:{stamp}"
         answer = cache.get(key)
         if answer is None:

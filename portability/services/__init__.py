@@ -23,7 +23,14 @@ from portability.services.import_ import (
     import_path,
     import_source,
 )
-from portability.services.import_jobs import ACCEPTED_SUFFIXES, import_job_create, import_job_run
+from portability.services.import_jobs import (
+    ACCEPTED_SUFFIXES,
+    import_allowed_dirs,
+    import_job_create,
+    import_job_create_from_path,
+    import_job_run,
+    import_path_check,
+)
 from portability.services.vectors import VectorReuse, embedding_model_id
 
 __all__ = [
@@ -37,9 +44,12 @@ __all__ = [
     "export_filename",
     "export_to_file",
     "export_zip_stream",
+    "import_allowed_dirs",
     "import_job_create",
+    "import_job_create_from_path",
     "import_job_run",
     "import_path",
+    "import_path_check",
     "import_source",
     "memory_record",
     "original_entry",

@@ -107,6 +107,8 @@ def memory_record(
     if memory.trashed_at is not None:
         record["trashedAt"] = _iso(memory.trashed_at)
         record["trashedBy"] = memory.trashed_by
+    if memory.import_key:
+        record["importKey"] = memory.import_key
     if original is not None:
         record["original"] = original_record(original)
     if chunks is not None:
@@ -262,6 +264,7 @@ def _export_entries(
                             "messageCount": session.message_count,
                             "createdAt": _iso(session.created_at),
                             "updatedAt": _iso(session.updated_at),
+                            **({"importKey": session.import_key} if session.import_key else {}),
                         },
                         ensure_ascii=False,
                         separators=(",", ":"),

@@ -1,6 +1,7 @@
 """Import: every item of a source (portability.sources) stored one transaction per memory, with its
-chunks, tier history and original; idempotent by content hash, embedding batched across memories, and
-a report at the end that names each item that failed and why."""
+chunks, tier history and original; idempotent by content hash, or by the id an item has at its source
+(a ChatGPT message's) when it has one; embedding batched across memories, chat messages joined to
+their sessions, and a report at the end that names each item that failed and why."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import logging
 import zipfile
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
-from memories import embedding, original_files
+from memories import embedding, embedding_batcher, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import TRASH_LAYER, ChatSession, Memory, MemoryChunk, TierMove
 from memories.original_files import OriginalError
@@ -26,7 +29,7 @@ from memories.services.trash import memories_restore_for_content
 from memories.signals import content_changed_on_commit
 from portability.services.records import Prepared, RecordError, record_prepare, session_prepare
 from portability.services.vectors import VectorReuse, embedding_model_id
-from portability.sources import ImportSourceError, Item, Source, open_source
+from portability.sources import ImportSourceError, Item, SessionRef, Source, open_source
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +46,8 @@ class ImportReport:
     errors: list[dict] = field(default_factory=list)
     error: str = ""  # the whole source could not be read
     total: int | None = None
+    kind: str = ""  # what was read (portability.sources' registry)
+    notices: list[str] = field(default_factory=list)  # what the reader left out on purpose
 
     def fail(self, label: str, message: str) -> None:
         self.failed += 1
@@ -58,19 +63,30 @@ class ImportReport:
             "errors": self.errors,
             "error": self.error,
             "total": self.total,
+            "kind": self.kind,
+            "notices": self.notices,
         }
 
 
-def _save(prepared: Prepared, *, copy: int, sessions: dict[int, int], open_original=None) -> Memory:
+def _save(
+    prepared: Prepared, *, copy: int, sessions: dict[int, int], chats: _ChatSessions, open_original=None
+) -> Memory:
     """One memory with its chunks, lexical postings, tier history and original, in one transaction:
     an original that is over the limit or does not match its sha256 leaves nothing of the memory.
 
     `copy` says which record of this content it is in the import (1 for the first). It is stored only
     while the account holds fewer memories with this content than that, counted under the content's
     lock: a second import of the same file running at the same time (a double-clicked Import) then
-    finds what the first stored instead of storing it again."""
+    finds what the first stored instead of storing it again. A record with an import key is stored
+    once per key instead, whatever its content; the key's unique constraint settles a race."""
     memory = prepared.memory
-    if prepared.session_ref is not None:
+    if prepared.session is not None:
+        memory.metadata = {
+            **memory.metadata,
+            "sessionId": chats.session_id(prepared.session),
+            "userId": memory.owner_id,
+        }
+    elif prepared.session_ref is not None:
         if prepared.session_ref in sessions:
             memory.metadata = {
                 **memory.metadata,
@@ -80,27 +96,85 @@ def _save(prepared: Prepared, *, copy: int, sessions: dict[int, int], open_origi
         else:  # a chat message whose session did not come along: it must not claim one of this account's
             memory.metadata = {k: v for k, v in memory.metadata.items() if k not in ("sessionId", "userId")}
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
-    with transaction.atomic():
+    memory.import_key = prepared.import_key
+    try:
+        with transaction.atomic():
+            _insert(memory, prepared, copy=copy, times=times, open_original=open_original)
+    except IntegrityError:
+        if (
+            prepared.import_key
+            and Memory.all_objects.filter(owner_id=memory.owner_id, import_key=prepared.import_key).exists()
+        ):
+            raise _AlreadyThere from None
+        raise
+    return memory
+
+
+def _insert(memory: Memory, prepared: Prepared, *, copy: int, times: dict, open_original) -> None:
+    if prepared.import_key:
+        content_locks(owner_id=memory.owner_id, keys=[f"import {prepared.import_key}"])
+        if Memory.all_objects.filter(owner_id=memory.owner_id, import_key=prepared.import_key).exists():
+            raise _AlreadyThere
+    else:
         content_locks(owner_id=memory.owner_id, keys=[memory.content_hash])
         if Memory.all_objects.filter(owner_id=memory.owner_id, content_hash=memory.content_hash).count() >= copy:
             raise _AlreadyThere
-        memory.save(force_insert=True)
-        # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
-        Memory.all_objects.filter(pk=memory.pk).update(**times)
-        memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
-        rows = chunk_rows(memory, prepared.chunks, prepared.vectors)
-        if memory.trashed_at is not None:  # out of search and the lexical index, as when it was trashed
-            for row in rows:
-                row.tier = TRASH_LAYER
-        MemoryChunk.objects.bulk_create(rows, batch_size=500)
-        for move in prepared.moves:
-            move.memory = memory
-        TierMove.objects.bulk_create(prepared.moves)
-        if memory.trashed_at is None:
-            lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
-        if prepared.original is not None and open_original is not None and original_files.keeping():
-            _restore_original(memory, prepared.original, open_original)
-    return memory
+    memory.save(force_insert=True)
+    # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
+    Memory.all_objects.filter(pk=memory.pk).update(**times)
+    memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
+    rows = chunk_rows(memory, prepared.chunks, prepared.vectors)
+    if memory.trashed_at is not None:  # out of search and the lexical index, as when it was trashed
+        for row in rows:
+            row.tier = TRASH_LAYER
+    MemoryChunk.objects.bulk_create(rows, batch_size=500)
+    for move in prepared.moves:
+        move.memory = memory
+    TierMove.objects.bulk_create(prepared.moves)
+    if memory.trashed_at is None:
+        lexical.index_memories(owner_id=memory.owner_id, memory_ids=[memory.pk])
+    if prepared.original is not None and open_original is not None and original_files.keeping():
+        _restore_original(memory, prepared.original, open_original)
+
+
+def _save_together(prepared: list[Prepared], *, chats: _ChatSessions) -> list[Memory] | None:
+    """Keyed memories (chat messages of an assistant's export) stored in one transaction with their
+    chunks, tier history and lexical postings: a tenth of the round trips of one transaction each.
+    None, with nothing stored, when any of them cannot be: the caller then stores each alone."""
+    memories = []
+    for p in prepared:
+        memory = p.memory
+        if p.session is not None:
+            memory.metadata = {**memory.metadata, "sessionId": chats.session_id(p.session), "userId": memory.owner_id}
+        memory.import_key = p.import_key
+        memory.sync_derived_fields()
+        memories.append(memory)
+    times = [(m.created_at, m.updated_at) for m in memories]
+    try:
+        with transaction.atomic():
+            Memory.objects.bulk_create(memories)
+            # auto_now and auto_now_add overwrite on insert; the records' own times are put back.
+            for memory, (created_at, updated_at) in zip(memories, times, strict=True):
+                memory.created_at, memory.updated_at = created_at, updated_at
+            Memory.objects.bulk_update(memories, ["created_at", "updated_at"])
+            rows = [row for m, p in zip(memories, prepared, strict=True) for row in chunk_rows(m, p.chunks, p.vectors)]
+            MemoryChunk.objects.bulk_create(rows, batch_size=500)
+            moves = []
+            for memory, p in zip(memories, prepared, strict=True):
+                for move in p.moves:
+                    move.memory = memory
+                    moves.append(move)
+            TierMove.objects.bulk_create(moves)
+            lexical.index_memories(owner_id=memories[0].owner_id, memory_ids=[m.pk for m in memories])
+    except (IntegrityError, DataError):
+        for memory in memories:
+            memory.pk = None
+            memory._state.adding = True
+        return None
+    for p, memory in zip(prepared, memories, strict=True):
+        if p.session is not None:
+            chats.count(memory.metadata["sessionId"])
+    return memories
 
 
 def _restore_original(memory: Memory, spec: dict, open_original) -> None:
@@ -140,13 +214,19 @@ def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[in
         try:
             row = session_prepare(item.record, now=now)
             with transaction.atomic():
-                # Looked for and created under a lock of its own, so two imports at once make one.
-                content_locks(owner_id=owner.pk, keys=[f"chat session {row['created_at'].isoformat()} {row['title']}"])
-                session = ChatSession.objects.filter(
-                    owner=owner, title=row["title"], created_at=row["created_at"]
-                ).first()
+                # Looked for and created under a lock of its own, so two imports at once make one. A
+                # session imported from an assistant's export is known by its id there.
+                if row["import_key"]:
+                    content_locks(owner_id=owner.pk, keys=[f"chat session {row['import_key']}"])
+                    found = ChatSession.objects.filter(owner=owner, import_key=row["import_key"])
+                else:
+                    content_locks(
+                        owner_id=owner.pk, keys=[f"chat session {row['created_at'].isoformat()} {row['title']}"]
+                    )
+                    found = ChatSession.objects.filter(owner=owner, title=row["title"], created_at=row["created_at"])
+                session = found.first()
                 if session is None:  # auto_now_add overwrites on insert: the times go in after
-                    session = ChatSession.objects.create(owner=owner, title=row["title"])
+                    session = ChatSession.objects.create(owner=owner, title=row["title"], import_key=row["import_key"])
                     ChatSession.objects.filter(pk=session.pk).update(
                         created_at=row["created_at"], updated_at=row["updated_at"], message_count=row["message_count"]
                     )
@@ -163,15 +243,64 @@ def _restore_sessions(owner, items: list[Item], report: ImportReport) -> dict[in
     return mapping
 
 
+class _ChatSessions:
+    """The sessions an assistant's conversations become, by the conversation's id at its source: found
+    (an earlier import of the same conversation: its title and times follow the newer export) or made
+    once, under a lock, so a second import, or two at once, make no second session. Message counts
+    grow by the messages each batch stores."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.ids: dict[str, int] = {}
+        self.added: Counter[int] = Counter()
+
+    def session_id(self, ref: SessionRef) -> int:
+        if ref.key in self.ids:
+            return self.ids[ref.key]
+        with transaction.atomic():
+            content_locks(owner_id=self.owner.pk, keys=[f"chat session {ref.key}"])
+            session = ChatSession.objects.filter(owner=self.owner, import_key=ref.key).first()
+            if session is None:
+                session = ChatSession.objects.create(owner=self.owner, title=ref.title, import_key=ref.key)
+                ChatSession.objects.filter(pk=session.pk).update(created_at=ref.created_at, updated_at=ref.updated_at)
+            elif ref.updated_at > session.updated_at or ref.title != session.title:
+                ChatSession.objects.filter(pk=session.pk).update(
+                    title=ref.title, updated_at=max(ref.updated_at, session.updated_at)
+                )
+        self.ids[ref.key] = session.pk
+        return session.pk
+
+    def count(self, session_id: int) -> None:
+        self.added[session_id] += 1
+
+    def flush(self) -> None:
+        for session_id, n in self.added.items():
+            ChatSession.objects.filter(pk=session_id).update(message_count=F("message_count") + n)
+        self.added.clear()
+
+
 class _Duplicates:
     """Idempotence by content hash: the k-th record with a given hash is a duplicate when the account
     already held at least k memories with it before this import began. This look, before anything is
-    embedded, spares the work; _save looks again under the content's lock before it stores."""
+    embedded, spares the work; _save looks again under the content's lock before it stores. A record
+    with an import key is a duplicate when the account holds that key, or the import met it before."""
 
     def __init__(self, owner):
         self.owner = owner
         self.before: dict[str, int] = {}
         self.seen: Counter[str] = Counter()
+        self.keys_seen: set[str] = set()
+
+    def check_keys(self, keys: list[str]) -> list[bool]:
+        """For each import key, whether it is new (neither held nor met earlier in this import)."""
+        held = set(
+            Memory.all_objects.filter(owner=self.owner, import_key__in=set(keys)).values_list("import_key", flat=True)
+        )
+        out = []
+        for key in keys:
+            out.append(key not in held and key not in self.keys_seen)
+            self.keys_seen.add(key)
+        return out
 
     def check(self, records_hashes: list[str]) -> list[int | None]:
         """For each record, None when it is a duplicate, else which copy of its content it is (1, 2, ...)."""
@@ -196,7 +325,7 @@ def import_source(
 ) -> ImportReport:
     """Import every item of a source. Each memory is stored in its own transaction, so a bad item is
     reported and skipped while the rest go in; embedding is batched across memories for speed."""
-    report = ImportReport(total=source.total)
+    report = ImportReport(total=source.total, kind=source.kind)
     for item in source.errors:
         report.processed += 1
         report.fail(item.label, item.error)
@@ -207,20 +336,36 @@ def import_source(
     )
     sessions = _restore_sessions(owner, source.chat_sessions, report) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
-    extra = {"open_original": source.open_original}
+    chats = _ChatSessions(owner)
+
+    def stage(batch: list[Item]) -> _Staged:
+        return _stage_batch(owner, batch, reuse=reuse, duplicates=duplicates)
+
+    def store(staged: _Staged | None) -> None:
+        if staged is not None:
+            _store_batch(owner, staged, report, sessions=sessions, chats=chats, open_original=source.open_original)
+
+    # Two batches in flight: while one embeds (the model runs outside the GIL), the one before it is
+    # stored and the next one is read and checked.
     batch: list[Item] = []
+    pending: _Staged | None = None
     try:
         for item in source.items:
             batch.append(item)
             if len(batch) >= batch_size:
-                _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
-                batch = []
+                full, batch = batch, []
+                staged = stage(full)
+                store(pending)
+                pending = staged
                 if progress:
                     progress(report)
-        if batch:
-            _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
-    except ImportSourceError as exc:  # the archive broke mid-way (an entry that inflates past its size)
+    except ImportSourceError as exc:  # the source broke mid-way: a zip entry past its size, JSON cut short
         report.error = str(exc)
+    # What was read whole before the end (or the break) still goes in.
+    last = stage(batch) if batch else None
+    store(pending)
+    store(last)
+    report.notices = source.notices()
     if progress:
         progress(report)
     return report
@@ -236,7 +381,10 @@ def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: Vec
             report.fail(item.label, item.error)
             continue
         try:
-            prepared.append(record_prepare(item.record, label=item.label, owner=owner, vectors=reuse, now=now))
+            one = record_prepare(item.record, label=item.label, owner=owner, vectors=reuse, now=now)
+            if item.key:
+                one.import_key, one.session, one.key_checked = item.key, item.session, True
+            prepared.append(one)
         except RecordError as exc:
             report.fail(item.label, str(exc))
         except Exception as exc:  # a record no check foresaw is still one item, not the end of the import
@@ -245,39 +393,86 @@ def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: Vec
     return prepared
 
 
-def _import_batch(
-    owner,
-    batch: list[Item],
-    report: ImportReport,
-    *,
-    reuse: VectorReuse,
-    sessions: dict,
-    duplicates: _Duplicates,
-    open_original=None,
-) -> None:
-    prepared = _prepare_batch(owner, batch, report, reuse=reuse)
+@dataclass
+class _Staged:
+    """A batch checked, its duplicates counted, and its embedding running on another thread. Its counts
+    (`part`) join the report when it is stored, so the report never counts what is not stored yet."""
+
+    part: ImportReport
+    fresh: list[Prepared]
+    copies: dict[int, int]
+    missing: list[tuple[Prepared, int]]
+    vectors: Future | None
+    # Content of records that were duplicates of memories in the trash: storing the batch restores them.
+    live_duplicates: list[str] = field(default_factory=list)
+
+
+def _stage_batch(owner, batch: list[Item], *, reuse: VectorReuse, duplicates: _Duplicates) -> _Staged:
+    report = ImportReport()
+    # An item the source names by an id the account already holds is a duplicate before it is even
+    # checked: a second import of a large export costs one query a batch.
+    keyed = [item for item in batch if item.key and item.record is not None]
+    new = dict(zip(map(id, keyed), duplicates.check_keys([item.key for item in keyed]), strict=True))
+    known = [item for item in keyed if not new[id(item)]]
+    report.processed += len(known)
+    report.duplicates += len(known)
+    prepared = _prepare_batch(owner, [item for item in batch if new.get(id(item), True)], report, reuse=reuse)
     fresh, copies = [], {}
     live_duplicates = []
-    for p, copy in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):
+    unchecked = [p for p in prepared if p.import_key and not p.key_checked]  # keys kept in a Kybernesis export
+    new.update(zip(map(id, unchecked), duplicates.check_keys([p.import_key for p in unchecked]), strict=True))
+    plain = [p for p in prepared if not p.import_key]
+    by_hash = dict(zip(map(id, plain), duplicates.check([p.memory.content_hash for p in plain]), strict=True))
+    for p in prepared:
+        if p.import_key:
+            copy = 1 if p.key_checked or new[id(p)] else None
+        else:
+            copy = by_hash[id(p)]
         if copy is None:
             report.duplicates += 1
-            if p.memory.trashed_at is None:
+            if p.memory.trashed_at is None and not p.import_key:
                 live_duplicates.append(p.memory.content_hash)
         else:
             fresh.append(p)
             copies[id(p)] = copy
     missing = [(p, i) for p in fresh for i, v in enumerate(p.vectors) if v is None]
-    if missing:
-        vectors = embedding.embed_texts(
-            [embedding.chunk_embedding_text(p.memory.title, p.chunks[i].text) for p, i in missing]
-        )
-        for (p, i), vector in zip(missing, vectors, strict=True):
+    texts = [embedding.chunk_embedding_text(p.memory.title, p.chunks[i].text) for p, i in missing]
+    vectors = embedding_batcher.embed_texts_async(texts) if texts else None
+    return _Staged(report, fresh, copies, missing, vectors, live_duplicates)
+
+
+def _store_batch(
+    owner,
+    staged: _Staged,
+    report: ImportReport,
+    *,
+    sessions: dict,
+    chats: _ChatSessions,
+    open_original=None,
+) -> None:
+    report.processed += staged.part.processed
+    report.duplicates += staged.part.duplicates
+    for error in staged.part.errors:
+        report.fail(error["item"], error["error"])
+    if staged.vectors is not None:
+        for (p, i), vector in zip(staged.missing, staged.vectors.result(), strict=True):
             p.vectors[i] = vector
+    fresh, copies = staged.fresh, staged.copies
     created = []
+    # Messages known by their source's ids go in together, in one transaction; if any of them cannot
+    # (a race on a key, a value the database refuses), each is stored alone below, as everything else.
+    together = [p for p in fresh if p.import_key and p.original is None and p.memory.trashed_at is None]
+    if len(together) > 1 and (stored := _save_together(together, chats=chats)) is not None:
+        created += [m.pk for m in stored]
+        report.created += len(stored)
+        fresh = [p for p in fresh if p not in together]
     for p in fresh:
         try:
-            created.append(_save(p, copy=copies[id(p)], sessions=sessions, open_original=open_original).pk)
+            memory = _save(p, copy=copies[id(p)], sessions=sessions, chats=chats, open_original=open_original)
+            created.append(memory.pk)
             report.created += 1
+            if p.session is not None:
+                chats.count(memory.metadata["sessionId"])
         except _AlreadyThere:
             report.duplicates += 1
         except _OriginalRefused as exc:
@@ -285,7 +480,8 @@ def _import_batch(
         except Exception as exc:  # one memory's failure must not stop the rest; it is reported by name
             logger.exception("import of %s failed", p.label)
             report.fail(p.label, f"could not be stored: {exc}")
-    _restore_trashed(owner, live_duplicates)
+    chats.flush()
+    _restore_trashed(owner, staged.live_duplicates)
     _extract_later(created)
 
 

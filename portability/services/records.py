@@ -27,6 +27,9 @@ from memories.services.tags import autotag
 from memories.services.tiers import tier_facts
 from memories.services.validation import MemoryInputError
 from portability.services.vectors import VectorReuse
+from portability.sources.items import SessionRef
+
+MAX_IMPORT_KEY_CHARS = 300  # Memory.import_key and ChatSession.import_key
 
 
 class RecordError(ValueError):
@@ -131,6 +134,10 @@ class Prepared:
     restore_tier: bool  # the record carries its tier; otherwise the rules decide, as for a new memory
     session_ref: int | None
     original: dict | None = None  # the record's "original", checked: path, name, mediaType, sha256, pageCount
+    # The id it has at its source (Memory.import_key): the import finds it by this, not by its content.
+    import_key: str = ""
+    session: SessionRef | None = None  # the conversation a chat message joins, as its source names it
+    key_checked: bool = False  # the import already looked for its key among the account's
 
 
 def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now) -> Prepared:
@@ -162,6 +169,7 @@ def record_prepare(record: dict, *, label: str, owner, vectors: VectorReuse, now
         restore_tier=restore_tier,
         session_ref=session_ref if isinstance(session_ref, int) else None,
         original=_original_spec(record.get("original")),
+        import_key=import_key_of(record),
     )
 
 
@@ -308,6 +316,14 @@ def _original_spec(value) -> dict | None:
     }
 
 
+def import_key_of(record: dict) -> str:
+    """The record's importKey (the id it had at its source), checked, or ""."""
+    key = _field(record, "importKey", str, "")
+    if len(key) > MAX_IMPORT_KEY_CHARS or key != key.strip() or any(ch in key for ch in "\r\n"):
+        raise RecordError(f"importKey must be one line of at most {MAX_IMPORT_KEY_CHARS} characters")
+    return key
+
+
 def session_prepare(row: dict, *, now) -> dict:
     """A chat_sessions.jsonl line checked: its id (what its messages' metadata.sessionId names), title,
     message count and times, as ChatSession fields."""
@@ -322,4 +338,5 @@ def session_prepare(row: dict, *, now) -> dict:
         "message_count": count,
         "created_at": created,
         "updated_at": _time(row, "updatedAt", created),
+        "import_key": import_key_of(row),
     }

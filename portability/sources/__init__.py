@@ -1,14 +1,15 @@
-"""Reading what people bring to an import: a Kybernesis export (zip or its memories.jsonl), or a folder
-or zip of Markdown notes (an Obsidian vault). Yields one item per memory, or a per-item error.
+"""Reading what people bring to an import: a Kybernesis export (zip or its memories.jsonl), a folder
+or zip of Markdown notes (an Obsidian vault), a ChatGPT or Claude export (conversations.json or the
+export's zip). Yields one item per memory, or a per-item error.
 
 Nothing here writes: portability.services turns the records into memories. Archives are read with
 bounds, so a zip bomb or an entry named `../../etc/passwd` becomes an error for that entry only. By concern:
-items (what a source gives), reading (zips and lines within bounds), export and notes (the two formats).
+items (what a source gives), reading (zips and lines within bounds), registry (which reader takes a file,
+by its content), and one module per format: export, notes, chatgpt and claude (with conversations, what
+the two share).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from portability.sources.export import check_manifest, open_export_zip, open_jsonl
 from portability.sources.items import (
@@ -21,10 +22,12 @@ from portability.sources.items import (
     ORIGINALS_DIR,
     ImportSourceError,
     Item,
+    SessionRef,
     Source,
 )
 from portability.sources.notes import markdown_item, open_folder, open_markdown_zip, open_note
 from portability.sources.reading import BoundedZip, lines_of, unsafe_name
+from portability.sources.registry import READERS, Reader, detect, open_source, reader_label
 
 __all__ = [
     "CHAT_SESSIONS_FILE",
@@ -34,32 +37,23 @@ __all__ = [
     "MARKDOWN_SUFFIXES",
     "MEMORIES_FILE",
     "ORIGINALS_DIR",
+    "READERS",
+    "BoundedZip",
     "ImportSourceError",
     "Item",
+    "Reader",
+    "SessionRef",
     "Source",
     "check_manifest",
+    "detect",
     "lines_of",
     "markdown_item",
+    "open_export_zip",
     "open_folder",
     "open_jsonl",
+    "open_markdown_zip",
+    "open_note",
     "open_source",
+    "reader_label",
     "unsafe_name",
 ]
-
-
-def open_source(path: Path, name: str = "") -> Source:
-    """What an import reads, by its shape: a folder, a .jsonl file, or a zip (export or notes)."""
-    name = name or path.name
-    if path.is_dir():
-        if (path / MANIFEST).exists() or (path / MEMORIES_FILE).exists():
-            raise ImportSourceError("an unpacked export: import the zip, or its memories.jsonl")
-        return open_folder(path)
-    if name.lower().endswith(".jsonl"):
-        return open_jsonl(path, name)
-    if name.lower().endswith(MARKDOWN_SUFFIXES):
-        return open_note(path, name)
-    archive = BoundedZip(path)
-    by_name = {info.filename: info for info in archive.infos}
-    if MANIFEST in by_name:
-        return open_export_zip(archive, by_name)
-    return open_markdown_zip(archive)

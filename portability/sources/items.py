@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import BinaryIO
 
 FORMAT_NAME = "kybernesis-export"
@@ -20,18 +21,33 @@ class ImportSourceError(ValueError):
     """The whole source cannot be read (not a zip, unknown manifest version, nothing importable)."""
 
 
+@dataclass(frozen=True)
+class SessionRef:
+    """The conversation a chat message belongs to, as its source names it: `key` is its id there
+    ("chatgpt:<id>"), and the title and times are the conversation's."""
+
+    key: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
 @dataclass
 class Item:
-    """One memory to import (`record`, in the export format) or why it cannot be (`error`)."""
+    """One memory to import (`record`, in the export format) or why it cannot be (`error`). `key` is the
+    id the source gives it (a conversation and message id), so a second import finds it by that id
+    instead of by its text; `session` the chat session it joins."""
 
     label: str
     record: dict | None = None
     error: str = ""
+    key: str = ""
+    session: SessionRef | None = None
 
 
 @dataclass
 class Source:
-    kind: str  # "export" or "markdown"
+    kind: str  # the registry's name for what was read: "export", "markdown", "chatgpt", "claude", ...
     manifest: dict = field(default_factory=dict)
     chat_sessions: list[Item] = field(default_factory=list)  # one per chat_sessions.jsonl line, or its error
     errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
@@ -39,3 +55,6 @@ class Source:
     total: int | None = None  # how many items, when known up front
     # An export zip's originals: open_original(entry, limit) is a bounded stream of one originals/ entry.
     open_original: Callable[[str, int], BinaryIO] | None = None
+    # What the reader leaves out on purpose, in sentences for the report; filled as the items are read
+    # (a streamed source only knows its counts at the end), so read it after the items.
+    notices: Callable[[], list[str]] = field(default=list)

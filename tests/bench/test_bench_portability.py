@@ -31,10 +31,18 @@ def test_bench_portability_round_trips_a_small_mixed_account_and_times_the_same_
 
     monkeypatch.setattr(bench_portability.Command, "_encode_like_import", reference)
     out = io.StringIO()
-    call_command("bench_portability", memories=3, roundtrip=12, stdout=out)
+    call_command("bench_portability", memories=3, roundtrip=12, chat=0, stdout=out)
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert (result["roundtrip_differences"], result["roundtrip_failed"], result["reimport_created"]) == (0, 0, 0)
     assert result["export_memories"] == 3 and result["import_overhead_ratio"] is not None
     # The reference went through the configured backend, on the very texts the imports embedded
     # (each chunk under its memory's title), not the torch model on bare chunk texts.
     assert embedded["reference"] and set(embedded["reference"]) <= set(embedded["build"])
+
+
+def test_bench_portability_imports_a_chatgpt_export_and_again_adds_nothing():
+    out = io.StringIO()
+    call_command("bench_portability", memories=0, roundtrip=0, chat=30, stdout=out)
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert (result["chat_import_created"], result["chat_import_failed"], result["chat_reimport_created"]) == (30, 0, 0)
+    assert result["chat_branch_messages_left_out"] >= 1 and result["chat_messages_per_s"] > 0

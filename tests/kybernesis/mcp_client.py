@@ -24,6 +24,8 @@ TOOLS = {
     "entity_search",
     "entity_neighbors",
     "sleep_run",
+    "import_start",
+    "import_status",
 }
 
 

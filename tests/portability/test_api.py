@@ -71,7 +71,7 @@ def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypat
     rather than saying "failed, created 0"."""
     from portability.services import import_ as importing
 
-    real_source, real, calls = importing.import_source, importing._import_batch, []
+    real_source, real, calls = importing.import_source, importing._store_batch, []
     monkeypatch.setattr(importing, "import_source", lambda **kwargs: real_source(**kwargs, batch_size=2))
 
     def fails_the_second_time(*args, **kwargs):
@@ -80,7 +80,7 @@ def test_an_import_that_stops_midway_reports_what_it_stored(api, user, monkeypat
             raise RuntimeError("the disk went away")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(importing, "_import_batch", fails_the_second_time)
+    monkeypatch.setattr(importing, "_store_batch", fails_the_second_time)
     lines = "".join(json.dumps({"content": f"Imported memory {i}."}) + "\n" for i in range(5))
     upload = SimpleUploadedFile("notes.jsonl", lines.encode(), content_type="application/jsonl")
     with django_capture_on_commit_callbacks(execute=True):
@@ -95,7 +95,7 @@ def test_import_refuses_a_file_it_cannot_read_with_a_reason(api):
     upload = SimpleUploadedFile("photo.png", b"\x89PNG...", content_type="image/png")
     response = post_file(api, upload)
     assert response.status_code == 422
-    assert "import a .zip" in response.json()["detail"]
+    assert "photo.png looks like a PNG image, which Kybernesis does not import" in response.json()["detail"]
     empty = SimpleUploadedFile("empty.zip", b"", content_type="application/zip")
     assert post_file(api, empty).status_code == 422
 
@@ -129,7 +129,7 @@ def test_the_page_imports_an_upload_and_reports_a_bad_one(logged_in_client, user
     assert "Importing note.md" in response.content.decode()
     assert Memory.objects.filter(owner=user, title="note").exists()
     response = logged_in_client.post("/memories/data/", {"file": SimpleUploadedFile("x.exe", b"MZ")}, follow=True)
-    assert "import a .zip" in response.content.decode()
+    assert "x.exe looks like a Windows program, which Kybernesis does not import" in response.content.decode()
 
 
 def test_a_running_import_of_unknown_size_shows_a_working_bar_not_a_full_one(logged_in_client, user):

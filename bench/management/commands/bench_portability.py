@@ -5,6 +5,13 @@ Export: a bench user with N memories (synthetic ~1.5 KB texts, 2 chunks each wit
 inserted directly: the model is not needed) is built once and reused; the whole export, vectors
 included, is written to a temporary file and timed, with the process's peak memory before and after.
 
+Chat export: a ChatGPT conversations.json of C messages (synthetic prose, user turns of one to three
+sentences, answers of three to twelve, conversations of 2 to 40 messages, one in five edited so that a
+second branch is left out) imported into an empty account, embedding included, and then again (it
+adds nothing); messages per second of each, the peak memory before and after, and the import's time
+over the model alone embedding the same chunks in the import's batches (the overhead ratio: on a
+shared machine the ratio holds where the absolute figures do not).
+
 Round trip: a mixed account of M memories is made through the services (uploads with tags, priorities
 and metadata, chat sessions, pinned and archived memories, accesses, summaries, repeated contents),
 exported, imported into an empty account, and exported again; every field of every memory and chat
@@ -35,6 +42,7 @@ from memories.search import lexical
 from portability import services as portability
 
 EXPORT_USER = "bench-portability-export"
+CHAT_USER = "bench-portability-chat"
 ROUNDTRIP_USERS = ("bench-portability-source", "bench-portability-target", "bench-portability-plain")
 
 
@@ -77,20 +85,77 @@ def count_differences(before: list[dict], after: list[dict]) -> tuple[int, list[
     return differences, examples
 
 
+def write_chatgpt_export(path: Path, n: int, rng: random.Random) -> tuple[int, int]:
+    """A conversations.json of n kept messages in ChatGPT's export shape; (conversations, messages on
+    branches that are not current)."""
+    conversations, written, branches, start = [], 0, 0, 1_700_000_000.0
+    while written < n:
+        length = min(rng.randint(2, 40), n - written)
+        cid = f"bench-conv-{len(conversations)}"
+        at = start + len(conversations) * 3600
+        mapping = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
+        parent = "root"
+        for j in range(length):
+            role = "user" if j % 2 == 0 else "assistant"
+            words = " ".join(sentence(rng) for _ in range(rng.randint(1, 3) if role == "user" else rng.randint(3, 12)))
+            node = f"{cid}-{j}"
+            mapping[node] = {
+                "id": node,
+                "parent": parent,
+                "children": [],
+                "message": {
+                    "id": node,
+                    "author": {"role": role, "name": None, "metadata": {}},
+                    "create_time": at + 30 * j,
+                    "content": {"content_type": "text", "parts": [words]},
+                    "metadata": {"model_slug": "gpt-4o"} if role == "assistant" else {},
+                    "recipient": "all",
+                },
+            }
+            mapping[parent]["children"].append(node)
+            if j == 1 and len(conversations) % 5 == 0:  # an answer regenerated: the first one is a branch
+                old = f"{cid}-old"
+                mapping[old] = {
+                    **mapping[node],
+                    "id": old,
+                    "children": [],
+                    "message": {**mapping[node]["message"], "id": old},
+                }
+                mapping[parent]["children"].insert(0, old)
+                branches += 1
+            parent = node
+        conversations.append(
+            {
+                "id": cid,
+                "title": sentence(rng)[:60],
+                "create_time": at,
+                "update_time": at + 30 * length,
+                "mapping": mapping,
+                "current_node": parent,
+            }
+        )
+        written += length
+    path.write_text(json.dumps(conversations), encoding="utf-8")
+    return len(conversations), branches
+
+
 class Command(BaseCommand):
     help = "Export time at N memories and a round trip of M mixed memories with its differences counted."
 
     def add_arguments(self, parser):
         parser.add_argument("--memories", type=int, default=10_000, help="Memories in the export timing.")
         parser.add_argument("--roundtrip", type=int, default=1_000, help="Memories in the round trip.")
+        parser.add_argument("--chat", type=int, default=2_000, help="Messages in the ChatGPT export import.")
         parser.add_argument("--seed", type=int, default=19)
         parser.add_argument("--rebuild", action="store_true")
 
-    def handle(self, *args, memories: int, roundtrip: int, seed: int, rebuild: bool, **options):
+    def handle(self, *args, memories: int, roundtrip: int, chat: int, seed: int, rebuild: bool, **options):
         rng = random.Random(seed)
         result = {"bench": "portability", "export_memories": memories, "roundtrip_memories": roundtrip}
         if memories:
             result.update(self._export(memories, rng, rebuild))
+        if chat:
+            result.update(self._chat_export(chat, rng))
         if roundtrip:
             result.update(self._roundtrip(roundtrip, rng))
         self.stdout.write(json.dumps(result))
@@ -172,6 +237,48 @@ class Command(BaseCommand):
                 lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in rows])
             self.stderr.write(f"\rbuilt {start + count}/{n} memories", ending="")
         self.stderr.write("")
+
+    # --- chat export ------------------------------------------------------------------------------
+
+    def _chat_export(self, n: int, rng: random.Random) -> dict:
+        User = get_user_model()
+        User.objects.filter(username=CHAT_USER).delete()
+        owner = User.objects.create(username=CHAT_USER, email=f"{CHAT_USER}@localhost")
+        try:
+            embedding.embed_texts(["warm-up sentence"] * 4)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "conversations.json"
+                conversations, branches = write_chatgpt_export(path, n, rng)
+                size = path.stat().st_size
+                peak_before = _peak_mb()
+                started = time.perf_counter()
+                report = portability.import_path(owner=owner, path=path)
+                seconds = time.perf_counter() - started
+                peak_after = _peak_mb()
+                started = time.perf_counter()
+                again = portability.import_path(owner=owner, path=path)
+                again_s = time.perf_counter() - started
+            encode_s = self._encode_like_import(owner)
+            return {
+                "chat_messages": n,
+                "chat_conversations": conversations,
+                "chat_branch_messages_left_out": branches,
+                "chat_export_mb": round(size / 2**20, 2),
+                "chat_import_created": report.created,
+                "chat_import_failed": report.failed,
+                "chat_import_s": round(seconds, 2),
+                "chat_messages_per_s": round(report.created / seconds, 1) if seconds else None,
+                "chat_reimport_created": again.created,
+                "chat_reimport_s": round(again_s, 2),
+                "chat_reimport_messages_per_s": round(n / again_s, 1) if again_s else None,
+                "chat_encode_only_s": round(encode_s, 2),
+                "chat_model_alone_messages_per_s": round(report.created / encode_s, 1) if encode_s else None,
+                "chat_import_overhead_ratio": round(seconds / encode_s, 3) if encode_s else None,
+                "peak_rss_mb_before_chat_import": peak_before,
+                "peak_rss_mb_after_chat_import": peak_after,
+            }
+        finally:
+            User.objects.filter(username=CHAT_USER).delete()
 
     # --- round trip -----------------------------------------------------------------------------
 
