@@ -30,13 +30,6 @@ def actor_of(context: dict | None) -> dict:
     return {"kind": context.get("kind") or "system", "label": context.get("label") or context.get("kind") or "system"}
 
 
-def memory_versions(*, user, memory_id: int) -> QuerySet[MemoryVersion]:
-    """The memory's kept versions, newest first, without their texts (MemoryVersion.version numbers
-    them from 1; the first is the memory as it was stored)."""
-    memory = _owned_memory(user=user, memory_id=memory_id)
-    return MemoryVersion.objects.filter(pgh_obj_id=memory.pk).only(*LIST_FIELDS).order_by("-version")
-
-
 @dataclass
 class VersionRow:
     """One row of the versions list: the version, who made it, and what it changed from the one before."""
@@ -76,6 +69,32 @@ def version_rows(versions: list[MemoryVersion], *, current: int) -> list[Version
     return rows
 
 
+class VersionList:
+    """A memory's versions as a sliceable, countable sequence of VersionRow, newest first (for the
+    page's Paginator and the API's LimitOffset)."""
+
+    def __init__(self, versions: QuerySet[MemoryVersion], *, current: int):
+        self._versions, self.current = versions, current
+
+    def count(self) -> int:
+        return self._versions.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return version_rows(list(self._versions[index]), current=self.current)
+        return version_rows([self._versions[index]], current=self.current)[0]
+
+
+def memory_version_list(*, user, memory_id: int) -> VersionList:
+    """The memory's kept versions as VersionRows, newest first."""
+    memory = _owned_memory(user=user, memory_id=memory_id)
+    versions = MemoryVersion.objects.filter(pgh_obj_id=memory.pk).only(*LIST_FIELDS).order_by("-version")
+    return VersionList(versions, current=memory.version)
+
+
 def _changed(old: MemoryVersion, new: MemoryVersion) -> list[str]:
     changed = []
     for name in VERSIONED_FIELDS:
@@ -97,6 +116,28 @@ def memory_version(*, user, memory_id: int, number) -> MemoryVersion:
 
 def version_fields(version: MemoryVersion) -> dict:
     return {name: getattr(version, name) for name in VERSIONED_FIELDS}
+
+
+def memory_version_detail(*, user, memory_id: int, number, diff_from=None) -> dict:
+    """A kept version's fields, who made it, and its changes from `diff_from` (by default the version
+    before it, when that is kept), as the API's VersionDetailOut reads them."""
+    memory = _owned_memory(user=user, memory_id=memory_id)
+    version = version_get(memory=memory, number=number)
+    if diff_from is not None:
+        base: MemoryVersion | None = version_get(memory=memory, number=diff_from)
+    else:
+        base = MemoryVersion.objects.filter(pgh_obj_id=memory.pk, version=version.version - 1).first()
+    context = version.pgh_context or {}
+    changes = diffs.version_diff(version_fields(base), version_fields(version)) if base is not None else []
+    return {
+        **version_fields(version),
+        "version": version.version,
+        "created_at": version.pgh_created_at,
+        "actor": actor_of(context),
+        "restored_from": context.get("restoredFrom"),
+        "diff_from": base.version if base is not None else None,
+        "changes": diffs.diff_as_json(changes),
+    }
 
 
 def memory_versions_diff(*, user, memory_id: int, old, new) -> tuple[MemoryVersion, MemoryVersion, list[dict]]:

@@ -182,4 +182,4 @@ def test_another_users_memory_versions_are_404(user):
     other = UserFactory()
     memory = make_memory(other, content=OLD)
     with pytest.raises(Http404):
-        history.memory_versions(user=user, memory_id=memory.pk)
+        history.memory_version_list(user=user, memory_id=memory.pk)
