@@ -80,9 +80,13 @@ def test_versions_name_who_made_them(user):
 
 def test_edit_then_restore_is_field_for_field_the_old_self_and_a_new_version(user):
     memory = make_memory(user, content=OLD, title="Storm log", manual_tags=["sea"], metadata={"k": 1})
-    services.memory_summaries_save(summaries={memory.pk: ("A storm.", "A storm.", Memory.objects.get(pk=memory.pk).content_hash)})
+    services.memory_summaries_save(
+        summaries={memory.pk: ("A storm.", "A storm.", Memory.objects.get(pk=memory.pk).content_hash)}
+    )
     before = state(memory)
-    services.memory_update(memory=memory, title="Revenue", content=NEW, manual_tags=["money"], metadata={"k": 2}, priority=0.2)
+    services.memory_update(
+        memory=memory, title="Revenue", content=NEW, manual_tags=["money"], metadata={"k": 2}, priority=0.2
+    )
     services.memory_pin(memory=memory, pinned=True)
     restored = memory_version_restore(memory=memory, number=2)
     assert state(restored) == before
