@@ -14,11 +14,14 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from core.actors import Actor, acting
 from memories import embedding, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.models import ChatSession, Memory, MemoryChunk, TierMove
+from memories.models import ActivityKind, ChatSession, Memory, MemoryChunk, TierMove
 from memories.original_files import OriginalError
 from memories.search import lexical
+from memories.services.activity import activity_record
+from memories.services.history import recording
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
@@ -79,11 +82,14 @@ def _save(prepared: Prepared, *, copy: int, sessions: dict[int, int], open_origi
         else:  # a chat message whose session did not come along: it must not claim one of this account's
             memory.metadata = {k: v for k, v in memory.metadata.items() if k not in ("sessionId", "userId")}
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
-    with transaction.atomic():
+    with recording(), transaction.atomic():
         content_locks(owner_id=memory.owner_id, keys=[memory.content_hash])
         if Memory.objects.filter(owner_id=memory.owner_id, content_hash=memory.content_hash).count() >= copy:
             raise _AlreadyThere
         memory.save(force_insert=True)
+        activity_record(
+            memory=memory, kind=ActivityKind.IMPORTED, detail={"createdAt": times["created_at"].isoformat()}
+        )
         # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
         Memory.objects.filter(pk=memory.pk).update(**times)
         memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
@@ -283,4 +289,6 @@ def import_path(*, owner, path: Path, name: str = "", progress=None) -> ImportRe
         source = open_source(Path(path), name)
     except ImportSourceError as exc:
         return ImportReport(error=str(exc))
-    return import_source(owner=owner, source=source, progress=progress)
+    # The memories an import stores are the import's doing, whoever started it.
+    with acting(Actor.importer(f"import of {name or Path(path).name}")):
+        return import_source(owner=owner, source=source, progress=progress)
