@@ -118,26 +118,19 @@ def version_fields(version: MemoryVersion) -> dict:
     return {name: getattr(version, name) for name in VERSIONED_FIELDS}
 
 
-def memory_version_detail(*, user, memory_id: int, number, diff_from=None) -> dict:
-    """A kept version's fields, who made it, and its changes from `diff_from` (by default the version
-    before it, when that is kept), as the API's VersionDetailOut reads them."""
+def memory_version_changes(
+    *, user, memory_id: int, number, diff_from=None
+) -> tuple[MemoryVersion, MemoryVersion | None, list[dict]]:
+    """A kept version, the version its changes are counted from (`diff_from`, by default the one before
+    it when that is kept, else None) and the changes (memories.diffs.version_diff)."""
     memory = _owned_memory(user=user, memory_id=memory_id)
     version = version_get(memory=memory, number=number)
     if diff_from is not None:
         base: MemoryVersion | None = version_get(memory=memory, number=diff_from)
     else:
         base = MemoryVersion.objects.filter(pgh_obj_id=memory.pk, version=version.version - 1).first()
-    context = version.pgh_context or {}
     changes = diffs.version_diff(version_fields(base), version_fields(version)) if base is not None else []
-    return {
-        **version_fields(version),
-        "version": version.version,
-        "created_at": version.pgh_created_at,
-        "actor": actor_of(context),
-        "restored_from": context.get("restoredFrom"),
-        "diff_from": base.version if base is not None else None,
-        "changes": diffs.diff_as_json(changes),
-    }
+    return version, base, changes
 
 
 def memory_versions_diff(*, user, memory_id: int, old, new) -> tuple[MemoryVersion, MemoryVersion, list[dict]]:
@@ -147,6 +140,21 @@ def memory_versions_diff(*, user, memory_id: int, old, new) -> tuple[MemoryVersi
     if a.version > b.version:
         a, b = b, a
     return a, b, diffs.version_diff(version_fields(a), version_fields(b))
+
+
+def memory_version_detail(*, user, memory_id: int, number, diff_from=None) -> dict:
+    """memory_version_changes as the API's VersionDetailOut reads it."""
+    version, base, changes = memory_version_changes(user=user, memory_id=memory_id, number=number, diff_from=diff_from)
+    context = version.pgh_context or {}
+    return {
+        **version_fields(version),
+        "version": version.version,
+        "created_at": version.pgh_created_at,
+        "actor": actor_of(context),
+        "restored_from": context.get("restoredFrom"),
+        "diff_from": base.version if base is not None else None,
+        "changes": diffs.diff_as_json(changes),
+    }
 
 
 # --- the activity trail ------------------------------------------------------------------------------
