@@ -47,7 +47,13 @@ def _words(old: str, new: str) -> tuple[list[tuple[str, str]], list[tuple[str, s
     a, b = _TOKENS.findall(old), _TOKENS.findall(new)
     old_parts: list[tuple[str, str]] = []
     new_parts: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    opcodes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    for k, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+        # A lone space between two changed words belongs to the change: "basic poll" → "small voting"
+        # reads as one replaced phrase, not two.
+        between = 0 < k < len(opcodes) - 1 and "".join(a[i1:i2]).isspace()
+        if tag == "equal" and between:
+            tag = "replace"
         if tag == "equal":
             old_parts.append(("same", "".join(a[i1:i2])))
             new_parts.append(("same", "".join(b[j1:j2])))
