@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from core.actors import current_actor
 from memories.models import Activity, ActivityKind, Memory
+from memories.services.history import paused
 
 
 def _entry(memory: Memory, kind: str, detail: dict | None, now) -> Activity:
@@ -33,14 +34,15 @@ def activity_record(*, memory: Memory, kind: str, detail: dict | None = None) ->
     (core.actors.current_actor). The memory's title is kept with the entry, so the trail still reads
     after the memory is purged. Call it inside the write's transaction: it is kept only if that is."""
     entry = _entry(memory, kind, detail, timezone.now())
-    entry.save(force_insert=True)
+    if not paused():
+        entry.save(force_insert=True)
     return entry
 
 
 def activities_record(*, memories: Sequence[Memory], kind: str, details: Sequence[dict] | None = None) -> int:
     """The same kind of entry for many memories in one INSERT (the ingest path, a sleep step), with
     one detail per memory when `details` is given."""
-    if not memories:
+    if not memories or paused():
         return 0
     now = timezone.now()
     if details is None:

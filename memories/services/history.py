@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 
 import pghistory
+import pgtrigger
 from django.conf import settings
 from django.db import connection
 from django.http import Http404
@@ -24,10 +26,44 @@ from memories.models import Memory, MemoryVersion
 MAX_VERSION = 2_147_483_647
 
 
+# Set only by history_off(): the benchmarks' "history off" side.
+_paused: ContextVar[bool] = ContextVar("kybernesis_history_paused", default=False)
+VERSION_TRIGGERS = ("memories.Memory:memory_version_created", "memories.Memory:memory_version_changed")
+
+
+def paused() -> bool:
+    return _paused.get()
+
+
+@contextlib.contextmanager
+def history_off() -> Iterator[None]:
+    """Writes in this block, on this thread's connection, keep no versions and no activity entries
+    (the version number still counts). Only for measuring what history costs (bench_history,
+    bench_ingest --history off): no door turns it off. It sets pgtrigger's ignore setting for the
+    session, as pgtrigger.ignore() does per statement (whose injection cannot mix with the named
+    placeholders of the lexical index's SQL)."""
+    ignored = []
+    for model, trigger in pgtrigger.registry.registered(*VERSION_TRIGGERS):
+        pgid = trigger.get_pgid(model)
+        ignored += [f"{model._meta.db_table}:{pgid}", pgid]
+    token = _paused.set(True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('pgtrigger.ignore', %s, false)", ["{" + ",".join(ignored) + "}"])
+    try:
+        yield
+    finally:
+        _paused.reset(token)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('pgtrigger.ignore', '', false)")
+
+
 @contextlib.contextmanager
 def recording(**extra) -> Iterator[None]:
     """Versions written in this block name the current actor (and carry `extra`, e.g. the version a
     restore came from). Nested blocks join the outermost one."""
+    if paused():
+        yield
+        return
     actor = current_actor()
     with pghistory.context(**actor.as_dict(), **extra):
         yield
@@ -41,7 +77,7 @@ def versions_prune(*, memory_ids: Sequence[int]) -> int:
     """Keep the newest KYBERNESIS_HISTORY_KEEP versions of each memory (the current one always among
     them) and delete the older ones. Called by every service that makes versions, in its transaction,
     so one memory edited 10,000 times still holds at most that many."""
-    if not memory_ids:
+    if not memory_ids or paused():
         return 0
     with connection.cursor() as cursor:
         cursor.execute(
