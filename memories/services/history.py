@@ -73,11 +73,12 @@ def history_keep() -> int:
     return max(1, int(settings.KYBERNESIS_HISTORY_KEEP))
 
 
-def versions_prune(*, memory_ids: Sequence[int]) -> int:
+def versions_prune(*, memory_ids: Sequence[int], latest: int | None = None) -> int:
     """Keep the newest KYBERNESIS_HISTORY_KEEP versions of each memory (the current one always among
     them) and delete the older ones. Called by every service that makes versions, in its transaction,
-    so one memory edited 10,000 times still holds at most that many."""
-    if not memory_ids or paused():
+    so one memory edited 10,000 times still holds at most that many. `latest`, the one memory's new
+    version number when the caller knows it, saves the query while there is nothing to prune."""
+    if not memory_ids or paused() or (latest is not None and latest <= history_keep()):
         return 0
     with connection.cursor() as cursor:
         cursor.execute(

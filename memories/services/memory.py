@@ -396,7 +396,7 @@ def _write_changes(
         changed = [name for name in VERSIONED_FIELDS if getattr(locked, name) != before[name]]
         if changed:
             locked.version = version_before + 1  # what the trigger counted
-            versions_prune(memory_ids=[locked.pk])
+            versions_prune(memory_ids=[locked.pk], latest=locked.version)
             _record_change(locked, changed, before, from_source=from_source, restored_from=restored_from)
         if rechunk or retitle:
             # The title is part of each chunk's lexical fields and of its embedded text.
@@ -469,7 +469,7 @@ def memory_archive(*, memory: Memory, reason: str) -> Memory:
             if locked.metadata.get(ARCHIVED_REASON) != reason:
                 locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
                 locked.save(update_fields=["metadata", "updated_at"])
-                versions_prune(memory_ids=[locked.pk])
+                versions_prune(memory_ids=[locked.pk], latest=locked.version + 1)
                 activity_record(memory=locked, kind=ActivityKind.SYNCED, detail={"archived": reason})
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
         return locked

@@ -148,7 +148,7 @@ def memory_tags_add(*, memory: Memory, tags) -> Memory:
             added = [t for t in combined if t not in locked.manual_tags]
             locked.manual_tags = combined
             locked.save(update_fields=["manual_tags", "updated_at"])
-            versions_prune(memory_ids=[locked.pk])
+            versions_prune(memory_ids=[locked.pk], latest=locked.version + 1)
             activity_record(memory=locked, kind=ActivityKind.TAGGED, detail={"added": added, "removed": []})
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
     return reloaded(locked)
@@ -166,7 +166,7 @@ def memory_tag_remove(*, memory: Memory, tag: str) -> Memory:
             raise TagNotFoundError(f"this memory has no manual tag '{tag}'", field="tag")
         locked.manual_tags = [t for t in locked.manual_tags if t != tag]
         locked.save(update_fields=["manual_tags", "updated_at"])
-        versions_prune(memory_ids=[locked.pk])
+        versions_prune(memory_ids=[locked.pk], latest=locked.version + 1)
         activity_record(memory=locked, kind=ActivityKind.TAGGED, detail={"added": [], "removed": [tag]})
         memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
     return reloaded(locked)

@@ -212,7 +212,7 @@ def memory_pin(*, memory: Memory, pinned: bool) -> Memory:
         locked = memory_lock(memory.pk)
         if locked.pinned != pinned:
             Memory.objects.filter(pk=memory.pk).update(pinned=pinned, updated_at=timezone.now())
-            versions_prune(memory_ids=[memory.pk])
+            versions_prune(memory_ids=[memory.pk], latest=locked.version + 1)
             activity_record(memory=locked, kind=ActivityKind.PINNED if pinned else ActivityKind.UNPINNED)
         memories_retier(memory_ids=[memory.pk], cause=TierMove.Cause.PIN)
     return reloaded(memory)
