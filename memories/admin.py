@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from memories.history import actor_of
 from memories.models import Activity, ChatSession, Memory, MemoryChunk, MemoryVersion, TierMove, UploadJob
 from memories.services import MemoryInputError, memory_create, memory_pin, memory_update
-from memories.services.history import memory_version_restore
+from memories.services.restore import memory_version_restore
 from memories.services.validation import (
     clean_content,
     clean_metadata,

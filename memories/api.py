@@ -36,7 +36,7 @@ from memories.schemas import (
     VersionOut,
 )
 from memories.search import answers
-from memories.services.history import memory_version_restore
+from memories.services.restore import memory_version_restore
 from memories.tag_rules import split_tags
 
 router = Router(tags=["memories"], by_alias=True)

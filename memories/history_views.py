@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from memories import diffs, history, selectors
-from memories.services.history import memory_version_restore
+from memories.services.restore import memory_version_restore
 
 VERSIONS_PER_PAGE = 20
 PANEL_VERSIONS = 5

@@ -1,4 +1,4 @@
-"""Version history writes: who a version is recorded for, the retention bound, and restoring a version.
+"""Version history writes: who a version is recorded for, the retention bound, a version looked up.
 
 The versions themselves are written by PostgreSQL triggers (django-pghistory, memories.models.MemoryVersion)
 on every insert of a memory and every update that changes a versioned field, whoever issues it. What
@@ -19,7 +19,6 @@ from django.db import connection
 from django.http import Http404
 
 from core.actors import current_actor
-from core.retry import run_with_retry
 from memories.models import Memory, MemoryVersion
 
 # Versions are counted from 1; a number past this is refused before it reaches the database's integer.
@@ -120,31 +119,4 @@ def version_get(*, memory: Memory, number) -> MemoryVersion:
         f"Version {n} is no longer kept: the oldest kept version is {first} (the newest {history_keep()} are kept)."
         if first is not None
         else f"Version {n} is not kept."
-    )
-
-
-def memory_version_restore(*, memory: Memory, number) -> Memory:
-    """Make the memory what version `number` was: title, content, manual and auto tags, summary,
-    priority, pin and metadata. It goes through the memory update path, so the content is re-chunked
-    and re-embedded and search finds it again, and the restore is itself a new version (restoring a
-    version that is already the current state changes nothing). A memory edited meanwhile keeps that
-    edit as a version of its own; two restores at once queue on the memory's row lock."""
-    from memories.services.memory import restore_write  # memory.py records through this module
-
-    target = version_get(memory=memory, number=number)
-    fields = {
-        "title": target.title,
-        "content": target.content,
-        "manual_tags": list(target.manual_tags),
-        "auto_tags": list(target.auto_tags),
-        "summary": target.summary,
-        "preview": target.preview,
-        "summarized_hash": target.summarized_hash,
-        "priority": target.priority,
-        "pinned": target.pinned,
-        "metadata": dict(target.metadata or {}),
-    }
-    return run_with_retry(
-        lambda: restore_write(memory_id=memory.pk, fields=fields, restored_from=target.version),
-        label="memory_version_restore",
     )

@@ -351,7 +351,7 @@ _CONTENT_NOTICES = "_content_notices"
 
 
 def restore_write(*, memory_id: int, fields: dict, restored_from: int) -> Memory:
-    """Put back a version's fields (memories.services.history.memory_version_restore) through the same
+    """Put back a version's fields (memories.services.restore.memory_version_restore) through the same
     write as memory_update. They were stored before, so they are not cleaned again; the auto tags and
     summary come back as the version had them instead of being made anew."""
     locked = _write_changes(memory_id, fields, restored_from=restored_from)

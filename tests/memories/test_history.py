@@ -11,8 +11,9 @@ from django.test import override_settings
 from core.actors import SLEEP_AGENT, Actor, acting
 from memories import history, services
 from memories.models import VERSIONED_FIELDS, Activity, Memory, MemoryChunk, MemoryVersion
-from memories.services.history import memory_version_restore, version_get
+from memories.services.history import version_get
 from memories.services.memory import chunks_for
+from memories.services.restore import memory_version_restore
 from tests.factories import UserFactory, make_memory
 
 pytestmark = pytest.mark.django_db

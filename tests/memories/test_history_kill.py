@@ -40,7 +40,7 @@ RESTORE = textwrap.dedent(
     embedding.get_model = lambda: FAKE_MODEL
     embedding._load_backend = lambda: "torch"
     from memories.models import Memory
-    from memories.services.history import memory_version_restore
+    from memories.services.restore import memory_version_restore
     memory = Memory.objects.get(pk={memory_id})
     memory_version_restore(memory=memory, number=1)
     print("restored", flush=True)
