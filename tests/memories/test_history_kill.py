@@ -134,3 +134,40 @@ def test_kill_9_during_a_restore_leaves_the_old_state_and_a_rerun_the_new():
     after = snapshot(memory.pk)
     assert after["content"] == OLD and after["version"] == 3 and after["versions"] == [1, 2, 3]
     assert after["chunks"] == [c.text for c in chunks_for(OLD)] and after["postings"] > 0
+
+
+def test_two_restores_at_once_queue_on_the_row_lock_and_both_are_versions():
+    import threading
+
+    from django.db import connections
+
+    from memories.services.restore import memory_version_restore
+
+    user = UserFactory()
+    memory = make_memory(user, OLD, title="Storm log")
+    services.memory_update(memory=memory, content=NEW)
+    services.memory_update(memory=memory, content=NEW + "\n\nA third text.")
+    barrier, errors = threading.Barrier(2), []
+
+    def restore(number: int) -> None:
+        try:
+            barrier.wait()
+            memory_version_restore(memory=Memory.objects.get(pk=memory.pk), number=number)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=restore, args=(n,)) for n in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    after = snapshot(memory.pk)
+    assert after["version"] == 5 and after["versions"] == [1, 2, 3, 4, 5]
+    restored_from = sorted(
+        v.pgh_context["restoredFrom"] for v in MemoryVersion.objects.filter(pgh_obj_id=memory.pk, version__gt=3)
+    )
+    assert restored_from == [1, 2]
+    assert after["content"] in (OLD, NEW) and after["chunks"] == [c.text for c in chunks_for(after["content"])]
