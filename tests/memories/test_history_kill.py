@@ -1,5 +1,6 @@
-"""kill -9 of a process in the middle of a restore leaves the memory as it was (old state), never a mix;
-the restore run again completes (new state). A subprocess test, so it is slow.
+"""Faults and races of a restore. kill -9 of a process in the middle of one leaves the memory as it was
+(old state), never a mix, and the restore run again completes (new state): a subprocess test, so it is
+slow. Two restores at once queue on the memory's row lock and both become versions.
 
 The restore is held half-way by a lock this test takes on one of the memory's chunks: the subprocess has
 by then locked the memory, rewritten its row (the new version is written by the trigger) and removed
