@@ -23,6 +23,7 @@ from connectors.providers.errors import (
 from connectors.providers.google_drive import GoogleDriveSync
 from connectors.providers.notion import NotionSync
 from connectors.providers.sync import Content, ProviderSync, RemoteDocument, Sink
+from core.actors import Actor, acting
 from core.normalise import normalise_text
 from core.schedules import schedule_ensure
 from memories.models import Memory, Source, content_hash
@@ -365,7 +366,9 @@ def connector_sync(*, account_id: int) -> ConnectorAccount | None:
     sink = ItemSink(account)
     status, error = ConnectorAccount.Status.SYNCED, ""
     try:
-        SYNCS[account.provider](account=account).run(sink)
+        # What the sync stores or changes is the connector's doing (versions and activity name it).
+        with acting(Actor.connector(f"{account.get_provider_display()} sync")):
+            SYNCS[account.provider](account=account).run(sink)
     except ReconnectNeeded as exc:
         status, error = ConnectorAccount.Status.RECONNECT, str(exc)
     except ConnectorError as exc:

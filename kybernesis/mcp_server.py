@@ -31,7 +31,7 @@ from core.text import CleanStr, clean_str
 from graph import selectors as graph_selectors
 from graph.schemas import EntityOut, RelationshipOut
 from graph.selectors import GraphQueryError
-from memories import search, selectors, services
+from memories import history, search, selectors, services
 from memories.schemas import (
     KindName,
     MemoryDetailOut,
@@ -41,6 +41,8 @@ from memories.schemas import (
     SourceName,
     TierName,
     TrashedMemoryOut,
+    VersionDetailOut,
+    VersionOut,
 )
 from memories.search import SearchError
 from memories.services import MemoryInputError
@@ -317,6 +319,44 @@ async def memory_get(memory_id: MemoryId) -> dict[str, Any]:
     def body():
         memory = _memory(_owner(), memory_id)
         return memory_out(services.memory_open(memory=memory), with_content=True)
+
+    return await _db(body)()
+
+
+@server.tool(
+    description=(
+        "A memory's version history (read only). Without `version`: its kept versions, newest first, each "
+        "with who made it and which fields it changed. With `version`: that version in full, with a line "
+        "and word diff from the version before (or from `diff_from`)."
+    ),
+    annotations=READS,
+)
+async def memory_versions(
+    memory_id: MemoryId,
+    version: Annotated[int | None, Field(description="A version number, from 1.")] = None,
+    diff_from: Annotated[int | None, Field(description="Count the changes from this version.")] = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
+) -> dict[str, Any]:
+    def body():
+        user = _owner()
+        memory = _memory(user, memory_id)
+        try:
+            if version is not None:
+                detail = history.memory_version_detail(
+                    user=user, memory_id=memory.pk, number=version, diff_from=diff_from
+                )
+                return _dump(VersionDetailOut, detail)
+            versions = history.memory_version_list(user=user, memory_id=memory.pk)
+            page = versions[offset : offset + limit]
+            return {
+                "items": [_dump(VersionOut, row) for row in page],
+                "count": versions.count(),
+                "limit": limit,
+                "offset": offset,
+            }
+        except Http404 as exc:
+            raise ToolError(f"version: {exc}") from None
 
     return await _db(body)()
 

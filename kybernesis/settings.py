@@ -36,6 +36,8 @@ INSTALLED_APPS = [
     "django_q",
     "ninja",  # its Swagger UI from its own static files rather than a CDN
     "csp",
+    "pgtrigger",
+    "pghistory",  # memory versions (memories.models.MemoryVersion)
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
@@ -303,6 +305,8 @@ else:
 
 # --- Kybernesis ---------------------------------------------------------------------------------
 KYBERNESIS_MAX_MEMORY_CHARS = env_int("KYBERNESIS_MAX_MEMORY_CHARS", 5_000_000)
+# Versions kept per memory (the newest ones; the current version always stays): memories.services.history.
+KYBERNESIS_HISTORY_KEEP = max(1, env_int("KYBERNESIS_HISTORY_KEEP", 100))
 KYBERNESIS_MAX_BATCH_ITEMS = env_int("KYBERNESIS_MAX_BATCH_ITEMS", 500)
 KYBERNESIS_CHUNK_SIZE = env_int("KYBERNESIS_CHUNK_SIZE", 1200)
 KYBERNESIS_CHUNK_OVERLAP = env_int("KYBERNESIS_CHUNK_OVERLAP", 120)

@@ -1,13 +1,27 @@
-"""Django admin for memories, chunks, chat sessions, upload jobs and tier moves.
+"""Django admin for memories, their versions and activity, chunks, chat sessions, upload jobs and tier moves.
 
 Every write goes through memories.services, as the pages' and the API's do: an edited content is
 re-chunked, changed chunks are re-embedded and re-indexed, and the graph is told to re-extract."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count
+from django.http import Http404
+from django.urls import reverse
+from django.utils.html import format_html
 
-from memories.models import ChatSession, ConsumedFile, Memory, MemoryChunk, TierMove, TrashedMemory, UploadJob
+from memories.history import actor_of
+from memories.models import (
+    Activity,
+    ChatSession,
+    ConsumedFile,
+    Memory,
+    MemoryChunk,
+    MemoryVersion,
+    TierMove,
+    TrashedMemory,
+    UploadJob,
+)
 from memories.services import (
     MemoryInputError,
     memories_restore_from_trash,
@@ -18,6 +32,7 @@ from memories.services import (
     memory_purge,
     memory_update,
 )
+from memories.services.restore import memory_version_restore
 from memories.services.trash import purge_due_at
 from memories.services.validation import (
     clean_content,
@@ -74,6 +89,34 @@ class MemoryChunkInline(admin.TabularInline):
         return False  # chunks are derived from the content, never written by hand
 
 
+class MemoryVersionInline(admin.TabularInline):
+    """The memory's kept versions, newest first; each links to its own page, which can restore it."""
+
+    model = MemoryVersion
+    fk_name = "pgh_obj"
+    fields = ("version_link", "pgh_created_at", "made_by", "title", "priority", "pinned", "manual_tags")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ("-version",)
+    verbose_name_plural = "versions (newest first)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("content", "summary", "metadata", "auto_tags")
+
+    def has_add_permission(self, request, obj=None):
+        return False  # versions are written by the database triggers, never by hand
+
+    @admin.display(description="version")
+    def version_link(self, obj):
+        url = reverse("admin:memories_memoryversion_change", args=[obj.pk])
+        return format_html('<a href="{}">v{}</a>', url, obj.version)
+
+    @admin.display(description="made by")
+    def made_by(self, obj):
+        return actor_of(obj.pgh_context)["label"]
+
+
 @admin.register(Memory)
 class MemoryAdmin(admin.ModelAdmin):
     list_display = ("title", "owner", "source", "tier", "priority", "pinned", "chunk_total", "created_at")
@@ -101,7 +144,7 @@ class MemoryAdmin(admin.ModelAdmin):
     )
     raw_id_fields = ("owner",)
     date_hierarchy = "created_at"
-    inlines = [MemoryChunkInline]
+    inlines = [MemoryVersionInline, MemoryChunkInline]
     actions = ["trash_selected"]
 
     def get_queryset(self, request):
@@ -141,6 +184,13 @@ class MemoryAdmin(admin.ModelAdmin):
             memories_trash(
                 owner_id=owner_id, memory_ids=list(queryset.filter(owner_id=owner_id).values_list("pk", flat=True))
             )
+
+    def get_deleted_objects(self, objs, request):
+        # Nothing is deleted: the memory moves to the trash with its chunks, versions and links, so the
+        # confirmation lists the memories alone and needs no permission on what hangs off them (the
+        # read-only versions would otherwise refuse the whole delete).
+        objs = list(objs)
+        return [str(obj) for obj in objs], {Memory._meta.verbose_name_plural: len(objs)}, set(), []
 
     def get_actions(self, request):
         # Django's "Delete selected" would say the rows are deleted; here they go to the trash.
@@ -192,6 +242,71 @@ class TrashedMemoryAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for owner_id, memory_id in queryset.values_list("owner_id", "pk"):
             memory_purge(owner=owner_id, memory_id=memory_id)
+
+
+@admin.register(MemoryVersion)
+class MemoryVersionAdmin(admin.ModelAdmin):
+    """Read-only: versions are written by triggers. The one action restores a version through the same
+    service as the pages and the API (re-chunked, re-embedded, a new version by this admin)."""
+
+    list_display = ("__str__", "pgh_obj", "version", "pgh_created_at", "made_by", "title")
+    list_filter = ("pgh_label", "pgh_created_at")
+    search_fields = ("title", "pgh_obj__title")
+    raw_id_fields = ("pgh_obj",)
+    date_hierarchy = "pgh_created_at"
+    actions = ["restore_version"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # retention (KYBERNESIS_HISTORY_KEEP) and purging a memory remove versions
+
+    @admin.display(description="made by")
+    def made_by(self, obj):
+        return actor_of(obj.pgh_context)["label"]
+
+    def has_restore_permission(self, request):
+        return request.user.has_perm("memories.change_memory")
+
+    @admin.action(description="Restore the selected version (one)", permissions=["restore"])
+    def restore_version(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one version to restore.", messages.ERROR)
+            return
+        version = queryset.select_related("pgh_obj").get()
+        try:
+            restored = memory_version_restore(memory=version.pgh_obj, number=version.version)
+        except Http404 as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        self.message_user(
+            request, f"Restored version {version.version} of “{restored.title}” as version {restored.version}."
+        )
+
+
+@admin.register(Activity)
+class ActivityAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "kind", "memory_title", "actor_label", "owner")
+    list_filter = ("kind", "actor_kind", "created_at")
+    search_fields = ("memory_title", "actor_label", "owner__email", "owner__username")
+    raw_id_fields = ("memory", "owner")
+    date_hierarchy = "created_at"
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in self.model._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(MemoryChunk)

@@ -10,8 +10,9 @@ from core.auth import token_scope
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
-from memories import original_files, search, selectors, services
+from memories import history, original_files, search, selectors, services
 from memories.schemas import (
+    ActivityOut,
     ChatMessageIn,
     ChatMessageOut,
     ChatSessionDetailOut,
@@ -34,8 +35,11 @@ from memories.schemas import (
     TrashEmptiedOut,
     UploadJobOut,
     UploadResultsOut,
+    VersionDetailOut,
+    VersionOut,
 )
 from memories.search import answers
+from memories.services.restore import memory_version_restore
 from memories.tag_rules import split_tags
 
 router = Router(tags=["memories"], by_alias=True)
@@ -152,6 +156,60 @@ def unpin_memory(request: HttpRequest, memory_id: Id):
     """The tier rules decide again at once."""
     memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
     return services.memory_pin(memory=memory, pinned=False)
+
+
+@router.get(
+    "/memories/{memory_id}/versions", response={200: list[VersionOut], **ERRORS}, summary="List a memory's versions"
+)
+@paginate(LimitOffset, default=20, maximum=200)
+def list_versions(request: HttpRequest, memory_id: Id):
+    """Newest first. Version 1 is the memory as stored; each change of its title, content, tags, summary,
+    priority, pin or metadata made the next, by the actor named. The newest KYBERNESIS_HISTORY_KEEP are kept."""
+    return history.memory_version_list(user=request.auth, memory_id=memory_id)
+
+
+class VersionQuery(Schema):
+    diff_from: int | None = Field(
+        None, alias="diffFrom", description="Count the changes from this version (default: the one before)."
+    )
+
+
+@router.get(
+    "/memories/{memory_id}/versions/{number}", response={200: VersionDetailOut, **ERRORS}, summary="Read one version"
+)
+def get_version(request: HttpRequest, memory_id: Id, number: str, query: Query[VersionQuery]):
+    """A version number that is 0, negative, not a number, past the latest or no longer kept is a 404 that says which."""
+    return history.memory_version_detail(
+        user=request.auth, memory_id=memory_id, number=number, diff_from=query.diff_from
+    )
+
+
+@router.post(
+    "/memories/{memory_id}/versions/{number}/restore",
+    response={200: MemoryDetailOut, **ERRORS},
+    summary="Restore a version",
+)
+def restore_version(request: HttpRequest, memory_id: Id, number: str):
+    """The memory becomes what the version was (title, content, tags, summary, priority, pin, metadata); it is
+    re-chunked and re-embedded, and the restore is itself a new version. Restoring the current state changes nothing."""
+    memory = selectors.memory_get(user=request.auth, memory_id=memory_id)
+    return memory_version_restore(memory=memory, number=number)
+
+
+@router.get(
+    "/memories/{memory_id}/activity", response={200: list[ActivityOut], **ERRORS}, summary="A memory's activity"
+)
+@paginate(LimitOffset, default=50, maximum=500)
+def memory_activity(request: HttpRequest, memory_id: Id):
+    """Newest first: what happened to the memory and who did it, tier moves included."""
+    return history.activity_trail(user=request.auth, memory_id=memory_id)
+
+
+@router.get("/activity", response={200: list[ActivityOut], **ERRORS}, summary="The account's activity")
+@paginate(LimitOffset, default=50, maximum=500)
+def account_activity(request: HttpRequest):
+    """Newest first, across every memory of the account, purged ones included."""
+    return history.activity_trail(user=request.auth)
 
 
 class TagListQuery(Schema):

@@ -1,9 +1,12 @@
-"""Memories, their chunks, chat sessions, upload jobs, tier moves and the files of the watched folder."""
+"""Memories, their chunks and versions, activity, chat sessions, upload jobs, tier moves and the files of
+the watched folder."""
 
 from __future__ import annotations
 
 import hashlib
 
+import pghistory
+import pgtrigger
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
@@ -63,6 +66,22 @@ class LiveMemoryManager(models.Manager.from_queryset(MemoryQuerySet)):  # type: 
         return super().get_queryset().filter(trashed_at__isnull=True)
 
 
+# What a version of a memory keeps, and what makes a new one when it changes. Auto tags and the summary
+# are here too: the sleep agent rewrites them, and a restore brings back what a version showed.
+VERSIONED_FIELDS = ("title", "content", "manual_tags", "auto_tags", "summary", "priority", "pinned", "metadata")
+
+
+def _version_bump_sql() -> str:
+    """The new row's version: one more when a versioned field changed, else the stored one (so a stale
+    object saved again cannot move the number back)."""
+    new = ", ".join(f'NEW."{name}"' for name in VERSIONED_FIELDS)
+    old = ", ".join(f'OLD."{name}"' for name in VERSIONED_FIELDS)
+    return (
+        f"IF ROW({new}) IS DISTINCT FROM ROW({old}) THEN NEW.version := OLD.version + 1; "
+        "ELSE NEW.version := OLD.version; END IF; RETURN NEW;"
+    )
+
+
 class Memory(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memories")
     title = models.CharField(max_length=500)
@@ -114,6 +133,9 @@ class Memory(models.Model):
     # every read until restored, or purged KYBERNESIS_TRASH_DAYS later. `trashed_by` names who moved it.
     trashed_at = models.DateTimeField(null=True, blank=True, editable=False)
     trashed_by = models.CharField(max_length=200, blank=True, default="", editable=False)
+    # The number of the memory's current version (MemoryVersion): 1 when stored, one more at each change
+    # of a VERSIONED_FIELDS field, counted by the database whoever writes the row.
+    version = models.PositiveIntegerField(default=1, db_default=1, editable=False)
 
     objects = LiveMemoryManager()
     all_objects = MemoryQuerySet.as_manager()
@@ -147,6 +169,14 @@ class Memory(models.Model):
             models.UniqueConstraint(
                 fields=["owner", "import_key"], condition=~models.Q(import_key=""), name="memory_owner_import_key"
             ),
+        ]
+        triggers = [
+            pgtrigger.Trigger(
+                name="memory_version_next",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Update,
+                func=_version_bump_sql(),
+            )
         ]
 
     def __str__(self) -> str:
@@ -562,3 +592,86 @@ class ConsumeWatcher(models.Model):
 
     def __str__(self) -> str:
         return self.folder
+
+
+class MemoryVersion(
+    pghistory.create_event_model(
+        Memory,
+        # Row-level: an update that changes no versioned field (an access, a tier move) skips the trigger
+        # on its WHEN clause, and the context is read from a setting with no table of its own to write.
+        pghistory.InsertEvent("created", trigger_name="memory_version_created"),
+        pghistory.UpdateEvent(
+            "changed", condition=pghistory.AnyChange("version"), trigger_name="memory_version_changed"
+        ),
+        fields=[*VERSIONED_FIELDS, "version", "preview", "summarized_hash", "content_hash"],
+        obj_field=pghistory.ObjForeignKey(related_name="versions", on_delete=models.CASCADE, db_constraint=True),
+        # Who made the version (core.actors, set by memories.services.history.recording) in the row itself.
+        context_field=pghistory.ContextJSONField(),
+        context_id_field=None,
+        model_name="MemoryVersion",
+    )
+):
+    """One version of a memory, written by PostgreSQL triggers (django-pghistory) on every insert and on
+    every update that changes a versioned field, whoever issues it: services, bulk updates, imports.
+    `pgh_context` holds the actor ({"kind", "label", "userId", "tokenId"}) and, for a restore, the
+    version restored from. See docs/decisions/0015-version-history-with-pghistory.md."""
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [models.UniqueConstraint(fields=["pgh_obj", "version"], name="memoryversion_memory_version")]
+
+    def __str__(self) -> str:
+        return f"{self.pgh_obj_id} v{self.version}"
+
+
+class ActivityKind(models.TextChoices):
+    """What an activity entry says happened."""
+
+    CREATED = "created", "Created"
+    EDITED = "edited", "Edited"
+    TAGGED = "tagged", "Tagged"
+    PINNED = "pinned", "Pinned"
+    UNPINNED = "unpinned", "Unpinned"
+    LINKED = "linked", "Linked"
+    SUMMARISED = "summarised", "Summarised"
+    SYNCED = "synced", "Synced"
+    RESTORED = "restored", "Restored a version"
+    TRASHED = "trashed", "Moved to the trash"
+    UNTRASHED = "untrashed", "Restored from the trash"
+    PURGED = "purged", "Deleted forever"
+    IMPORTED = "imported", "Imported"
+
+
+class Activity(models.Model):
+    """One entry of the activity trail: something that happened to a memory, and who did it. Tier moves
+    are not stored here (TierMove has them); the trail's selector reads both."""
+
+    Kind = ActivityKind
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # Kept when the memory is purged (the entry that says so stays in the account's trail).
+    memory = models.ForeignKey(Memory, null=True, blank=True, on_delete=models.SET_NULL, related_name="activity")
+    memory_title = models.CharField(max_length=500, blank=True, default="")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    detail = models.JSONField(default=dict, blank=True)
+    actor_kind = models.CharField(max_length=16)
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    actor_user_id = models.BigIntegerField(null=True, blank=True)
+    actor_token_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(db_index=False)
+
+    objects = OwnedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "activity"
+        indexes = [
+            models.Index(fields=["owner", "-created_at", "-id"], name="activity_owner_created"),
+            models.Index(fields=["memory", "-created_at", "-id"], name="activity_memory_created"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(kind__in=ActivityKind.values), name="activity_kind_valid")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.memory_title}"

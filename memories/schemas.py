@@ -106,6 +106,7 @@ class MemoryOut(OutSchema):
     edited_at: datetime | None
     last_accessed_at: datetime | None
     chunk_count: int
+    version: int = Field(..., description="The number of the current version (GET /memories/{id}/versions).")
     original: OriginalOut | None = Field(None, description="The kept original file, if any.")
     notices: list[str] = Field(
         default_factory=list,
@@ -465,3 +466,78 @@ class SearchOut(OutSchema):
     @staticmethod
     def resolve_reason(response) -> str | None:
         return response.reason or None
+
+
+# --- version history and activity --------------------------------------------------------------------
+
+
+class ActorOut(OutSchema):
+    kind: str = Field(..., description="person, token, mcp, sleep, connector, import, admin or system.")
+    label: str = Field(
+        ..., description='Who, as a person reads it: a user name, "API token \'laptop\'", "Google Drive".'
+    )
+
+
+class VersionOut(OutSchema):
+    """One kept version, as listed: who made it, when, and which fields it changed from the one before."""
+
+    version: int
+    title: str
+    created_at: datetime
+    actor: ActorOut
+    changed: list[str] = Field(
+        ..., description="The fields that differ from the version before (empty for the first kept)."
+    )
+    restored_from: int | None = Field(None, description="The version this one restored, if it was a restore.")
+    current: bool
+
+    @staticmethod
+    def resolve_version(row) -> int:
+        return row.version.version
+
+    @staticmethod
+    def resolve_title(row) -> str:
+        return row.version.title
+
+    @staticmethod
+    def resolve_created_at(row) -> datetime:
+        return row.version.pgh_created_at
+
+
+class VersionDetailOut(OutSchema):
+    """Everything a version kept, and what changed from `diffFrom` (by default the version before)."""
+
+    version: int
+    created_at: datetime
+    actor: ActorOut
+    restored_from: int | None
+    title: str
+    content: str
+    manual_tags: list[str]
+    auto_tags: list[AutoTagOut]
+    summary: str
+    priority: float
+    pinned: bool
+    metadata: dict[str, Any]
+    diff_from: int | None = Field(None, description="The version the changes are counted from.")
+    changes: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Per changed field: text fields as line diffs (kind text, lines with oldLine/newLine and "
+        "word parts), tags as added/removed, priority and pin as old/new.",
+    )
+
+
+class ActivityOut(OutSchema):
+    """One entry of the activity trail; `kind` is created, edited, tagged, pinned, unpinned, linked, summarised,
+    synced, restored, trashed, untrashed, purged, imported or tier_moved."""
+
+    kind: str
+    memory_id: int | None
+    memory_title: str
+    at: datetime
+    actor: ActorOut
+    detail: dict[str, Any]
+
+    @staticmethod
+    def resolve_memory_title(entry) -> str:
+        return entry.title or ""

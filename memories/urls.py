@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memories import views
+from memories import history_views, views
 
 app_name = "memories"
 urlpatterns = [
@@ -21,6 +21,15 @@ urlpatterns = [
     path("<int:memory_id>/priority/", views.memory_priority, name="priority"),
     path("<int:memory_id>/tags/", views.memory_tags, name="tags"),
     path("<int:memory_id>/tier/", views.memory_tier_card, name="tier_card"),
+    path("<int:memory_id>/history/", history_views.memory_history, name="history"),
+    path("<int:memory_id>/history/<str:number>/", history_views.memory_version, name="version"),
+    path(
+        "<int:memory_id>/history/<str:number>/restore/",
+        history_views.memory_version_restore_view,
+        name="version_restore",
+    ),
+    path("<int:memory_id>/activity/", history_views.memory_activity, name="activity"),
+    path("activity/", history_views.account_activity, name="account_activity"),
     path("tags/", views.tag_list, name="tag_list"),
     path("trash/", views.trash_page, name="trash"),
     path("trash/empty/", views.trash_empty, name="trash_empty"),

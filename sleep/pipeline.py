@@ -21,6 +21,7 @@ from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from core.actors import SLEEP_AGENT, acting
 from core.schedules import schedule_ensure
 from sleep.models import SleepRun, SleepStepRun
 from sleep.steps import Scope, Step
@@ -113,6 +114,12 @@ def sleep_run_execute(*, run_id: int) -> SleepRun | None:
 
 
 def _execute(run_id: int) -> SleepRun | None:
+    # Everything the cycle writes (summaries, tags, tiers, links) is the sleep agent's doing.
+    with acting(SLEEP_AGENT):
+        return _execute_as_agent(run_id)
+
+
+def _execute_as_agent(run_id: int) -> SleepRun | None:
     run = SleepRun.objects.filter(pk=run_id).first()
     if run is None or run.status not in (SleepRun.Status.QUEUED, SleepRun.Status.INTERRUPTED):
         return run

@@ -27,7 +27,7 @@ def pytest_sessionstart(session):
 def _empty_tables_by_delete():
     """Transactional tests empty every table after each test. PostgreSQL's TRUNCATE of 41 tables costs
     about a tenth of a second (it swaps every table's files), a DELETE of the few rows a test wrote a
-    millisecond or two; the result is the same here (no sequences are reset, no table has triggers, and
+    millisecond or two; the result is the same here (no sequences are reset, no trigger fires on a delete, and
     Django's foreign keys are deferred to the end of the flush's transaction).
 
     The content types, permissions and the site that migrate made are kept: emptied, they would be

@@ -22,7 +22,8 @@ from graph.selectors import topical_tags
 from graph.services.sql import lock_memories, lock_owner_graph
 from graph.vocabulary import CONCEPT
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.models import TRASH_LAYER, Memory, MemoryChunk
+from memories.models import TRASH_LAYER, ActivityKind, Memory, MemoryChunk
+from memories.services.activity import activities_record
 
 
 class _VectorAvg(Aggregate):
@@ -326,6 +327,7 @@ def _links_refresh(owner_id: int, focus: set[int] | None, expire_all: bool) -> d
                 unchanged += 1
             to_update.append((link.pk, score, confidence, evidence, link.last_reinforced_at))
         _links_write(owner_id=owner_id, now=now, create=to_create, update=to_update)
+        _links_record(owner_id, to_create)
     return {"created": len(to_create), "reinforced": reinforced, "unchanged": unchanged, "expired": len(expired)}
 
 
@@ -352,6 +354,33 @@ def _links_write(*, owner_id: int, now: datetime, create: list[tuple], update: l
                 "%s::timestamptz[]) AS v(id, score, confidence, evidence, at) WHERE l.id = v.id",
                 [list(ids), list(scores), list(confidences), list(evidence), list(reinforced)],
             )
+
+
+LINKED_NAMED = 5  # the linked memories an activity entry names (it counts them all)
+
+
+def _links_record(owner_id: int, created: list[tuple]) -> None:
+    """One "linked" activity entry per memory that gained links, naming the memories it is now linked to."""
+    if not created:
+        return
+    partners: dict[int, set[int]] = defaultdict(set)
+    for a, b, *_ in created:
+        partners[a].add(b)
+        partners[b].add(a)
+    titles = {
+        m.pk: m for m in Memory.objects.filter(owner_id=owner_id, pk__in=list(partners)).only("pk", "owner_id", "title")
+    }
+    memories = [titles[pk] for pk in sorted(partners) if pk in titles]
+    details = [
+        {
+            "count": len(partners[m.pk]),
+            "with": [
+                {"id": pk, "title": titles[pk].title} for pk in sorted(partners[m.pk])[:LINKED_NAMED] if pk in titles
+            ],
+        }
+        for m in memories
+    ]
+    activities_record(memories=memories, kind=ActivityKind.LINKED, details=details)
 
 
 def memory_links_expire(*, owner) -> int:

@@ -1,9 +1,11 @@
-"""Writes to memories, by concern: memory (create, update, delete), trash, tags, tiers, uploads and chat.
+"""Writes to memories, by concern: memory (create, update, delete), trash, tags, tiers, uploads, chat,
+history (restore) and the activity trail.
 
 Every public name is importable from here; front doors and other apps import from this package.
 """
 
 from memories.services.access import memory_accesses_reset, memory_open
+from memories.services.activity import activities_record, activity_record
 from memories.services.chat import chat_message_send
 from memories.services.memory import (
     MemoryInput,
@@ -16,6 +18,7 @@ from memories.services.memory import (
 )
 from memories.services.ocr_uploads import ocr_upload_run
 from memories.services.originals import memory_original_set, originals_collect
+from memories.services.restore import memory_version_restore
 from memories.services.tags import BatchResult, memories_autotag, memory_tag_remove, memory_tags_add
 from memories.services.tiers import (
     ARCHIVED_REASON,
@@ -58,6 +61,8 @@ __all__ = [
     "RetierResult",
     "TagNotFoundError",
     "UploadResult",
+    "activities_record",
+    "activity_record",
     "chat_message_send",
     "document_title",
     "memories_autotag",
@@ -79,6 +84,7 @@ __all__ = [
     "memory_tag_remove",
     "memory_tags_add",
     "memory_update",
+    "memory_version_restore",
     "ocr_upload_run",
     "originals_collect",
     "reloaded",

@@ -15,9 +15,11 @@ from django.utils import timezone
 from core.retry import run_with_retry
 from memories import embedding, embedding_batcher, tier_rules
 from memories.chunking import Chunk, chunk_text
-from memories.models import Memory, MemoryChunk, Source, TierMove, content_hash
+from memories.models import VERSIONED_FIELDS, ActivityKind, Memory, MemoryChunk, Source, TierMove, content_hash
 from memories.original_files import OriginalFile
 from memories.search import lexical
+from memories.services.activity import activities_record, activity_record
+from memories.services.history import recording, versions_prune
 from memories.services.kinds import UNSET as KIND_UNSET
 from memories.services.kinds import classify, clean_kind, reclassify
 from memories.services.locking import content_locks, memory_lock
@@ -289,8 +291,11 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
     if pending is not None:
         vectors = pending.result()
 
-    with transaction.atomic():
-        Memory.objects.bulk_create(memories)
+    with recording(), transaction.atomic():
+        Memory.objects.bulk_create(memories)  # version 1 of each, by the history trigger
+        activities_record(
+            memories=memories, kind=ActivityKind.CREATED, details=[{"source": m.source} for m in memories]
+        )
         rows: list[MemoryChunk] = []
         offset = 0
         for memory, p in zip(memories, prepared, strict=True):
@@ -379,11 +384,26 @@ _CONTENT_NOTICES = "_content_notices"
 _KIND = "_kind"
 
 
-def _write_changes(memory_id: int, changes: dict, *, from_source: bool = False) -> Memory:
+def restore_write(*, memory_id: int, fields: dict, restored_from: int) -> Memory:
+    """Put back a version's fields (memories.services.restore.memory_version_restore) through the same
+    write as memory_update. They were stored before, so they are not cleaned again; the auto tags and
+    summary come back as the version had them instead of being made anew."""
+    locked = _write_changes(memory_id, fields, restored_from=restored_from)
+    locked.chunk_count = MemoryChunk.objects.filter(owner_id=locked.owner_id, memory=locked).count()
+    return locked
+
+
+def _write_changes(
+    memory_id: int, changes: dict, *, from_source: bool = False, restored_from: int | None = None
+) -> Memory:
     """Save the cleaned changes under the memory's row lock, and bring what depends on them along:
-    chunks and embeddings, the lexical index, auto tags, the graph (on commit) and the tier."""
-    with transaction.atomic():
+    chunks and embeddings, the lexical index, auto tags, the graph (on commit) and the tier. The
+    change is a new version (by the history trigger) and an entry in the activity trail."""
+    extra = {} if restored_from is None else {"restoredFrom": restored_from}
+    with recording(**extra), transaction.atomic():
         locked = memory_lock(memory_id)
+        before = {name: copy.deepcopy(getattr(locked, name)) for name in VERSIONED_FIELDS}
+        version_before = locked.version
         changes = dict(changes)  # a retry after a deadlock starts again from what the caller gave
         content_notices = changes.pop(_CONTENT_NOTICES, None)
         if from_source and locked.title_edited_at is not None:
@@ -406,16 +426,20 @@ def _write_changes(memory_id: int, changes: dict, *, from_source: bool = False) 
             locked.edited_at = timezone.now()
         if retitle and not from_source:
             locked.title_edited_at = locked.edited_at
-        if rechunk or "metadata" in changes or "source" in changes:
-            autotag(locked, now=timezone.now())
+        _auto_tags_follow(locked, changes, rechunk=rechunk)
         locked.save()
+        changed = [name for name in VERSIONED_FIELDS if getattr(locked, name) != before[name]]
+        if changed:
+            locked.version = version_before + 1  # what the trigger counted
+            versions_prune(memory_ids=[locked.pk], latest=locked.version)
+            _record_change(locked, changed, before, from_source=from_source, restored_from=restored_from)
         if rechunk or retitle:
             # The title is part of each chunk's lexical fields and of its embedded text.
             _replace_chunks(locked)
             lexical.index_memories(owner_id=locked.owner_id, memory_ids=[locked.pk])
         if rechunk:
             content_changed_on_commit(memory_ids=[locked.pk])
-        if {"priority", "manual_tags", "metadata"} & changes.keys():
+        if {"priority", "manual_tags", "metadata", "pinned"} & changes.keys():
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
             locked.refresh_from_db()
     return locked
@@ -438,6 +462,35 @@ def _classify_changes(locked: Memory, changes: dict, *, kind) -> None:
         changes["metadata"] = classified.metadata
     if classified.chosen != (locked.kind_chosen_at is not None):
         changes["kind_chosen_at"] = timezone.now() if classified.chosen else None
+
+
+def _auto_tags_follow(memory: Memory, changes: dict, *, rechunk: bool) -> None:
+    if "auto_tags" in changes:  # a restore: the version's own auto tags, current for its content
+        memory.auto_tagged_at, memory.auto_tagged_hash = timezone.now(), content_hash(memory.content)
+    elif rechunk or "metadata" in changes or "source" in changes:
+        autotag(memory, now=timezone.now())
+
+
+def _record_change(memory: Memory, changed: list[str], before: dict, *, from_source: bool, restored_from) -> None:
+    """The activity entry for one change: a restore, a sync from the source, a change of manual tags
+    alone (tagged), or an edit, naming the fields that changed."""
+    detail: dict = {"fields": changed, "version": memory.version}
+    if restored_from is not None:
+        activity_record(memory=memory, kind=ActivityKind.RESTORED, detail={**detail, "restoredFrom": restored_from})
+    elif from_source:
+        activity_record(memory=memory, kind=ActivityKind.SYNCED, detail=detail)
+    elif changed == ["manual_tags"]:
+        activity_record(
+            memory=memory,
+            kind=ActivityKind.TAGGED,
+            detail={**detail, **tag_changes(before["manual_tags"], memory.manual_tags)},
+        )
+    else:
+        activity_record(memory=memory, kind=ActivityKind.EDITED, detail=detail)
+
+
+def tag_changes(old: list[str], new: list[str]) -> dict:
+    return {"added": [t for t in new if t not in old], "removed": [t for t in old if t not in new]}
 
 
 def _replace_chunks(memory: Memory) -> None:
@@ -465,10 +518,13 @@ def memory_archive(*, memory: Memory, reason: str) -> Memory:
     keep it archived (unless pinned) until that note is removed, e.g. when the file is restored."""
 
     def write() -> Memory:
-        with transaction.atomic():
+        with recording(), transaction.atomic():
             locked = memory_lock(memory.pk)
-            locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
-            locked.save(update_fields=["metadata", "updated_at"])
+            if locked.metadata.get(ARCHIVED_REASON) != reason:
+                locked.metadata = {**locked.metadata, ARCHIVED_REASON: reason}
+                locked.save(update_fields=["metadata", "updated_at"])
+                versions_prune(memory_ids=[locked.pk], latest=locked.version + 1)
+                activity_record(memory=locked, kind=ActivityKind.SYNCED, detail={"archived": reason})
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.CONNECTOR)
         return locked
 
@@ -487,9 +543,19 @@ def memory_summaries_save(*, summaries: dict[int, tuple[str, str, str]]) -> int:
     A memory whose content changed since is left for the next cycle."""
     if not summaries:
         return 0
-    memories = list(Memory.objects.filter(pk__in=list(summaries)).only("pk", "content_hash"))
+    memories = list(
+        Memory.objects.filter(pk__in=list(summaries)).only("pk", "owner_id", "title", "content_hash", "summary")
+    )
+    rewritten = []
     for memory in memories:
+        old = memory.summary
         memory.summary, memory.preview, memory.summarized_hash = summaries[memory.pk]
-    fresh = [m for m in memories if m.summarized_hash == m.content_hash]
-    Memory.objects.bulk_update(fresh, ["summary", "preview", "summarized_hash"], batch_size=500)
+        if memory.summarized_hash == memory.content_hash:
+            rewritten.append((memory, old != memory.summary))
+    fresh = [m for m, _ in rewritten]
+    with recording(), transaction.atomic():
+        Memory.objects.bulk_update(fresh, ["summary", "preview", "summarized_hash"], batch_size=500)
+        changed = [m for m, differs in rewritten if differs]
+        versions_prune(memory_ids=[m.pk for m in changed])
+        activities_record(memories=changed, kind=ActivityKind.SUMMARISED)
     return len(fresh)

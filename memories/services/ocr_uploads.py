@@ -12,20 +12,26 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.actors import acting
 from memories.models import UploadJob
 from memories.parsers import ExtractionError, extract
 from memories.parsers.ocr import OcrCancelled
 from memories.services.memory import memory_create_many
 from memories.services.upload_queue import remove_file
-from memories.services.uploads import upload_input
+from memories.services.uploads import upload_input, uploader
 from memories.services.validation import MemoryInputError
 
 logger = logging.getLogger(__name__)
 
 
 def ocr_upload_run(*, job_id: int) -> UploadJob | None:
-    """Read one queued scan by OCR and store it as a memory. Safe to run twice: a job no longer pending
-    is left alone."""
+    """Read one queued scan by OCR and store it as a memory, acting for the person who uploaded it.
+    Safe to run twice: a job no longer pending is left alone."""
+    with acting(lambda: uploader(job_id)):
+        return _ocr_upload_run(job_id)
+
+
+def _ocr_upload_run(job_id: int) -> UploadJob | None:
     with transaction.atomic():
         job = (
             UploadJob.objects.select_for_update(skip_locked=True)

@@ -10,7 +10,9 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from memories.auto_tags import auto_tags_for, auto_tags_many, needs_retag, structural_auto_tags
-from memories.models import Memory, TierMove
+from memories.models import ActivityKind, Memory, TierMove
+from memories.services.activity import activities_record, activity_record
+from memories.services.history import recording, versions_prune
 from memories.services.locking import memory_lock
 from memories.services.tiers import BatchResult, memories_retier, reloaded
 from memories.services.validation import MAX_MANUAL_TAGS, MemoryInputError, TagNotFoundError
@@ -75,14 +77,37 @@ def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False
     ]
     outcomes = auto_tags_many([(m.source, m.metadata, m.content, m.summary) for m in due])
     tagged: list[Memory] = []
+    retagged: list[tuple[Memory, dict]] = []
     for memory, outcome in zip(due, outcomes, strict=True):
         if isinstance(outcome, str):
             result.failed.append((memory.pk, outcome))
             continue
         before = memory.auto_tags
         _apply_auto_tags(memory, outcome, now=now)
-        result.changed += memory.auto_tags != before
+        if memory.auto_tags != before:
+            result.changed += 1
+            retagged.append((memory, _auto_tag_changes(before, memory.auto_tags)))
         tagged.append(memory)
+    if tagged:
+        with recording(), transaction.atomic():
+            _auto_tags_write(tagged, now)
+            versions_prune(memory_ids=[m.pk for m, _ in retagged])
+            activities_record(
+                memories=[m for m, _ in retagged], kind=ActivityKind.TAGGED, details=[d for _, d in retagged]
+            )
+    return result
+
+
+def _auto_tag_changes(old: list[dict], new: list[dict]) -> dict:
+    before, after = [item["tag"] for item in old], [item["tag"] for item in new]
+    return {
+        "auto": True,
+        "added": [t for t in after if t not in before],
+        "removed": [t for t in before if t not in after],
+    }
+
+
+def _auto_tags_write(tagged: list[Memory], now) -> None:
     if tagged:
         # One statement for the batch (bulk_update's CASE per row is slow at hundreds of rows).
         with connection.cursor() as cursor:
@@ -99,7 +124,6 @@ def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False
                     [m.auto_tagged_hash for m in tagged],
                 ],
             )
-    return result
 
 
 def memory_tags_add(*, memory: Memory, tags) -> Memory:
@@ -110,7 +134,7 @@ def memory_tags_add(*, memory: Memory, tags) -> Memory:
         raise MemoryInputError(str(exc), field="tags") from None
     if not new:
         raise MemoryInputError("give at least one tag", field="tags")
-    with transaction.atomic():
+    with recording(), transaction.atomic():
         locked = memory_lock(memory.pk)
         combined = [*locked.manual_tags, *(t for t in new if t not in locked.manual_tags)]
         if len(combined) > MAX_MANUAL_TAGS:
@@ -121,8 +145,11 @@ def memory_tags_add(*, memory: Memory, tags) -> Memory:
                 field="tags",
             )
         if combined != locked.manual_tags:
+            added = [t for t in combined if t not in locked.manual_tags]
             locked.manual_tags = combined
             locked.save(update_fields=["manual_tags", "updated_at"])
+            versions_prune(memory_ids=[locked.pk], latest=locked.version + 1)
+            activity_record(memory=locked, kind=ActivityKind.TAGGED, detail={"added": added, "removed": []})
             memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
     return reloaded(locked)
 
@@ -133,11 +160,13 @@ def memory_tag_remove(*, memory: Memory, tag: str) -> Memory:
         tag = normalize_tag(tag)
     except TagError as exc:
         raise MemoryInputError(str(exc), field="tag") from None
-    with transaction.atomic():
+    with recording(), transaction.atomic():
         locked = memory_lock(memory.pk)
         if tag not in locked.manual_tags:
             raise TagNotFoundError(f"this memory has no manual tag '{tag}'", field="tag")
         locked.manual_tags = [t for t in locked.manual_tags if t != tag]
         locked.save(update_fields=["manual_tags", "updated_at"])
+        versions_prune(memory_ids=[locked.pk], latest=locked.version + 1)
+        activity_record(memory=locked, kind=ActivityKind.TAGGED, detail={"added": [], "removed": [tag]})
         memories_retier(memory_ids=[locked.pk], cause=TierMove.Cause.EDIT)
     return reloaded(locked)

@@ -10,7 +10,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memories import tier_rules
-from memories.models import Memory, MemoryChunk, TierMove
+from memories.models import ActivityKind, Memory, MemoryChunk, TierMove
+from memories.services.activity import activity_record
+from memories.services.history import recording, versions_prune
 from memories.services.locking import memory_lock
 
 # Set by memory_archive when a connector's item is gone at its source; it keeps the memory archived.
@@ -207,8 +209,11 @@ def memory_retier(*, memory: Memory, cause: str = TierMove.Cause.SLEEP) -> Memor
 
 def memory_pin(*, memory: Memory, pinned: bool) -> Memory:
     """Pin (the memory moves to hot at once and stays there) or unpin (the rules decide again)."""
-    with transaction.atomic():
-        memory_lock(memory.pk)
-        Memory.objects.filter(pk=memory.pk).update(pinned=pinned, updated_at=timezone.now())
+    with recording(), transaction.atomic():
+        locked = memory_lock(memory.pk)
+        if locked.pinned != pinned:
+            Memory.objects.filter(pk=memory.pk).update(pinned=pinned, updated_at=timezone.now())
+            versions_prune(memory_ids=[memory.pk], latest=locked.version + 1)
+            activity_record(memory=locked, kind=ActivityKind.PINNED if pinned else ActivityKind.UNPINNED)
         memories_retier(memory_ids=[memory.pk], cause=TierMove.Cause.PIN)
     return reloaded(memory)

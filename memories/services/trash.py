@@ -21,8 +21,9 @@ from django.utils import timezone
 from core.actors import current_actor
 from core.retry import run_with_retry
 from core.schedules import schedule_ensure
-from memories.models import TRASH_LAYER, Memory, MemoryChunk, PurgedMemory
+from memories.models import TRASH_LAYER, ActivityKind, Memory, MemoryChunk, PurgedMemory
 from memories.search import lexical
+from memories.services.activity import activities_record
 from memories.signals import content_changed_on_commit, memories_trashed
 
 PURGE_SCHEDULE = "memories: purge memories trashed more than KYBERNESIS_TRASH_DAYS ago"
@@ -85,6 +86,10 @@ def memories_trash(*, owner_id: int, memory_ids: Sequence[int]) -> list[int]:
             Memory.all_objects.filter(pk__in=ids).update(
                 trashed_at=timezone.now(), trashed_by=current_actor().display[:200]
             )
+            activities_record(
+                memories=list(Memory.all_objects.filter(pk__in=ids).only("pk", "owner_id", "title")),
+                kind=ActivityKind.TRASHED,
+            )
             memories_trashed.send(sender=Memory, owner_id=owner_id, memory_ids=ids)
             return ids
 
@@ -118,6 +123,7 @@ def _restore_locked(owner_id: int, memories: list[Memory]) -> None:
     content_changed_on_commit(memory_ids=ids, chunk_counts=[counts.get(pk, 0) for pk in ids])
     for memory in memories:
         memory.trashed_at, memory.trashed_by = None, ""
+    activities_record(memories=memories, kind=ActivityKind.UNTRASHED)
 
 
 def memories_restore_from_trash(*, owner_id: int, memory_ids: Sequence[int]) -> list[int]:
@@ -179,6 +185,8 @@ def _purge_locked(owner_id: int, memories: list[Memory]) -> int:
     if not memories:
         return 0
     now = timezone.now()
+    # Before the delete: the entry keeps the title, and its link to the memory becomes null.
+    activities_record(memories=memories, kind=ActivityKind.PURGED)
     PurgedMemory.objects.bulk_create(
         [PurgedMemory(owner_id=owner_id, memory_id=m.pk, purged_at=now) for m in memories], ignore_conflicts=True
     )

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django_q.tasks import async_task
 
+from core.actors import SYSTEM, Actor, acting
 from core.formatting import megabytes
 from memories.models import Memory, Source, UploadJob, content_hash
 from memories.original_files import OriginalFile
@@ -207,7 +208,19 @@ def _staged(data) -> StoredOriginal | None:
 
 
 def upload_job_run(*, job_id: int) -> UploadJob | None:
-    """Ingest one queued upload. Safe to run twice: a job that is no longer pending is left alone."""
+    """Ingest one queued upload, acting for the person who uploaded it. Safe to run twice: a job that
+    is no longer pending is left alone."""
+    with acting(lambda: uploader(job_id)):
+        return _upload_job_run(job_id)
+
+
+def uploader(job_id: int) -> Actor:
+    """Who a worker acts for when it stores a queued upload: the account that uploaded it."""
+    job = UploadJob.objects.filter(pk=job_id).select_related("owner").first()
+    return SYSTEM if job is None else Actor.person(job.owner)
+
+
+def _upload_job_run(job_id: int) -> UploadJob | None:
     with transaction.atomic():
         job = (
             UploadJob.objects.select_for_update(skip_locked=True)

@@ -17,11 +17,14 @@ from django.db import DataError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.actors import Actor, acting
 from memories import embedding, embedding_batcher, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.models import TRASH_LAYER, ChatSession, Memory, MemoryChunk, TierMove
+from memories.models import TRASH_LAYER, ActivityKind, ChatSession, Memory, MemoryChunk, TierMove
 from memories.original_files import OriginalError
 from memories.search import lexical
+from memories.services.activity import activities_record, activity_record
+from memories.services.history import recording
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
 from memories.services.originals import original_keep_stream
@@ -98,7 +101,7 @@ def _save(
     times = {"created_at": memory.created_at, "updated_at": memory.updated_at}
     memory.import_key = prepared.import_key
     try:
-        with transaction.atomic():
+        with recording(), transaction.atomic():
             _insert(memory, prepared, copy=copy, times=times, open_original=open_original)
     except IntegrityError:
         if (
@@ -120,6 +123,7 @@ def _insert(memory: Memory, prepared: Prepared, *, copy: int, times: dict, open_
         if Memory.all_objects.filter(owner_id=memory.owner_id, content_hash=memory.content_hash).count() >= copy:
             raise _AlreadyThere
     memory.save(force_insert=True)
+    activity_record(memory=memory, kind=ActivityKind.IMPORTED, detail={"createdAt": times["created_at"].isoformat()})
     # auto_now and auto_now_add overwrite on insert; the record's own times are put back.
     Memory.all_objects.filter(pk=memory.pk).update(**times)
     memory.created_at, memory.updated_at = times["created_at"], times["updated_at"]
@@ -151,8 +155,13 @@ def _save_together(prepared: list[Prepared], *, chats: _ChatSessions) -> list[Me
         memories.append(memory)
     times = [(m.created_at, m.updated_at) for m in memories]
     try:
-        with transaction.atomic():
+        with recording(), transaction.atomic():
             Memory.objects.bulk_create(memories)
+            activities_record(
+                memories=memories,
+                kind=ActivityKind.IMPORTED,
+                details=[{"createdAt": created_at.isoformat()} for created_at, _ in times],
+            )
             # auto_now and auto_now_add overwrite on insert; the records' own times are put back.
             for memory, (created_at, updated_at) in zip(memories, times, strict=True):
                 memory.created_at, memory.updated_at = created_at, updated_at
@@ -506,4 +515,6 @@ def import_path(*, owner, path: Path, name: str = "", progress=None) -> ImportRe
         source = open_source(Path(path), name)
     except ImportSourceError as exc:
         return ImportReport(error=str(exc))
-    return import_source(owner=owner, source=source, progress=progress)
+    # The memories an import stores are the import's doing, whoever started it.
+    with acting(Actor.importer(f"import of {name or Path(path).name}")):
+        return import_source(owner=owner, source=source, progress=progress)

@@ -31,6 +31,7 @@ def test_bench_ingest_runs_end_to_end_and_ends_with_json(concurrency):
         "backend",
         "docs",
         "concurrency",
+        "history",
         "chunks",
         "seconds",
         "chunks_per_s",
@@ -41,3 +42,25 @@ def test_bench_ingest_runs_end_to_end_and_ends_with_json(concurrency):
     } == set(result)
     assert result["overhead_ratio"] > 0 and result["batched_overhead_ratio"] > 0
     assert not Memory.objects.exists()
+
+
+def test_bench_ingest_with_history_off_keeps_no_versions_or_activity():
+    from memories.models import Activity, MemoryVersion
+
+    out = StringIO()
+    call_command(
+        "bench_ingest",
+        "--docs",
+        "2",
+        "--doc-chars",
+        "800",
+        "--concurrency",
+        "1",
+        "--history",
+        "off",
+        "--keep",
+        stdout=out,
+    )
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert result["history"] == "off" and Memory.objects.count() == 2
+    assert not MemoryVersion.objects.exists() and not Activity.objects.exists()

@@ -15,6 +15,7 @@ TOOLS = {
     "memory_add",
     "memory_search",
     "memory_get",
+    "memory_versions",
     "memory_list",
     "memory_update",
     "memory_delete",

@@ -26,7 +26,16 @@ from tests.kybernesis.test_token_scopes import database_state
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # The tools a read-only token may call; any other tool, present or future, needs `write`.
-READ_TOOLS = {"memory_search", "memory_get", "memory_list", "entity_search", "entity_neighbors", "trash_list", "import_status"}
+READ_TOOLS = {
+    "memory_search",
+    "memory_get",
+    "memory_list",
+    "entity_search",
+    "entity_neighbors",
+    "trash_list",
+    "import_status",
+    "memory_versions",
+}
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ def post_change(admin_client, memory, **changes):
             "pinned": "",
             "chunks-TOTAL_FORMS": "0",
             "chunks-INITIAL_FORMS": "0",
+            "versions-TOTAL_FORMS": "0",
+            "versions-INITIAL_FORMS": "0",
             **changes,
         }
     )
@@ -59,3 +61,32 @@ def test_a_bad_value_in_admin_is_shown_on_its_field_and_changes_nothing(admin_cl
     assert "content is empty" in response.content.decode() or "This field is required" in response.content.decode()
     memory.refresh_from_db()
     assert memory.content == "Tomatoes need full sun."
+
+
+def test_an_admin_edit_is_a_version_by_the_admin_shown_inline_and_restorable(admin_client, admin_user, user):
+    from memories.models import Memory, MemoryVersion
+
+    memory = make_memory(user, "The harbour bell rang twice at midnight.", title="Bell")
+    response = post_change(
+        admin_client,
+        memory,
+        owner=user.pk,
+        content="The harbour bell rang once at dawn.",
+        last_accessed_at_0="",
+        last_accessed_at_1="",
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    latest = MemoryVersion.objects.filter(pgh_obj_id=memory.pk).order_by("-version").first()
+    assert latest.version == 2 and latest.pgh_context["label"] == f"admin {admin_user.get_username()}"
+    assert hybrid_search(user.pk, "bell rang once at dawn", limit=1).results[0].memory_id == memory.pk
+    page = admin_client.get(f"/admin/memories/memory/{memory.pk}/change/").content.decode()
+    assert "versions (newest first)" in page.lower() and f"admin {admin_user.get_username()}" in page
+    first = MemoryVersion.objects.get(pgh_obj_id=memory.pk, version=1)
+    response = admin_client.post(
+        "/admin/memories/memoryversion/", {"action": "restore_version", "_selected_action": [first.pk]}
+    )
+    assert response.status_code == 302
+    memory = Memory.objects.get(pk=memory.pk)
+    assert (memory.content, memory.version) == ("The harbour bell rang twice at midnight.", 3)
+    assert admin_client.get(f"/admin/memories/memoryversion/{first.pk}/change/").status_code == 200
+    assert admin_client.get("/admin/memories/activity/").status_code == 200

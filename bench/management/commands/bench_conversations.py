@@ -32,7 +32,7 @@ from memories import embedding, search
 from memories.models import Memory, Source
 from memories.search import relevance
 from memories.services import MemoryInput, memory_create_many
-from memories.services.chat import _first_words, message_kind
+from memories.services.chat import _first_words
 
 BENCH_USER = "bench-conversations"
 CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
@@ -139,8 +139,8 @@ class Command(BaseCommand):
                             title=_first_words(t["content"]),
                             content=t["content"],
                             source=Source.CHAT,
-                            metadata={"diaId": t["dia_id"], "session": t["session"]}
-                            | ({"kind": kind} if (kind := message_kind(t["content"])) else {}),
+                            # The memory service marks the turns that ask something, as for any chat message.
+                            metadata={"diaId": t["dia_id"], "session": t["session"]},
                         )
                         for t in batch
                     ],

@@ -11,6 +11,7 @@ model is busy share one model call (memories.embedding_batcher). --concurrency 1
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import threading
@@ -25,6 +26,7 @@ from bench.synthetic import document
 from memories import auto_tags, embedding
 from memories.models import Memory, MemoryChunk
 from memories.services import memory_create
+from memories.services.history import history_off
 
 BENCH_USER = "bench-ingest"
 
@@ -38,8 +40,16 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--keep", action="store_true", help="Keep the benchmark memories afterwards.")
         parser.add_argument("--concurrency", type=int, default=2, help="threads creating memories at once")
+        parser.add_argument(
+            "--history",
+            choices=("on", "off"),
+            default="on",
+            help="off: keep no versions or activity (what history costs: compare, or run bench_history)",
+        )
 
-    def handle(self, *args, docs: int, doc_chars: int, seed: int, keep: bool, concurrency: int, **options):
+    def handle(
+        self, *args, docs: int, doc_chars: int, seed: int, keep: bool, concurrency: int, history: str, **options
+    ):
         rng = random.Random(seed)
         user, _ = get_user_model().objects.get_or_create(
             username=BENCH_USER, defaults={"email": "bench-ingest@localhost"}
@@ -53,7 +63,7 @@ class Command(BaseCommand):
         auto_tags.warm_up()
 
         started = time.perf_counter()
-        _ingest(user, texts, max(1, concurrency))
+        _ingest(user, texts, max(1, concurrency), history_on=history == "on")
         pipeline_s = time.perf_counter() - started
 
         per_memory: dict[int, list[str]] = {}
@@ -83,6 +93,7 @@ class Command(BaseCommand):
             "backend": embedding.backend_id(),
             "docs": docs,
             "concurrency": max(1, concurrency),
+            "history": history,
             "chunks": chunks,
             "seconds": round(pipeline_s, 3),
             "chunks_per_s": round(chunks / pipeline_s, 2) if pipeline_s else None,
@@ -94,10 +105,13 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(result))
 
 
-def _ingest(user, texts: list[str], concurrency: int) -> None:
+def _ingest(user, texts: list[str], concurrency: int, *, history_on: bool = True) -> None:
+    # history_off() is per thread (the version triggers are ignored on the thread's own connection).
+    scope = contextlib.nullcontext if history_on else history_off
     if concurrency == 1:
-        for i, text in enumerate(texts):
-            memory_create(owner=user, title=f"Benchmark document {i}", content=text)
+        with scope():
+            for i, text in enumerate(texts):
+                memory_create(owner=user, title=f"Benchmark document {i}", content=text)
         return
     pending = iter(enumerate(texts))
     lock = threading.Lock()
@@ -110,7 +124,8 @@ def _ingest(user, texts: list[str], concurrency: int) -> None:
                     item = next(pending, None)
                 if item is None:
                     return
-                memory_create(owner=user, title=f"Benchmark document {item[0]}", content=item[1])
+                with scope():
+                    memory_create(owner=user, title=f"Benchmark document {item[0]}", content=item[1])
         except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
             errors.append(exc)
         finally:
