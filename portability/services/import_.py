@@ -182,6 +182,45 @@ class _Duplicates:
         return out
 
 
+class _Keys:
+    """Idempotence by a source's own identity (a mail's Message-ID, see Source.key_path): a record whose
+    key the account already holds, or that an earlier record of this import had, is a duplicate. It is
+    looked for before anything is embedded, so a re-import, or one resumed after a crash, only reads."""
+
+    def __init__(self, owner, path: tuple[str, ...]):
+        self.owner = owner
+        self.lookup = "metadata__" + "__".join(path)
+        self.path = path
+        self.seen: set[str] = set()
+
+    def key(self, record: dict | None) -> str | None:
+        value = record.get("metadata") if isinstance(record, dict) else None
+        for name in self.path:
+            value = value.get(name) if isinstance(value, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    def split(self, batch: list[Item]) -> tuple[list[Item], int]:
+        """The batch without its duplicates, and how many there were."""
+        keys = [self.key(item.record) for item in batch]
+        wanted = {k for k in keys if k is not None and k not in self.seen}
+        held = set()
+        if wanted:
+            held = set(
+                Memory.objects.filter(owner=self.owner, **{f"{self.lookup}__in": list(wanted)}).values_list(
+                    self.lookup, flat=True
+                )
+            )
+        kept, duplicates = [], 0
+        for item, key in zip(batch, keys, strict=True):
+            if key is not None and (key in self.seen or key in held):
+                duplicates += 1
+                continue
+            if key is not None:
+                self.seen.add(key)
+            kept.append(item)
+        return kept, duplicates
+
+
 def import_source(
     *, owner, source: Source, progress: Callable[[ImportReport], None] | None = None, batch_size: int = IMPORT_BATCH
 ) -> ImportReport:
@@ -198,18 +237,23 @@ def import_source(
     )
     sessions = _restore_sessions(owner, source.chat_sessions, report) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
+    keys = _Keys(owner, source.key_path) if source.key_path else None
     extra = {"open_original": source.open_original}
     batch: list[Item] = []
     try:
         for item in source.items:
             batch.append(item)
             if len(batch) >= batch_size:
-                _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
+                _import_batch(
+                    owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, keys=keys, **extra
+                )
                 batch = []
                 if progress:
                     progress(report)
         if batch:
-            _import_batch(owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, **extra)
+            _import_batch(
+                owner, batch, report, reuse=reuse, sessions=sessions, duplicates=duplicates, keys=keys, **extra
+            )
     except ImportSourceError as exc:  # the archive broke mid-way (an entry that inflates past its size)
         report.error = str(exc)
     if progress:
@@ -245,7 +289,13 @@ def _import_batch(
     sessions: dict,
     duplicates: _Duplicates,
     open_original=None,
+    keys: _Keys | None = None,
 ) -> None:
+    if keys is not None:
+        before = len(batch)
+        batch, known = keys.split(batch)
+        report.processed += before - len(batch)
+        report.duplicates += known
     prepared = _prepare_batch(owner, batch, report, reuse=reuse)
     fresh, copies = [], {}
     for p, copy in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):

@@ -25,7 +25,7 @@ def _imports_dir() -> Path:
     return path
 
 
-ACCEPTED_SUFFIXES = (".zip", ".jsonl", ".md", ".markdown")
+ACCEPTED_SUFFIXES = (".zip", ".jsonl", ".md", ".markdown", ".mbox", ".mbx", ".eml")
 
 
 def import_job_create(*, owner, upload) -> ImportJob:
@@ -33,7 +33,8 @@ def import_job_create(*, owner, upload) -> ImportJob:
     name = (getattr(upload, "name", "") or "import").rsplit("/", 1)[-1][:255]
     if not name.lower().endswith(ACCEPTED_SUFFIXES):
         raise MemoryInputError(
-            f"{name!r}: import a .zip (an export or Markdown notes), a .jsonl or a .md file", field="file"
+            f"{name!r}: import a .zip (an export or Markdown notes), a .jsonl, a .md, an .mbox or an .eml file",
+            field="file",
         )
     if not upload.size:
         raise MemoryInputError(f"{name!r} is empty", field="file")

@@ -31,7 +31,7 @@ class Item:
 
 @dataclass
 class Source:
-    kind: str  # "export" or "markdown"
+    kind: str  # "export", "markdown" or "mail"
     manifest: dict = field(default_factory=dict)
     chat_sessions: list[Item] = field(default_factory=list)  # one per chat_sessions.jsonl line, or its error
     errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
@@ -39,3 +39,6 @@ class Source:
     total: int | None = None  # how many items, when known up front
     # An export zip's originals: open_original(entry, limit) is a bounded stream of one originals/ entry.
     open_original: Callable[[str, int], BinaryIO] | None = None
+    # Where in a record's metadata the source puts an identity of its own (a mail's Message-ID): a
+    # record whose identity the account already holds, or this import already gave, is a duplicate.
+    key_path: tuple[str, ...] = ()
