@@ -55,6 +55,24 @@ _MOBILE_SIGNATURE = re.compile(
 )
 
 
+# Parts that are not content but the mail's machinery: signatures, keys, delivery reports, Outlook's
+# TNEF wrapper. They are left out without a word.
+MACHINERY_TYPES = frozenset(
+    {
+        "application/pgp-signature",
+        "application/pgp-keys",
+        "application/pgp-encrypted",
+        "application/pkcs7-signature",
+        "application/x-pkcs7-signature",
+        "application/ms-tnef",
+        "application/vnd.ms-tnef",
+        "message/delivery-status",
+        "message/disposition-notification",
+        "text/rfc822-headers",
+    }
+)
+
+
 @dataclass
 class Attachment:
     filename: str
@@ -73,7 +91,7 @@ class MailMessage:
     date: datetime | None
     attachments: list[Attachment] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    trimmed: bool = False
+    trimmed: str = ""  # what trim_reply left out
 
 
 def looks_like_mail(data: bytes) -> bool:
@@ -111,6 +129,12 @@ def read_message(data: bytes | Message, *, attachments: bool = True) -> MailMess
     metadata = _metadata(message, date, notices)
     text, found = _body(message, notices)
     text, trimmed = trim_reply(text)
+    if attachments:  # messages forwarded as attachments, read into the text (once: not theirs in turn)
+        for inner in _forwarded(message):
+            forwarded = read_message(inner, attachments=False)
+            notices.extend(forwarded.notices)
+            title = f"Forwarded message: {forwarded.subject}" if forwarded.subject else "Forwarded message"
+            text = f"{text}\n\n--- {title} ---\n{mail_text(forwarded)}".strip()
     kept: list[Attachment] = []
     if attachments:
         kept = list(_attachments(message, found, notices))
@@ -309,6 +333,23 @@ def _part_text(part: Message, notices: list[str]) -> str:
     return text
 
 
+MAX_FORWARDED = 20
+
+
+def _forwarded(message: Message):
+    if not message.is_multipart():
+        return
+    found = 0
+    for part in message.walk():
+        if part.get_content_type() != "message/rfc822" or found >= MAX_FORWARDED:
+            continue
+        payload = part.get_payload()
+        inner = payload[0] if isinstance(payload, list) and payload else None
+        if isinstance(inner, Message):
+            found += 1
+            yield inner
+
+
 def _attachments(message: Message, body: set[int], notices: list[str]):
     if not message.is_multipart():
         return
@@ -317,8 +358,12 @@ def _attachments(message: Message, body: set[int], notices: list[str]):
             continue
         kind = part.get_content_type()
         name = _filename(part, notices)
-        if kind == "message/rfc822" or (not name and kind.startswith(("text/plain", "text/html"))):
-            continue  # a forwarded message is read with its parent; an unnamed text part is an alternative
+        if (
+            kind in MACHINERY_TYPES
+            or kind == "message/rfc822"
+            or (not name and kind.startswith(("text/", "multipart/")))
+        ):
+            continue  # a forwarded message is read into its parent's text; an unnamed text part is an alternative
         try:
             data = part.get_payload(decode=True)
         except (ValueError, TypeError, LookupError):
@@ -338,36 +383,47 @@ def _filename(part: Message, notices: list[str]) -> str:
     return name.replace("/", "_").replace("\\", "_").replace("\x00", "").strip()[:255]
 
 
-def trim_reply(text: str) -> tuple[str, bool]:
-    """The writer's own text: without the quote of the message it answers when that comes below it (the
-    attribution line, the quoted lines, Outlook's block of the original's headers, a forward's
-    separator) and without the signature below "-- ". Quotes between the writer's own lines stay: an
-    answer given point by point reads only with them. When trimming would leave nothing, nothing is
-    trimmed."""
+def trim_reply(text: str) -> tuple[str, str]:
+    """The writer's own text, and what was left out ("" when nothing was): the quote of the message it
+    answers when that comes below it (the attribution line, the quoted lines, Outlook's block of the
+    original's headers, a forward's separator) and the signature below "-- ". Quotes between the
+    writer's own lines stay: an answer given point by point reads only with them. When trimming would
+    leave nothing, nothing is trimmed."""
     lines = text.split("\n")
     end = len(lines)
+    signature = quote = False
     for number, line in enumerate(lines):
         if line.rstrip() == "--" and line.startswith("--") and number > 0:
-            end = number  # the signature delimiter ("-- ", often without its space after transports)
+            end, signature = number, True  # the delimiter "-- ", its space often lost on the way
             break
         if _ORIGINAL_SEPARATOR.match(line) or (
             _OUTLOOK_FROM.match(line) and any(_OUTLOOK_NEXT.match(n) for n in lines[number + 1 : number + 4])
         ):
-            end = number
+            end, quote = number, True
             break
+    quote = quote or any(line.lstrip().startswith(">") for line in lines[end:])
     kept = lines[:end]
     # A trailing quote: the quoted and blank lines at the end, with the attribution just above them.
     while kept and (not kept[-1].strip() or kept[-1].lstrip().startswith(">")):
+        quote = quote or bool(kept[-1].strip())
         kept.pop()
     attribution = _attribution_at(kept)
     if attribution is not None:
-        kept = kept[:attribution]
+        kept, quote = kept[:attribution], True
     while kept and (not kept[-1].strip() or _MOBILE_SIGNATURE.match(kept[-1])):
+        signature = signature or bool(kept[-1].strip())
         kept.pop()
     result = "\n".join(kept).strip()
     if not result or not any(not line.lstrip().startswith(">") and line.strip() for line in kept):
-        return text.strip(), False
-    return result, result != text.strip()
+        return text.strip(), ""
+    if result == text.strip():
+        return result, ""
+    what = " and ".join(name for name, cut in (("the quoted message", quote), ("the signature", signature)) if cut)
+    return result, what or "the quoted message"
+
+
+def trim_notice(what: str) -> str:
+    return f"{what} below the writer's text {'were' if ' and ' in what else 'was'} left out"
 
 
 def _attribution_at(kept: list[str]) -> int | None:
@@ -424,7 +480,7 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
             "Export & import page to keep each one as a memory of its own"
         )
     if mail.trimmed:
-        notices.append("the quoted reply and the signature below the writer's text were left out")
+        notices.append(trim_notice(mail.trimmed))
     metadata = {"mail": dict(mail.metadata)}
     return Parsed(text=mail_text(mail), title=mail.subject, notices=notices, metadata=metadata)
 

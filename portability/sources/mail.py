@@ -17,7 +17,15 @@ from django.conf import settings
 
 from core.formatting import megabytes
 from memories.parsers import ExtractionError, InflateBudget, extract
-from memories.parsers.mail import EMPTY_BODY, MailMessage, looks_like_mail, mail_fingerprint, mail_text, read_message
+from memories.parsers.mail import (
+    EMPTY_BODY,
+    MailMessage,
+    looks_like_mail,
+    mail_fingerprint,
+    mail_text,
+    read_message,
+    trim_notice,
+)
 from portability.sources import reading
 from portability.sources.items import ImportSourceError, Item, Source
 
@@ -176,7 +184,7 @@ def message_items(data: bytes, *, label: str, mailbox: str) -> Iterator[Item]:
         return
     notices = list(mail.notices)
     if mail.trimmed:
-        notices.append("the quoted reply and the signature below the writer's text were left out")
+        notices.append(trim_notice(mail.trimmed))
     attachments, skipped = _attachment_records(mail, meta, label)
     kept = [record for record in attachments if isinstance(record, dict)]
     if kept:

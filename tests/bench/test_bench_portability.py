@@ -38,3 +38,14 @@ def test_bench_portability_round_trips_a_small_mixed_account_and_times_the_same_
     # The reference went through the configured backend, on the very texts the imports embedded
     # (each chunk under its memory's title), not the torch model on bare chunk texts.
     assert embedded["reference"] and set(embedded["reference"]) <= set(embedded["build"])
+
+
+def test_bench_portability_imports_a_small_mbox_twice_adding_nothing_the_second_time(tmp_path):
+    out = io.StringIO()
+    call_command("bench_portability", memories=0, roundtrip=0, mbox=25, stdout=out)
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    # 25 messages and the CSV attached to message 7 (one in twenty carries one).
+    assert (result["mbox_total"], result["mbox_failed"]) == (25, 0)
+    assert result["mbox_created"] == 26
+    assert (result["mbox_reimport_created"], result["mbox_reimport_duplicates"]) == (0, 26)
+    assert result["mbox_peak_rss_growth_mb"] >= 0

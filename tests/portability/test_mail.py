@@ -161,7 +161,7 @@ def test_html_of_only_tracking_pixels_is_an_empty_body_said_so():
 )
 def test_a_trailing_quote_and_signature_are_trimmed(body, kept, gone):
     text, trimmed = trim_reply(body)
-    assert trimmed
+    assert trimmed in ("the quoted message", "the signature", "the quoted message and the signature")
     assert kept in text
     assert gone not in text
 
@@ -174,7 +174,13 @@ def test_quotes_between_the_writers_answers_stay():
 
 def test_a_message_that_is_only_a_quote_is_not_trimmed_to_nothing():
     body = "> everything quoted\n> nothing else"
-    assert trim_reply(body) == (body, False)
+    assert trim_reply(body) == (body, "")
+
+
+def test_what_was_trimmed_is_said():
+    assert trim_reply("Yes.\n\n-- \nBob")[1] == "the signature"
+    assert trim_reply("Yes.\n-- \nBob\n\nOn Monday, Ann wrote:\n> Ok?")[1] == "the quoted message and the signature"
+    assert trim_reply("Yes.\n\nOn Monday, Ann wrote:\n> Ok?")[1] == "the quoted message"
 
 
 # --- the mbox splitter -----------------------------------------------------------------------------
@@ -454,3 +460,54 @@ def test_real_public_test_mails_import_with_none_lost_or_doubled(user, tmp_path)
     titles = set(Memory.objects.filter(owner=user).values_list("title", flat=True))
     assert "代开各地增值税发票" in titles  # GB2312, RFC 2047
     assert run(user, tmp_path, data, name="real.mbox").created == 0
+
+
+# --- the memory page ----------------------------------------------------------------------------------
+
+
+def test_the_memory_page_shows_the_headers_the_thread_and_the_attachments(user, logged_in_client, tmp_path):
+    data = mbox(
+        message(1, subject="Plan", attachments=[("figures.csv", "text/csv", b"region,amount\nnorth,120\n")]),
+        message(2, subject="Re: Plan", reply_to=1, thread=[1]),
+    )
+    run(user, tmp_path, data)
+    first, second = mails(user)
+    page = logged_in_client.get(f"/memories/{second.pk}/").content.decode()
+    assert "Thread · 2 messages" in page
+    assert f'href="/memories/{first.pk}/"' in page and "Person 2 &lt;p2@example.org&gt;" in page
+    page = logged_in_client.get(f"/memories/{first.pk}/").content.decode()
+    attachment = Memory.objects.get(owner=user, metadata__mail__has_key="attachmentOf")
+    assert f'href="/memories/{attachment.pk}/">figures.csv</a>' in page
+    page = logged_in_client.get(f"/memories/{attachment.pk}/").content.decode()
+    assert "Attached to" in page and f'href="/memories/{first.pk}/">Plan</a>' in page
+
+
+def test_another_accounts_thread_is_not_shown(user, other_user, logged_in_client, tmp_path):
+    run(other_user, tmp_path, mbox(message(1, subject="Theirs")))
+    run(user, tmp_path, mbox(message(2, subject="Mine", reply_to=1, thread=[1])))
+    page = logged_in_client.get(f"/memories/{mails(user).get().pk}/").content.decode()
+    assert "Theirs" not in page and "Thread ·" not in page
+
+
+def test_a_forwarded_message_is_read_into_the_text_and_a_signature_part_is_left_out(user, tmp_path):
+    inner = EmailMessage()
+    inner["From"], inner["To"], inner["Subject"] = "Ann <ann@example.org>", "bob@example.org", "Venue"
+    inner.set_content("The venue is the old library on Quay Street.")
+    outer = EmailMessage()
+    outer["From"], outer["To"], outer["Subject"] = "bob@example.org", "cy@example.org", "Fwd: Venue"
+    outer["Message-ID"] = "<fwd@example.org>"
+    outer.set_content("See Ann's note below.")
+    outer.add_attachment(inner)
+    outer.add_attachment(
+        b"-----BEGIN PGP SIGNATURE-----\nabc\n-----END PGP SIGNATURE-----\n",
+        maintype="application",
+        subtype="pgp-signature",
+        filename="signature.asc",
+    )
+    report = run(user, tmp_path, mbox(bytes(outer)))
+    assert (report.created, report.failed) == (1, 0)
+    memory = mails(user).get()
+    assert "See Ann's note below." in memory.content
+    assert "--- Forwarded message: Venue ---\nFrom: Ann <ann@example.org>" in memory.content
+    assert "old library on Quay Street" in memory.content
+    assert not any("signature.asc" in n for n in memory.notices)
