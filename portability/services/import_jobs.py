@@ -13,8 +13,10 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from memories.models import ImportJob
+from memories.parsers.mail import looks_like_mail
 from memories.services.validation import MemoryInputError, MemoryTooLargeError
 from portability.services.import_ import ImportReport, import_path
+from portability.sources.mail import looks_like_mbox
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +33,10 @@ ACCEPTED_SUFFIXES = (".zip", ".jsonl", ".md", ".markdown", ".mbox", ".mbx", ".em
 def import_job_create(*, owner, upload) -> ImportJob:
     """Keep the uploaded file for the worker and queue the job (202 at the front door)."""
     name = (getattr(upload, "name", "") or "import").rsplit("/", 1)[-1][:255]
-    if not name.lower().endswith(ACCEPTED_SUFFIXES):
+    suffix = Path(name).suffix.lower()
+    if not name.lower().endswith(ACCEPTED_SUFFIXES) and _is_mail(upload):
+        suffix = ".mbox"  # a Thunderbird folder ("Inbox", "Sent") has no extension: its content says
+    elif not name.lower().endswith(ACCEPTED_SUFFIXES):
         raise MemoryInputError(
             f"{name!r}: import a .zip (an export or Markdown notes), a .jsonl, a .md, an .mbox or an .eml file",
             field="file",
@@ -41,13 +46,23 @@ def import_job_create(*, owner, upload) -> ImportJob:
     limit = settings.KYBERNESIS_MAX_IMPORT_BYTES
     if upload.size > limit:
         raise MemoryTooLargeError(f"{name!r} is {upload.size:,} bytes; the limit is {limit:,}", field="file")
-    path = _imports_dir() / f"{uuid.uuid4().hex}-{Path(name).suffix.lower()}"
+    path = _imports_dir() / f"{uuid.uuid4().hex}-{suffix}"
     with open(path, "wb") as handle:
         handle.writelines(upload.chunks())
     with transaction.atomic():
         job = ImportJob.objects.create(owner=owner, filename=name, path=str(path))
         transaction.on_commit(lambda: async_task("portability.tasks.import_run", job.pk, task_name=f"import {job.pk}"))
     return job
+
+
+def _is_mail(upload) -> bool:
+    """Whether the upload begins like an mbox or a mail, read from its first chunk only."""
+    try:
+        head = next(iter(upload.chunks(65536)), b"")
+        upload.seek(0)
+    except (OSError, ValueError, StopIteration):
+        return False
+    return looks_like_mbox(head) or looks_like_mail(head)
 
 
 def import_job_requeue(job_id: int) -> None:

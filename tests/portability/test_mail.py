@@ -12,6 +12,7 @@ from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from graph.models import MemoryLink
 from graph.services import memory_links_refresh
@@ -511,3 +512,23 @@ def test_a_forwarded_message_is_read_into_the_text_and_a_signature_part_is_left_
     assert "--- Forwarded message: Venue ---\nFrom: Ann <ann@example.org>" in memory.content
     assert "old library on Quay Street" in memory.content
     assert not any("signature.asc" in n for n in memory.notices)
+
+
+def test_the_api_takes_a_thunderbird_folder_without_an_extension(api, user, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("Inbox", mbox(message(1), message(2)), content_type="application/octet-stream")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = Client().post("/api/v1/import", {"file": upload}, HTTP_AUTHORIZATION=f"Bearer {api.token}")
+    assert response.status_code == 202, response.content
+    status = api.get(response.json()["statusUrl"]).json()
+    assert (status["status"], status["total"], status["created"]) == ("done", 2, 2)
+
+
+def test_the_api_still_refuses_a_file_without_an_extension_that_is_not_mail(api):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("Notes", b"just words\n")
+    response = Client().post("/api/v1/import", {"file": upload}, HTTP_AUTHORIZATION=f"Bearer {api.token}")
+    assert response.status_code == 422
+    assert ".mbox" in response.json()["detail"]
