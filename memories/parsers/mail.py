@@ -19,7 +19,7 @@ from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
 from memories.parsers.html import html_text
-from memories.parsers.text import decode
+from memories.parsers.text import decode, looks_like_text
 
 # Headers that make the start of a file a mail's header block (see looks_like_mail).
 _MAIL_HEADERS = frozenset(
@@ -185,22 +185,57 @@ def _decode_words(value: str, what: str, notices: list[str]) -> str:
     return "".join(parts)
 
 
+# Charsets mail says it is in, read as their supersets, as browsers and mail readers do: the text a
+# sender's program wrote "gb2312" was really GBK, "iso-8859-1" really Windows-1252, and so on.
+_SUPERSETS = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "x-gbk": "gb18030",
+    "euc-cn": "gb18030",
+    "iso-8859-1": "cp1252",
+    "latin1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "iso-8859-9": "cp1254",
+    "iso-8859-11": "cp874",
+    "tis-620": "cp874",
+    "ks_c_5601-1987": "cp949",
+    "euc-kr": "cp949",
+    "shift_jis": "cp932",
+    "x-sjis": "cp932",
+    "big5": "big5hkscs",
+}
+# A declared charset whose bytes hold at most this share of invalid ones is kept, the few replaced.
+_MAX_INVALID_SHARE = 0.01
+
+
 def _decode_bytes(data: bytes, charset: str | None) -> tuple[str, str]:
-    """(text, "") in the declared charset, or (text, what it was read as) when that is unknown or wrong."""
+    """(text, "") in the declared charset, or (text, what it was read as) when that is unknown or wrong.
+    Bytes that are not text at all give ("", "nothing: the part is not text")."""
+    name = ""
     if charset:
         try:
-            return data.decode(codecs.lookup(charset).name), ""
-        except (LookupError, UnicodeDecodeError):
-            pass
+            name = codecs.lookup(_SUPERSETS.get(charset.strip().lower(), charset.strip())).name
+        except (LookupError, ValueError):
+            name = ""
+    if name:
+        try:
+            return data.decode(name), ""
+        except UnicodeDecodeError:
+            text = data.decode(name, errors="replace")
+            if text.count("\ufffd") <= _MAX_INVALID_SHARE * max(len(text), 1):
+                return text, f"{charset}, its few invalid bytes replaced"
     try:
         return data.decode("utf-8"), "UTF-8" if charset else ""
     except UnicodeDecodeError:
         pass
+    if not looks_like_text(data):
+        return "", "nothing: the part is not text"
     if len(data) >= _GUESS_MIN_BYTES:  # enough text for charset detection to tell code pages apart
         try:
             return decode(data), "the charset its bytes fit best"
         except ExtractionError:
-            pass
+            return "", "nothing: the part is not text"
     return data.decode("cp1252", errors="replace"), "Windows-1252"
 
 
@@ -326,7 +361,11 @@ def _part_text(part: Message, notices: list[str]) -> str:
         return payload if isinstance(payload, str) else ""
     charset = part.get_content_charset()
     text, fallback = _decode_bytes(raw, charset)
-    if fallback and charset:
+    if fallback.startswith("nothing"):
+        notices.append("the message's body is not text (binary data where its text should be), so it was left out")
+    elif fallback and charset and fallback.startswith(charset):
+        notices.append(f"a few bytes of the text are not valid {charset} and were replaced")
+    elif fallback and charset:
         notices.append(
             f"the text says its charset is {charset!r}, which is not known or does not fit it; it was read as {fallback}"
         )

@@ -114,6 +114,28 @@ def test_an_unknown_charset_is_read_with_a_fallback_and_a_notice():
     assert any("x-martian" in notice for notice in mail.notices)
 
 
+def test_a_charset_is_read_as_its_superset_as_mail_readers_do():
+    gbk = "镕基说".encode("gbk")  # 镕 is GBK, not GB2312
+    data = b"From: a@example.org\nTo: b@example.org\nSubject: x\nContent-Type: text/plain; charset=gb2312\n\n" + gbk
+    mail = read_message(data)
+    assert (mail.text, mail.notices) == ("镕基说", [])
+
+
+def test_a_few_invalid_bytes_keep_the_declared_charset():
+    body = ("Сообщения и профиль " * 20).encode() + b"\xff"
+    data = b"From: a@example.org\nTo: b@example.org\nSubject: x\nContent-Type: text/plain; charset=utf-8\n\n" + body
+    mail = read_message(data)
+    assert mail.text.startswith("Сообщения и профиль")
+    assert mail.notices == ["a few bytes of the text are not valid utf-8 and were replaced"]
+
+
+def test_a_binary_body_is_left_out_and_said_so():
+    data = b"From: a@example.org\nTo: b@example.org\nSubject: x\n\n" + bytes(range(256)) * 4
+    mail = read_message(data)
+    assert mail.text == ""
+    assert any("not text" in notice for notice in mail.notices)
+
+
 def test_html_only_mail_is_read_as_text():
     msg = EmailMessage()
     msg["From"], msg["To"], msg["Subject"] = "a@example.org", "b@example.org", "Newsletter"
