@@ -266,7 +266,7 @@ def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: Vec
     now = timezone.now()
     prepared: list[Prepared] = []
     for item in batch:
-        report.processed += 1
+        report.processed += 0 if item.attached else 1
         if item.record is None:
             report.fail(item.label, item.error)
             continue
@@ -292,10 +292,10 @@ def _import_batch(
     keys: _Keys | None = None,
 ) -> None:
     if keys is not None:
-        before = len(batch)
-        batch, known = keys.split(batch)
-        report.processed += before - len(batch)
+        kept, known = keys.split(batch)
+        report.processed += sum(1 for item in batch if not item.attached) - sum(1 for item in kept if not item.attached)
         report.duplicates += known
+        batch = kept
     prepared = _prepare_batch(owner, batch, report, reuse=reuse)
     fresh, copies = [], {}
     for p, copy in zip(prepared, duplicates.check([p.memory.content_hash for p in prepared]), strict=True):

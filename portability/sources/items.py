@@ -27,6 +27,9 @@ class Item:
     label: str
     record: dict | None = None
     error: str = ""
+    # A part of the item before it (a mail's attachment): a memory of its own, but not one of the items
+    # the source counts in its total, so progress (processed of total) counts it with its message.
+    attached: bool = False
 
 
 @dataclass

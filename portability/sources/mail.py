@@ -202,7 +202,11 @@ def message_items(data: bytes, *, label: str, mailbox: str) -> Iterator[Item]:
         record["createdAt"] = mail.date.isoformat()
     yield Item(label, record=record)
     for item in attachments:
-        yield item if isinstance(item, Item) else Item(f"{label}: {item['title']}", record=item)
+        if isinstance(item, Item):
+            item.attached = True
+            yield item
+        else:
+            yield Item(f"{label}: {item['metadata']['filename']}", record=item, attached=True)
 
 
 def _attachment_records(mail: MailMessage, meta: dict, label: str) -> tuple[list, list[str]]:

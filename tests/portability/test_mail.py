@@ -370,6 +370,8 @@ def test_a_supported_attachment_becomes_a_linked_memory(user, tmp_path):
     )
     report = run(user, tmp_path, data)
     assert (report.created, report.failed) == (3, 0)
+    # Progress counts messages: the attachments come in with theirs.
+    assert (report.processed, report.total) == (1, 1)
     msg = mails(user).get()
     files = Memory.objects.filter(owner=user, metadata__mail__has_key="attachmentOf")
     assert sorted(f.metadata["filename"] for f in files) == ["figures.csv", "notes.docx"]
