@@ -192,12 +192,35 @@ class _Keys:
         self.lookup = "metadata__" + "__".join(path)
         self.path = path
         self.seen: set[str] = set()
+        self._complete: set[str] | None = None
 
     def key(self, record: dict | None) -> str | None:
         value = record.get("metadata") if isinstance(record, dict) else None
         for name in self.path:
             value = value.get(name) if isinstance(value, dict) else None
         return value if isinstance(value, str) and value else None
+
+    def complete(self, key: str) -> bool:
+        """Whether the account holds the record with this key and each attachment it lists, read once
+        for all the owner's keyed memories; a source asks before it reads a record (Source.is_known)."""
+        if self._complete is None:
+            rows = list(
+                Memory.objects.filter(owner=self.owner, **{f"{self.lookup}__isnull": False}).values_list(
+                    self.lookup, "metadata__mail__attachments"
+                )
+            )
+            held = {k for k, _ in rows if isinstance(k, str)}
+            self._complete = {
+                k
+                for k, attached in rows
+                if isinstance(k, str)
+                and all(
+                    f"sha256:{a.get('sha256')}" in held
+                    for a in (attached if isinstance(attached, list) else [])
+                    if isinstance(a, dict)
+                )
+            }
+        return key in self._complete
 
     def split(self, batch: list[Item]) -> tuple[list[Item], int]:
         """The batch without its duplicates, and how many there were."""
@@ -238,6 +261,8 @@ def import_source(
     sessions = _restore_sessions(owner, source.chat_sessions, report) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
     keys = _Keys(owner, source.key_path) if source.key_path else None
+    if keys is not None:
+        source.is_known = keys.complete
     extra = {"open_original": source.open_original}
     batch: list[Item] = []
     try:
@@ -291,6 +316,11 @@ def _import_batch(
     open_original=None,
     keys: _Keys | None = None,
 ) -> None:
+    skipped = [item for item in batch if item.known]
+    if skipped:
+        report.processed += sum(1 for item in skipped if not item.attached)
+        report.duplicates += len(skipped)
+        batch = [item for item in batch if not item.known]
     if keys is not None:
         kept, known = keys.split(batch)
         report.processed += sum(1 for item in batch if not item.attached) - sum(1 for item in kept if not item.attached)

@@ -30,6 +30,8 @@ class Item:
     # A part of the item before it (a mail's attachment): a memory of its own, but not one of the items
     # the source counts in its total, so progress (processed of total) counts it with its message.
     attached: bool = False
+    # Already in the account, known without reading it (see Source.is_known): counted as already there.
+    known: bool = False
 
 
 @dataclass
@@ -45,3 +47,6 @@ class Source:
     # Where in a record's metadata the source puts an identity of its own (a mail's Message-ID): a
     # record whose identity the account already holds, or this import already gave, is a duplicate.
     key_path: tuple[str, ...] = ()
+    # Set by the import before it reads the items: whether the account holds the item with this key and
+    # everything that came with it, so a source can skip reading it at all (a resumed mail import).
+    is_known: Callable[[str], bool] | None = None

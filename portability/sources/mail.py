@@ -36,7 +36,7 @@ MAX_MESSAGE_BYTES = reading.MAX_ENTRY_BYTES  # one message with its attachments,
 MAX_LINE_BYTES = 1024 * 1024  # mail lines are short; a longer one is cut, never read whole
 _HEADER_LINE = re.compile(rb"^[!-9;-~]+:")
 _ESCAPED_FROM = re.compile(rb"^>+From ")
-_FROM_ADDRESS = re.compile(rb"^From (\S+)")
+_RAW_MESSAGE_ID = re.compile(rb"^message-id:[ \t]*(?:\r?\n[ \t]+)?<([^<>\s]+)>", re.IGNORECASE | re.MULTILINE)
 
 
 def looks_like_mbox(head: bytes) -> bool:
@@ -139,9 +139,23 @@ def open_mbox(path: Path, name: str = "") -> Source:
                 if data is None:
                     yield Item(label, error=f"refused: the message is over {megabytes(MAX_MESSAGE_BYTES)}")
                     continue
+                key = raw_message_id(data)
+                if key and source.is_known is not None and source.is_known(key):
+                    yield Item(label, known=True)  # a re-import or a resumed one: not read again
+                    continue
                 yield from message_items(data, label=label, mailbox=name)
 
-    return Source(kind="mail", items=items(), total=count_mbox(path), key_path=KEY_PATH)
+    source = Source(kind="mail", total=count_mbox(path), key_path=KEY_PATH)
+    source.items = items()
+    return source
+
+
+def raw_message_id(data: bytes) -> str:
+    """The Message-ID from the header block's bytes, without parsing the message ("" when none)."""
+    ends = [at for at in (data.find(b"\n\n"), data.find(b"\r\n\r\n")) if at >= 0]
+    head = data[: min(ends) + 1 if ends else 65536][:65536]
+    found = _RAW_MESSAGE_ID.search(head)
+    return found.group(1).decode("utf-8", "replace") if found else ""
 
 
 def open_eml(path: Path, name: str = "") -> Source:

@@ -324,6 +324,39 @@ def test_an_import_stopped_mid_way_resumes_without_doubling(user, tmp_path):
     assert Memory.objects.filter(owner=user).count() == 10
 
 
+def test_a_reimport_does_not_read_again_the_messages_it_holds(user, tmp_path, monkeypatch):
+    data = mbox(*(message(n) for n in range(4)), message(9, with_id=False))
+    run(user, tmp_path, data)
+    read = []
+    original = mail_source.message_items
+    monkeypatch.setattr(mail_source, "message_items", lambda d, **kw: read.append(1) or original(d, **kw))
+    again = run(user, tmp_path, data)
+    assert (again.created, again.duplicates, again.processed) == (0, 5, 5)
+    assert len(read) == 1  # only the message without a Message-ID had to be read to be known
+
+
+def test_a_message_whose_attachment_was_not_stored_yet_is_read_again(user, tmp_path):
+    csv = b"region,amount\nnorth,120\n"
+    data = mbox(message(1), message(2, attachments=[("figures.csv", "text/csv", csv)]), message(3))
+    path = tmp_path / "mail.mbox"
+    path.write_bytes(data)
+    calls = 0
+
+    def crash(report):
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("worker killed")
+
+    with pytest.raises(RuntimeError):  # the batch of two stores messages 1 and 2, not the attachment
+        portability.import_source(owner=user, source=open_source(path), progress=crash, batch_size=2)
+    assert not Memory.objects.filter(owner=user, metadata__mail__has_key="attachmentOf").exists()
+    resumed = portability.import_path(owner=user, path=path)
+    assert resumed.created == 2  # the attachment and message 3
+    assert Memory.objects.filter(owner=user, metadata__mail__has_key="attachmentOf").count() == 1
+    assert Memory.objects.filter(owner=user).count() == 4
+
+
 def test_a_message_with_no_subject_gets_a_title_that_says_so(user, tmp_path):
     run(user, tmp_path, mbox(message(1, subject=None)))
     assert mails(user).get().title == "(no subject) from Person 1, 2024-03-01"
