@@ -495,6 +495,23 @@ def test_an_uploaded_eml_gets_its_subject_as_title(user):
     assert result.memory.content.startswith("From: Person 3")
 
 
+def test_an_eml_of_two_headers_is_still_read_as_mail():
+    from memories.parsers import extract
+
+    result = extract("message.eml", b"From: alice@example.org\r\nSubject: Lunch\r\n\r\nShall we meet at noon?\r\n")
+    assert (result.title, result.text) == ("Lunch", "From: alice@example.org\n\nShall we meet at noon?")
+    assert result.metadata["mime"] == "message/rfc822"
+
+
+def test_a_text_file_that_begins_with_mail_headers_is_read_as_mail_whatever_its_name():
+    from memories.parsers import extract
+
+    data = message(4, subject="Offsite agenda").replace(b"\n", b"\r\n")
+    result = extract("agenda.txt", data)
+    assert result.title == "Offsite agenda"
+    assert result.notices[0] == "the file is named .txt but is really a .eml file, and was read as such"
+
+
 def test_an_uploaded_eml_with_attachments_says_they_were_not_read(user):
     data = message(3, attachments=[("figures.csv", "text/csv", b"a,b\n1,2\n")])
     [result] = upload_files(owner=user, files=[_Upload("message.eml", data)])

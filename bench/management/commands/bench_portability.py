@@ -149,7 +149,15 @@ class Command(BaseCommand):
                 size = path.stat().st_size
                 peak_before = _peak_mb()
                 started = time.perf_counter()
-                report = portability.import_path(owner=owner, path=path)
+
+                def progress(report):  # a line now and then, so a long run shows how it goes
+                    if report.processed % 1000 < portability.IMPORT_BATCH:
+                        self.stderr.write(
+                            f"mbox: {report.processed:,} of {report.total:,} messages, "
+                            f"{time.perf_counter() - started:.0f} s, peak RSS growth {_peak_mb() - peak_before:.1f} MB"
+                        )
+
+                report = portability.import_path(owner=owner, path=path, progress=progress)
                 seconds = time.perf_counter() - started
                 peak_after = _peak_mb()
                 started = time.perf_counter()
