@@ -16,7 +16,7 @@ from pathlib import Path
 from django.conf import settings
 
 from core.formatting import megabytes
-from memories.parsers import ExtractionError, InflateBudget, extract
+from memories.parsers import DecompressionBombError, ExtractionError, InflateBudget, extract
 from memories.parsers.mail import (
     EMPTY_BODY,
     MailMessage,
@@ -252,11 +252,12 @@ def _attachment_records(mail: MailMessage, meta: dict, label: str) -> tuple[list
                 max_inflated=settings.KYBERNESIS_MAX_INFLATED_BYTES,
                 defer_ocr=True,
             )
-        except ExtractionError as exc:
-            if "not a supported file type" in str(exc) or "is not text" in str(exc):
-                skipped.append(f"{name} (not a supported type)")
-            else:
-                out.append(Item(f"{label}: {name}", error=f"refused: {exc}"))
+        except DecompressionBombError as exc:  # refused, as an upload would be: the report says why
+            out.append(Item(f"{label}: {name}", error=f"refused: {exc}"))
+            continue
+        except ExtractionError as exc:  # not a memory's matter: named on the message, with why
+            reason = "not a supported type" if "not a supported file type" in str(exc) else str(exc)
+            skipped.append(f"{name} ({reason[:200]})")
             continue
         except Exception as exc:  # noqa: BLE001 - a parser's failure on one attachment is that attachment's
             out.append(Item(f"{label}: {name}", error=f"the attachment cannot be read: {exc}"))

@@ -606,3 +606,19 @@ def test_the_api_still_refuses_a_file_without_an_extension_that_is_not_mail(api)
     response = Client().post("/api/v1/import", {"file": upload}, HTTP_AUTHORIZATION=f"Bearer {api.token}")
     assert response.status_code == 422
     assert ".mbox" in response.json()["detail"]
+
+
+def test_an_attachment_that_cannot_be_read_is_named_on_its_message_not_failed(user, tmp_path):
+    data = mbox(
+        message(
+            1,
+            attachments=[
+                ("invoice.pdf", "application/pdf", b"MZ\x90\x00\x03\x00\x00\x00" * 64),
+                ("att1.htm", "text/html", b"<html><body></body></html>"),
+            ],
+        )
+    )
+    report = run(user, tmp_path, data)
+    assert (report.created, report.failed) == (1, 0)
+    [notice] = [n for n in mails(user).get().notices if n.startswith("attachments not kept")]
+    assert "invoice.pdf (" in notice and "att1.htm (no extractable text" in notice

@@ -47,6 +47,7 @@ from portability import services as portability
 EXPORT_USER = "bench-portability-export"
 ROUNDTRIP_USERS = ("bench-portability-source", "bench-portability-target", "bench-portability-plain")
 MAIL_USER = "bench-portability-mail"
+MAIL_FILE_USER = "bench-portability-mail-file"
 
 
 def _peak_mb() -> float:
@@ -184,8 +185,8 @@ class Command(BaseCommand):
         from portability.sources.mail import count_mbox
 
         User = get_user_model()
-        User.objects.filter(username=MAIL_USER).delete()
-        owner = User.objects.create(username=MAIL_USER, email=f"{MAIL_USER}@localhost")
+        User.objects.filter(username=MAIL_FILE_USER).delete()
+        owner = User.objects.create(username=MAIL_FILE_USER, email=f"{MAIL_FILE_USER}@localhost")
         try:
             in_file = count_mbox(path)
             report = portability.import_path(owner=owner, path=path)
@@ -211,7 +212,7 @@ class Command(BaseCommand):
                 "mail_file_reimport_created": again.created,
             }
         finally:
-            User.objects.filter(username=MAIL_USER).delete()
+            User.objects.filter(username=MAIL_FILE_USER).delete()
 
     # --- export ---------------------------------------------------------------------------------
 
