@@ -475,10 +475,13 @@ def _attribution_at(kept: list[str]) -> int | None:
     return None
 
 
-def mail_fingerprint(metadata: dict, subject: str | None, text: str) -> str:
-    """A stable identity for a message without a Message-ID: its headers and body."""
+def mail_fingerprint(mail: MailMessage) -> str:
+    """A stable identity for a message without a Message-ID: its headers, body and attachments (spam
+    sends one text with a different attachment each time)."""
+    metadata, subject, text = mail.metadata, mail.subject, mail.text
     digest = hashlib.sha256()
     for value in (
+        *sorted(f"{a.filename}:{hashlib.sha256(a.data).hexdigest()}" for a in mail.attachments),
         metadata.get("from", ""),
         ",".join(metadata.get("to", [])),
         ",".join(metadata.get("cc", [])),

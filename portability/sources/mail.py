@@ -189,7 +189,7 @@ def message_items(data: bytes, *, label: str, mailbox: str) -> Iterator[Item]:
         yield Item(label, error=f"the message cannot be read: {exc}")
         return
     meta = dict(mail.metadata)
-    meta["key"] = meta.get("messageId") or "sha256:" + mail_fingerprint(meta, mail.subject, mail.text)
+    meta["key"] = meta.get("messageId") or "sha256:" + mail_fingerprint(mail)
     if mailbox:
         meta["mailbox"] = mailbox
     content = mail_text(mail)

@@ -298,6 +298,20 @@ def test_the_same_message_twice_in_one_mbox_is_stored_once(user, tmp_path):
     assert (report.created, report.duplicates) == (2, 1)
 
 
+def test_two_messages_without_ids_that_differ_only_in_their_attachment_are_both_kept(user, tmp_path):
+    first = message(1, with_id=False, attachments=[("a.csv", "text/csv", b"x,y\n1,2\n")])
+    second = message(1, with_id=False, attachments=[("a.csv", "text/csv", b"x,y\n3,4\n")])
+    report = run(user, tmp_path, mbox(first, second))
+    assert report.duplicates == 0 and report.failed == 0
+    assert (
+        Memory.objects.filter(owner=user, metadata__mail__has_key="key")
+        .exclude(metadata__mail__has_key="attachmentOf")
+        .count()
+        == 2
+    )
+    assert run(user, tmp_path, mbox(first, second)).created == 0
+
+
 def test_the_same_message_in_another_account_is_that_accounts_own(user, other_user, tmp_path):
     run(user, tmp_path, mbox(message(1)))
     assert run(other_user, tmp_path, mbox(message(1))).created == 1
