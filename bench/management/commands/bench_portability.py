@@ -140,8 +140,10 @@ class Command(BaseCommand):
 
     def _mbox(self, n: int, rng: random.Random) -> dict:
         User = get_user_model()
-        User.objects.filter(username=MAIL_USER).delete()
-        owner = User.objects.create(username=MAIL_USER, email=f"{MAIL_USER}@localhost")
+        # A name of its own per run: a run stopped mid-way leaves thousands of memories, which are
+        # not deleted before this one is measured.
+        name = f"{MAIL_USER}-{timezone.now():%Y%m%d%H%M%S}"
+        owner = User.objects.create(username=name, email=f"{name}@localhost")
         try:
             embedding.embed_texts(["warm-up sentence"] * 4)
             with tempfile.TemporaryDirectory() as tmp:
@@ -179,7 +181,7 @@ class Command(BaseCommand):
                 "mbox_reimport_s": round(again_s, 2),
             }
         finally:
-            User.objects.filter(username=MAIL_USER).delete()
+            User.objects.filter(username=name).delete()
 
     def _mail_file(self, path: Path) -> dict:
         from portability.sources.mail import count_mbox
