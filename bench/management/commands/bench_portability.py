@@ -166,7 +166,7 @@ class Command(BaseCommand):
                 started = time.perf_counter()
                 again = portability.import_path(owner=owner, path=path)
                 again_s = time.perf_counter() - started
-            return {
+            result = {
                 "mbox_messages": n,
                 "mbox_mb": round(size / 2**20, 1),
                 "mbox_created": report.created,
@@ -180,6 +180,9 @@ class Command(BaseCommand):
                 "mbox_reimport_duplicates": again.duplicates,
                 "mbox_reimport_s": round(again_s, 2),
             }
+            # Said before the bench user's thousands of memories are deleted, which takes a while.
+            self.stderr.write(json.dumps(result))
+            return result
         finally:
             User.objects.filter(username=name).delete()
 
