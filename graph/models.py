@@ -176,6 +176,8 @@ class MemoryLink(models.Model):
         SHARED_TAGS = "shared_tags", "Shared tags"
         SEMANTIC = "semantic", "Semantic similarity"
         LINKED_IN_NOTE = "linked_in_note", "Linked in note"
+        MAIL_THREAD = "mail_thread", "A reply in one mail thread"
+        MAIL_ATTACHMENT = "mail_attachment", "A mail and its attachment"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     source = models.ForeignKey("memories.Memory", on_delete=models.CASCADE, related_name="links_out")

@@ -310,3 +310,45 @@ def consume_folder_status(*, user) -> ConsumeFolderStatus | None:
         last_failed=mine.filter(status=ConsumedFile.Status.FAILED).order_by("-updated_at").first(),
         counts=counts,
     )
+
+
+MAIL_THREAD_SHOWN = 50
+
+
+def memory_mail(*, memory: Memory) -> dict | None:
+    """What the memory page shows of a mail (metadata["mail"], kept by mail imports): its headers, the
+    messages of its thread in the order they were written, its attachments, or, for an attachment,
+    the messages it came with. None for a memory that is not mail."""
+    mail = (memory.metadata or {}).get("mail")
+    if not isinstance(mail, dict):
+        return None
+    owned = Memory.objects.filter(owner_id=memory.owner_id).only("pk", "title", "created_at", "metadata")
+    thread, attachments, messages = [], [], []
+    thread_count = 0
+    if isinstance(mail.get("attachmentOf"), str):
+        sha = (memory.metadata or {}).get("sha256")
+        messages = list(
+            owned.filter(metadata__mail__attachments__contains=[{"sha256": sha}])
+            if isinstance(sha, str)
+            else owned.filter(metadata__mail__key=mail["attachmentOf"])
+        )[:MAIL_THREAD_SHOWN]
+    else:
+        if isinstance(mail.get("threadId"), str) and mail["threadId"]:
+            in_thread = owned.filter(metadata__mail__threadId=mail["threadId"]).exclude(
+                metadata__mail__has_key="attachmentOf"
+            )
+            thread_count = in_thread.count()
+            thread = list(in_thread.order_by("created_at", "pk")[:MAIL_THREAD_SHOWN])
+        shas = [a["sha256"] for a in mail.get("attachments") or [] if isinstance(a, dict) and "sha256" in a]
+        if shas:
+            attachments = list(owned.filter(metadata__sha256__in=shas).order_by("title", "pk"))
+    return {
+        "from": mail.get("from", ""),
+        "to": ", ".join(mail.get("to") or []),
+        "cc": ", ".join(mail.get("cc") or []),
+        "labels": ", ".join(mail.get("labels") or []),
+        "thread": thread if thread_count > 1 else [],
+        "thread_count": thread_count,
+        "attachments": attachments,
+        "messages": messages,
+    }

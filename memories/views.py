@@ -136,6 +136,7 @@ def memory_detail(request, memory_id: int):
         "chunks": chunks,
         "original": original,
         "original_opens": original is not None and original_files.inline_type(original.media_type) is not None,
+        "mail": selectors.memory_mail(memory=memory),
         # Source code keeps its layout only in a monospace font.
         "is_code": (memory.metadata or {}).get("extension") in parsers.CODE_EXTENSIONS,
         **_tier_context(memory),

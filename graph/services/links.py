@@ -16,6 +16,7 @@ from django.utils import timezone
 from pgvector.django import VectorField
 
 from core.retry import run_with_retry
+from graph.maillinks import attachment_link_evidence, thread_link_evidence
 from graph.models import EntityMention, MemoryLink
 from graph.notelinks import note_link_evidence
 from graph.selectors import topical_tags
@@ -235,9 +236,11 @@ def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, in
         (MemoryLink.Reason.SHARED_TAGS, _tag_evidence(owner_id, focus, n_memories)),
         (MemoryLink.Reason.SEMANTIC, _semantic_evidence(owner_id, focus, existing_semantic)),
         (MemoryLink.Reason.LINKED_IN_NOTE, _note_evidence(owner_id, focus)),
+        (MemoryLink.Reason.MAIL_THREAD, _certain(thread_link_evidence(owner_id, focus))),
+        (MemoryLink.Reason.MAIL_ATTACHMENT, _certain(attachment_link_evidence(owner_id, focus))),
     ):
         for (a, b), (value, shared) in evidence.items():
-            if reason in (MemoryLink.Reason.SEMANTIC, MemoryLink.Reason.LINKED_IN_NOTE):
+            if reason in _CERTAIN_OR_SEMANTIC:
                 score = confidence = value
             else:
                 # Evidence of LINK_EVIDENCE is a link; twice that is as sure as shared features get.
@@ -245,6 +248,19 @@ def _links_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, in
                 confidence = min(1.0, 0.5 + 0.5 * (value - LINK_EVIDENCE) / LINK_EVIDENCE)
             found[(a, b, reason)] = (round(score, 4), round(confidence, 4), _evidence_text(shared))
     return found
+
+
+_CERTAIN_OR_SEMANTIC = (
+    MemoryLink.Reason.SEMANTIC,
+    MemoryLink.Reason.LINKED_IN_NOTE,
+    MemoryLink.Reason.MAIL_THREAD,
+    MemoryLink.Reason.MAIL_ATTACHMENT,
+)
+
+
+def _certain(pairs: dict[tuple[int, int], tuple[float, float]]) -> dict[tuple[int, int], tuple[float, list]]:
+    """Links the material itself states (a reply's headers, an attachment): score 1, nothing to list."""
+    return {pair: (1.0, []) for pair in pairs}
 
 
 def _note_evidence(owner_id: int, focus: set[int] | None) -> dict[tuple[int, int], tuple[float, list]]:

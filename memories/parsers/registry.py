@@ -8,7 +8,24 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass, field
 
-from memories.parsers import csv, detect, doc, docx, epub, html, image, markdown, ocr, odf, pdf, pptx, rtf, text, xlsx
+from memories.parsers import (
+    csv,
+    detect,
+    doc,
+    docx,
+    epub,
+    html,
+    image,
+    mail,
+    markdown,
+    ocr,
+    odf,
+    pdf,
+    pptx,
+    rtf,
+    text,
+    xlsx,
+)
 from memories.parsers.budget import MAX_INFLATED_BYTES, InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.filenames import clean_filename, file_extension
@@ -29,6 +46,7 @@ FORMATS: tuple[Format, ...] = (
     odf.ODP,
     epub.FORMAT,
     rtf.FORMAT,
+    mail.FORMAT,
     html.FORMAT,
     markdown.FORMAT,
     text.FORMAT,

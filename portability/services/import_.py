@@ -329,6 +329,68 @@ class _Duplicates:
         return out
 
 
+class _Keys:
+    """Idempotence by a source's own identity (a mail's Message-ID, see Source.key_path): a record whose
+    key the account already holds, or that an earlier record of this import had, is a duplicate. It is
+    looked for before anything is embedded, so a re-import, or one resumed after a crash, only reads."""
+
+    def __init__(self, owner, path: tuple[str, ...]):
+        self.owner = owner
+        self.lookup = "metadata__" + "__".join(path)
+        self.path = path
+        self.seen: set[str] = set()
+        self._complete: set[str] | None = None
+
+    def key(self, record: dict | None) -> str | None:
+        value = record.get("metadata") if isinstance(record, dict) else None
+        for name in self.path:
+            value = value.get(name) if isinstance(value, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    def complete(self, key: str) -> bool:
+        """Whether the account holds the record with this key and each attachment it lists, read once
+        for all the owner's keyed memories; a source asks before it reads a record (Source.is_known)."""
+        if self._complete is None:
+            rows = list(
+                Memory.objects.filter(owner=self.owner, **{f"{self.lookup}__isnull": False}).values_list(
+                    self.lookup, "metadata__mail__attachments"
+                )
+            )
+            held = {k for k, _ in rows if isinstance(k, str)}
+            self._complete = {
+                k
+                for k, attached in rows
+                if isinstance(k, str)
+                and all(
+                    f"sha256:{a.get('sha256')}" in held
+                    for a in (attached if isinstance(attached, list) else [])
+                    if isinstance(a, dict)
+                )
+            }
+        return key in self._complete
+
+    def split(self, batch: list[Item]) -> tuple[list[Item], int]:
+        """The batch without its duplicates, and how many there were."""
+        keys = [self.key(item.record) for item in batch]
+        wanted = {k for k in keys if k is not None and k not in self.seen}
+        held = set()
+        if wanted:
+            held = set(
+                Memory.objects.filter(owner=self.owner, **{f"{self.lookup}__in": list(wanted)}).values_list(
+                    self.lookup, flat=True
+                )
+            )
+        kept, duplicates = [], 0
+        for item, key in zip(batch, keys, strict=True):
+            if key is not None and (key in self.seen or key in held):
+                duplicates += 1
+                continue
+            if key is not None:
+                self.seen.add(key)
+            kept.append(item)
+        return kept, duplicates
+
+
 def import_source(
     *, owner, source: Source, progress: Callable[[ImportReport], None] | None = None, batch_size: int = IMPORT_BATCH
 ) -> ImportReport:
@@ -346,9 +408,12 @@ def import_source(
     sessions = _restore_sessions(owner, source.chat_sessions, report) if source.chat_sessions else {}
     duplicates = _Duplicates(owner)
     chats = _ChatSessions(owner)
+    keys = _Keys(owner, source.key_path) if source.key_path else None
+    if keys is not None:
+        source.is_known = keys.complete
 
     def stage(batch: list[Item]) -> _Staged:
-        return _stage_batch(owner, batch, reuse=reuse, duplicates=duplicates)
+        return _stage_batch(owner, batch, reuse=reuse, duplicates=duplicates, keys=keys)
 
     def store(staged: _Staged | None) -> None:
         if staged is not None:
@@ -385,7 +450,7 @@ def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: Vec
     now = timezone.now()
     prepared: list[Prepared] = []
     for item in batch:
-        report.processed += 1
+        report.processed += 0 if item.attached else 1
         if item.record is None:
             report.fail(item.label, item.error)
             continue
@@ -416,8 +481,22 @@ class _Staged:
     live_duplicates: list[str] = field(default_factory=list)
 
 
-def _stage_batch(owner, batch: list[Item], *, reuse: VectorReuse, duplicates: _Duplicates) -> _Staged:
+def _stage_batch(
+    owner, batch: list[Item], *, reuse: VectorReuse, duplicates: _Duplicates, keys: _Keys | None = None
+) -> _Staged:
     report = ImportReport()
+    # Items the source already knows the account holds (a resumed mail import), and records whose own
+    # identity (a Message-ID, Source.key_path) the account holds, are duplicates before they are checked.
+    skipped = [item for item in batch if item.known]
+    if skipped:
+        report.processed += sum(1 for item in skipped if not item.attached)
+        report.duplicates += len(skipped)
+        batch = [item for item in batch if not item.known]
+    if keys is not None:
+        kept, held = keys.split(batch)
+        report.processed += sum(1 for item in batch if not item.attached) - sum(1 for item in kept if not item.attached)
+        report.duplicates += held
+        batch = kept
     # An item the source names by an id the account already holds is a duplicate before it is even
     # checked: a second import of a large export costs one query a batch.
     keyed = [item for item in batch if item.key and item.record is not None]

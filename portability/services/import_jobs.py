@@ -29,7 +29,7 @@ def _imports_dir() -> Path:
 
 
 # What the file input offers; the content decides what a file is (portability.sources.registry).
-ACCEPTED_SUFFIXES = (".zip", ".json", ".jsonl", ".md", ".markdown", ".mbox", ".eml")
+ACCEPTED_SUFFIXES = (".zip", ".json", ".jsonl", ".md", ".markdown", ".mbox", ".mbx", ".eml")
 
 
 def import_job_create(*, owner, upload) -> ImportJob:

@@ -43,11 +43,16 @@ class Item:
     error: str = ""
     key: str = ""
     session: SessionRef | None = None
+    # A part of the item before it (a mail's attachment): a memory of its own, but not one of the items
+    # the source counts in its total, so progress (processed of total) counts it with its message.
+    attached: bool = False
+    # Already in the account, known without reading it (see Source.is_known): counted as already there.
+    known: bool = False
 
 
 @dataclass
 class Source:
-    kind: str  # the registry's name for what was read: "export", "markdown", "chatgpt", "claude", ...
+    kind: str  # the registry's name for what was read: "export", "markdown", "chatgpt", "claude", "mail"
     manifest: dict = field(default_factory=dict)
     chat_sessions: list[Item] = field(default_factory=list)  # one per chat_sessions.jsonl line, or its error
     errors: list[Item] = field(default_factory=list)  # entries refused before any memory is read
@@ -58,3 +63,9 @@ class Source:
     # What the reader leaves out on purpose, in sentences for the report; filled as the items are read
     # (a streamed source only knows its counts at the end), so read it after the items.
     notices: Callable[[], list[str]] = field(default=list)
+    # Where in a record's metadata the source puts an identity of its own (a mail's Message-ID): a
+    # record whose identity the account already holds, or this import already gave, is a duplicate.
+    key_path: tuple[str, ...] = ()
+    # Set by the import before it reads the items: whether the account holds the item with this key and
+    # everything that came with it, so a source can skip reading it at all (a resumed mail import).
+    is_known: Callable[[str], bool] | None = None

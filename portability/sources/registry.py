@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
+from memories.parsers.mail import looks_like_mail
 from portability.sources import reading
 from portability.sources.chatgpt import open_chatgpt
 from portability.sources.claude import open_claude
@@ -27,6 +28,7 @@ from portability.sources.conversations import (
 )
 from portability.sources.export import open_export_zip, open_jsonl
 from portability.sources.items import MANIFEST, MARKDOWN_SUFFIXES, MEMORIES_FILE, ImportSourceError, Source
+from portability.sources.mail import EML_SUFFIXES, MBOX_SUFFIXES, looks_like_mbox, open_eml, open_mbox
 from portability.sources.notes import open_folder, open_markdown_zip, open_note
 from portability.sources.reading import BoundedZip
 
@@ -151,6 +153,27 @@ def _is_export_record_lines(probe: Probe) -> bool:
     return probe.name.lower().endswith(".jsonl") and probe.head.lstrip()[:1] == b"{"
 
 
+def _is_mbox(probe: Probe) -> bool:
+    """An mbox by its "From " separator lines, whatever its name (Thunderbird's folders have none:
+    "Inbox", "Sent"); a file named .mbox that is text but not one mail is read as an mbox too."""
+    if probe.is_dir or probe.is_zip or not probe.head:
+        return False
+    if looks_like_mbox(probe.head):
+        return True
+    return (
+        probe.name.lower().endswith(MBOX_SUFFIXES)
+        and b"\x00" not in probe.head[:8192]
+        and not looks_like_mail(probe.head)
+    )
+
+
+def _is_eml(probe: Probe) -> bool:
+    """One mail: a header block with From and the headers every mail has (or an .eml's name on text)."""
+    if probe.is_dir or probe.is_zip or not probe.head or b"\x00" in probe.head[:8192]:
+        return False
+    return looks_like_mail(probe.head) or (probe.name.lower().endswith(EML_SUFFIXES) and not probe.shape.top)
+
+
 def _is_note(probe: Probe) -> bool:
     if not probe.name.lower().endswith(MARKDOWN_SUFFIXES) or b"\x00" in probe.head[:8192]:
         return False
@@ -176,6 +199,8 @@ READERS: list[Reader] = [
     Reader("chatgpt", "ChatGPT export", lambda p: is_chatgpt(p.shape), _open_conversations_file(open_chatgpt)),
     Reader("claude", "Claude export", lambda p: is_claude(p.shape), _open_conversations_file(open_claude)),
     Reader("export", "Kybernesis export", _is_export_record_lines, lambda p: open_jsonl(p.path, p.name)),
+    Reader("mail", "Mailbox (mbox)", _is_mbox, lambda p: open_mbox(p.path, p.name)),
+    Reader("mail", "Mail message (.eml)", _is_eml, lambda p: open_eml(p.path, p.name)),
     Reader("markdown", "Markdown note", _is_note, lambda p: open_note(p.path, p.name)),
 ]
 
@@ -207,7 +232,7 @@ def _refusal(probe: Probe) -> str:
     return (
         f"{probe.name} looks like {looks_like(probe.head)}, which Kybernesis does not import; give a ChatGPT or "
         "Claude export (conversations.json or the export's zip), a Kybernesis export (.zip or memories.jsonl), "
-        "or Markdown notes (.md, or a zip of them)"
+        "mail (an .mbox or an .eml), or Markdown notes (.md, or a zip of them)"
     )
 
 

@@ -46,3 +46,15 @@ def test_bench_portability_imports_a_chatgpt_export_and_again_adds_nothing():
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert (result["chat_import_created"], result["chat_import_failed"], result["chat_reimport_created"]) == (30, 0, 0)
     assert result["chat_branch_messages_left_out"] >= 1 and result["chat_messages_per_s"] > 0
+
+
+def test_bench_portability_imports_a_small_mbox_twice_adding_nothing_the_second_time(tmp_path):
+    out = io.StringIO()
+    call_command("bench_portability", memories=0, roundtrip=0, mbox=25, stdout=out)
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    # 25 messages and the CSV attached to message 7 (one in twenty carries one).
+    assert (result["mbox_total"], result["mbox_failed"]) == (25, 0)
+    assert result["mbox_created"] == 26
+    # The second time each message is known by its Message-ID, unread, and its attachment with it.
+    assert (result["mbox_reimport_created"], result["mbox_reimport_duplicates"]) == (0, 25)
+    assert result["mbox_peak_rss_growth_mb"] >= 0

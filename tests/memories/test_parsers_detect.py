@@ -156,7 +156,6 @@ DEBIAN_COPYRIGHT = (
         ("Makefile", b"all:\n\tcc -o app main.c\n"),
         ("COPYING", b"GNU GENERAL PUBLIC LICENSE\nVersion 2, June 1991\n"),
         ("copyright", (DEBIAN_COPYRIGHT * 400).encode()),
-        ("message.eml", b"From: alice@example.org\r\nSubject: Lunch\r\n\r\nShall we meet at noon?\r\n"),
         ("server.log", b"2024-05-01 12:00:01 INFO started\n2024-05-01 12:00:02 WARN slow disk\n"),
         ("setup.cfg", b"[metadata]\nname = example\n"),
         ("pyproject.toml", b"[project]\nname = 'example'\n"),

@@ -17,6 +17,12 @@ and metadata, chat sessions, pinned and archived memories, accesses, summaries, 
 exported, imported into an empty account, and exported again; every field of every memory and chat
 session is compared, ids aside. The import is timed twice, reusing the vectors and without them, and
 the latter is set against the model alone embedding the same chunks the way the import does.
+
+Mail (--mbox N): an mbox of N synthetic messages (threads of five, one message in twenty with a CSV
+attachment) is written to a temporary file and imported with the real model: messages per second, the
+process's peak RSS growth over the import (the mbox must stream: the target is <= 200 MB at 10,000), and
+a second import, which must add 0. --mail-file PATH imports a real mbox the same way and counts what
+came in against the messages in the file, the threads kept and the second import.
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ import random
 import resource
 import tempfile
 import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +54,8 @@ from portability import services as portability
 EXPORT_USER = "bench-portability-export"
 CHAT_USER = "bench-portability-chat"
 ROUNDTRIP_USERS = ("bench-portability-source", "bench-portability-target", "bench-portability-plain")
+MAIL_USER = "bench-portability-mail"
+MAIL_FILE_USER = "bench-portability-mail-file"
 
 
 def _peak_mb() -> float:
@@ -148,6 +160,8 @@ class Command(BaseCommand):
         parser.add_argument("--chat", type=int, default=2_000, help="Messages in the ChatGPT export import.")
         parser.add_argument("--seed", type=int, default=19)
         parser.add_argument("--rebuild", action="store_true")
+        parser.add_argument("--mbox", type=int, default=0, help="Messages in a synthetic mbox to import.")
+        parser.add_argument("--mail-file", default="", help="A real mbox to import and check.")
 
     def handle(self, *args, memories: int, roundtrip: int, chat: int, seed: int, rebuild: bool, **options):
         rng = random.Random(seed)
@@ -158,7 +172,117 @@ class Command(BaseCommand):
             result.update(self._chat_export(chat, rng))
         if roundtrip:
             result.update(self._roundtrip(roundtrip, rng))
+        if options["mbox"]:
+            result.update(self._mbox(options["mbox"], rng))
+        if options["mail_file"]:
+            result.update(self._mail_file(Path(options["mail_file"])))
         self.stdout.write(json.dumps(result))
+
+    # --- mail -----------------------------------------------------------------------------------
+
+    def _write_mbox(self, path: Path, n: int, rng: random.Random) -> None:
+        start = datetime(2020, 1, 1, tzinfo=UTC)
+        with open(path, "wb") as handle:
+            for i in range(n):
+                root = i - i % 5
+                msg = EmailMessage()
+                msg["From"] = f"Person {i % 37} <p{i % 37}@example.org>"
+                msg["To"] = "team@example.org"
+                msg["Subject"] = ("Re: " if i != root else "") + f"Thread {root}: {sentence(rng)[:60]}"
+                msg["Date"] = format_datetime(start + timedelta(minutes=7 * i))
+                msg["Message-ID"] = f"<bench-{i}@example.org>"
+                if i != root:
+                    msg["In-Reply-To"] = f"<bench-{i - 1}@example.org>"
+                    msg["References"] = " ".join(f"<bench-{j}@example.org>" for j in range(root, i))
+                msg.set_content(document(rng, target_chars=1200))
+                if i % 20 == 7:
+                    rows = "\n".join(f"{rng.choice(['north', 'south'])},{rng.randrange(1000)}" for _ in range(40))
+                    msg.add_attachment(
+                        f"region,amount\n{rows}\n".encode(), maintype="text", subtype="csv", filename=f"f{i}.csv"
+                    )
+                data = bytes(msg).replace(b"\nFrom ", b"\n>From ")
+                handle.write(b"From bench@example.org Wed Jan  1 00:00:00 2020\n" + data + b"\n\n")
+
+    def _mbox(self, n: int, rng: random.Random) -> dict:
+        User = get_user_model()
+        # A name of its own per run: a run stopped mid-way leaves thousands of memories, which are
+        # not deleted before this one is measured.
+        name = f"{MAIL_USER}-{timezone.now():%Y%m%d%H%M%S}"
+        owner = User.objects.create(username=name, email=f"{name}@localhost")
+        try:
+            embedding.embed_texts(["warm-up sentence"] * 4)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "bench.mbox"
+                self._write_mbox(path, n, rng)
+                size = path.stat().st_size
+                peak_before = _peak_mb()
+                started = time.perf_counter()
+
+                def progress(report):  # a line now and then, so a long run shows how it goes
+                    if report.processed % 1000 < portability.IMPORT_BATCH:
+                        self.stderr.write(
+                            f"mbox: {report.processed:,} of {report.total:,} messages, "
+                            f"{time.perf_counter() - started:.0f} s, peak RSS growth {_peak_mb() - peak_before:.1f} MB"
+                        )
+
+                report = portability.import_path(owner=owner, path=path, progress=progress)
+                seconds = time.perf_counter() - started
+                peak_after = _peak_mb()
+                started = time.perf_counter()
+                again = portability.import_path(owner=owner, path=path)
+                again_s = time.perf_counter() - started
+            result = {
+                "mbox_messages": n,
+                "mbox_mb": round(size / 2**20, 1),
+                "mbox_created": report.created,
+                "mbox_failed": report.failed,
+                "mbox_total": report.total,
+                "mbox_import_s": round(seconds, 2),
+                "mbox_messages_per_s": round(n / seconds, 1),
+                "mbox_peak_rss_mb_before": peak_before,
+                "mbox_peak_rss_growth_mb": round(peak_after - peak_before, 1),
+                "mbox_reimport_created": again.created,
+                "mbox_reimport_duplicates": again.duplicates,
+                "mbox_reimport_s": round(again_s, 2),
+            }
+            # Said before the bench user's thousands of memories are deleted, which takes a while.
+            self.stderr.write(json.dumps(result))
+            return result
+        finally:
+            User.objects.filter(username=name).delete()
+
+    def _mail_file(self, path: Path) -> dict:
+        from portability.sources.mail import count_mbox
+
+        User = get_user_model()
+        User.objects.filter(username=MAIL_FILE_USER).delete()
+        owner = User.objects.create(username=MAIL_FILE_USER, email=f"{MAIL_FILE_USER}@localhost")
+        try:
+            in_file = count_mbox(path)
+            report = portability.import_path(owner=owner, path=path)
+            messages = Memory.objects.filter(owner=owner, metadata__mail__has_key="key").exclude(
+                metadata__mail__has_key="attachmentOf"
+            )
+            keys = list(messages.values_list("metadata__mail__key", flat=True))
+            threads = Counter(messages.values_list("metadata__mail__threadId", flat=True))
+            dated = messages.filter(metadata__mail__has_key="date").count()
+            again = portability.import_path(owner=owner, path=path)
+            return {
+                "mail_file": path.name,
+                "mail_file_messages": in_file,
+                "mail_file_created": report.created,
+                "mail_file_message_memories": len(keys),
+                "mail_file_distinct_keys": len(set(keys)),
+                "mail_file_attachments": report.created - len(keys),
+                "mail_file_failed": report.failed,
+                "mail_file_errors": report.errors[:5],
+                "mail_file_duplicates": report.duplicates,
+                "mail_file_dated": dated,
+                "mail_file_threads_of_two_or_more": sum(1 for c in threads.values() if c > 1),
+                "mail_file_reimport_created": again.created,
+            }
+        finally:
+            User.objects.filter(username=MAIL_FILE_USER).delete()
 
     # --- export ---------------------------------------------------------------------------------
 
