@@ -120,8 +120,11 @@ _REINDEX_SQL = _POSTINGS_SQL.format(avg=_KNOWN_AVG)
 
 _UNINDEX_SQL = f"""
 WITH gone AS (
-    DELETE FROM memories_chunkterm t USING memories_memorychunk c
-    WHERE t.chunk_id = c.id AND c.memory_id = ANY(%(memory_ids)s)
+    -- The chunk ids first, as one array: the postings are then found by their (chunk_id, lexeme) index
+    -- whatever the planner believes of the tables' sizes (a join planned on stale statistics walked
+    -- every posting for each memory deleted).
+    DELETE FROM memories_chunkterm t
+    WHERE t.chunk_id = ANY(ARRAY(SELECT c.id FROM memories_memorychunk c WHERE c.memory_id = ANY(%(memory_ids)s)))
     RETURNING t.owner_id, t.lexeme
 ), df AS (
     UPDATE memories_termstat s SET df = s.df - g.n

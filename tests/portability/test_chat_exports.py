@@ -286,3 +286,10 @@ def test_the_import_command_prints_the_notices_and_the_report(user, tmp_path, ca
     out, err = capsys.readouterr()
     assert json.loads(out.strip().splitlines()[-1])["created"] == 5
     assert "ChatGPT export: 1 conversation and 5 messages read." in err
+
+
+def test_imported_messages_that_ask_something_are_questions_by_the_chat_rule(user, tmp_path):
+    """The memory service marks them (memories.services.kinds), as for a message typed on the chat page."""
+    portability.import_path(owner=user, path=write_json(tmp_path / "conversations.json", [PASTA]))
+    kinds = {(m.metadata["messageId"], m.metadata.get("kind")) for m in chat_memories(user)}
+    assert kinds == {("u1", "question"), ("a1", None), ("u2", None), ("a2", None), ("u3", None)}
