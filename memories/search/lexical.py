@@ -79,9 +79,11 @@ _KNOWN_AVG = """
         %(default_avg)s) AS avglen
 """
 
+# avg is MATERIALIZED: referenced once, it would be inlined, and the planner may then rescan it (an
+# aggregate over the batch's chunks) for every posting inserted.
 _POSTINGS_SQL = f"""
-WITH avg AS ({{avg}}
-), fields AS ({_FIELDS}
+WITH avg AS MATERIALIZED ({{avg}}
+), fields AS MATERIALIZED ({_FIELDS}
 ), occurrences AS (
     SELECT f.owner_id, f.chunk_id, u.lexeme, COALESCE(array_length(u.positions, 1), 1)::float8 AS tf
     FROM fields f, unnest(f.body) AS u

@@ -67,10 +67,10 @@ CALL_SITES = {
     "memories.search.lexical:unindex_memories",  # and their removal before chunks go
     "memories.services.memory:_create",  # chunk rows of new memories
     "memories.services.memory:_replace_chunks",  # an edit re-chunks
-    "memories.services.memory:write",  # memory_delete (the delete collector)
+    "memories.services.trash:write",  # memory_delete moves the chunks to the trash layer
     "memories.services.tiers:memories_retier",  # chunks follow their memory's tier
     "portability.services.export:_chunk_vectors",  # export with vectors
-    "portability.services.import_:_save",  # import: chunk rows
+    "portability.services.import_:_insert",  # import: chunk rows
     "memories.selectors:memory_get",  # a memory with its chunk count
     "memories.selectors:memory_chunk_page",  # the memory page's chunks
     "memories.selectors:memory_related",  # a chat message's related memories
