@@ -23,12 +23,17 @@ from graph.models import (
     RelationType,
 )
 from memories.models import (
+    Activity,
+    ActivityKind,
     ChatSession,
     ChunkTerm,
+    ConsumedFile,
+    ConsumeWatcher,
     CorpusStat,
     ImportJob,
     Memory,
     MemoryChunk,
+    MemoryVersion,
     Original,
     PurgedMemory,
     TermStat,
@@ -135,6 +140,58 @@ class TrashedMemoryFactory(factory.django.DjangoModelFactory):
         memory = memory_create(owner=owner, content=content, **kwargs)
         memory_delete(memory=memory)
         return TrashedMemory.objects.get(pk=memory.pk)
+
+
+class MemoryVersionFactory(factory.django.DjangoModelFactory):
+    """A kept version: the history trigger writes one for every memory stored, so this returns the
+    memory's newest version rather than inserting a row the trigger would not have written."""
+
+    class Meta:
+        model = MemoryVersion
+
+    memory = factory.SubFactory(MemoryFactory)
+
+    @classmethod
+    def _create(cls, model_class, *args, memory, **kwargs):
+        return model_class.objects.filter(pgh_obj=memory).order_by("-version").first()
+
+
+class ActivityFactory(factory.django.DjangoModelFactory):
+    """An activity entry (normally written by memories.services.activity.activity_record)."""
+
+    class Meta:
+        model = Activity
+
+    memory = factory.SubFactory(MemoryFactory)
+    owner = factory.SelfAttribute("memory.owner")
+    memory_title = factory.SelfAttribute("memory.title")
+    kind = ActivityKind.EDITED
+    actor_kind = "person"
+    actor_label = factory.SelfAttribute("owner.username")
+    created_at = factory.LazyFunction(timezone.now)
+
+
+class ConsumedFileFactory(factory.django.DjangoModelFactory):
+    """A file taken from the watched folder (normally claimed by memories.services.consume)."""
+
+    class Meta:
+        model = ConsumedFile
+
+    owner = factory.SubFactory(UserFactory)
+    root = "/srv/inbox"
+    claim = factory.Sequence(lambda n: f"claim{n:08d}")
+    name = factory.Sequence(lambda n: f"scan-{n}.pdf")
+    size = 1024
+
+
+class ConsumeWatcherFactory(factory.django.DjangoModelFactory):
+    """What a watcher of a watched folder last reported."""
+
+    class Meta:
+        model = ConsumeWatcher
+
+    folder = factory.Sequence(lambda n: f"/srv/inbox-{n}")
+    seen_at = factory.LazyFunction(timezone.now)
 
 
 class PurgedMemoryFactory(factory.django.DjangoModelFactory):

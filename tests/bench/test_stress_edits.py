@@ -6,7 +6,7 @@ import pytest
 
 from bench.management.commands.stress_edits import run_rounds
 from graph.models import EntityMention, RelationshipEvidence
-from memories.models import Memory, MemoryChunk
+from memories.models import TRASH_LAYER, Memory, MemoryChunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,6 +23,7 @@ def test_patch_patch_delete_with_the_worker_running_never_fails():
     assert statuses.get("PATCH 200", 0) + statuses.get("PATCH 404", 0) == 16
     # Every memory was deleted, and nothing of it is left behind in the graph.
     assert not Memory.objects.exists()
-    assert not MemoryChunk.objects.exists()
+    # A delete moves to the trash: the chunks stay, in the trash layer that no index covers.
+    assert not MemoryChunk.objects.exclude(tier=TRASH_LAYER).exists()
     assert not EntityMention.objects.exists()
     assert not RelationshipEvidence.objects.exists()
