@@ -6,23 +6,20 @@ conversation (tool calls and results, reasoning, system and hidden messages) lef
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import BinaryIO
 
 from portability.sources.conversations import (
+    ExportFormat,
     Kept,
     Tally,
+    Walked,
     attached_notice,
     clean_id,
-    conversation_messages,
-    conversation_title,
-    count_branch,
     epoch_time,
-    fallback_id,
-    label_of,
-    stream_conversations,
+    open_export,
 )
-from portability.sources.items import Item, Source
+from portability.sources.items import Source
 
 ASSISTANT = "ChatGPT"
 ROLES = {"user": "user", "assistant": "assistant"}
@@ -50,15 +47,7 @@ _PRIVATE_USE = re.compile("[\ue200-\ue2ff]")
 
 def open_chatgpt(open_stream: Callable[[], BinaryIO], *, prefix: str, single: bool, what: str) -> Source:
     """The export's conversations streamed from `open_stream()` (the file, or its entry in the zip)."""
-    tally = Tally(ASSISTANT)
-
-    def items() -> Iterator[Item]:
-        with open_stream() as stream:
-            for number, conversation in stream_conversations(stream, prefix=prefix, single=single, what=what):
-                tally.conversations += 1
-                yield from conversation_items(conversation, number, tally)
-
-    return Source(kind="chatgpt", items=items(), notices=tally.notices)
+    return open_export(CHATGPT, open_stream, prefix=prefix, single=single, what=what)
 
 
 def _visible_role(message) -> str | None:
@@ -109,21 +98,9 @@ def current_path(mapping: dict, current) -> tuple[list[str], str]:
     return path, "latest"
 
 
-def conversation_items(conversation, number: int, tally: Tally) -> Iterator[Item]:
-    if not isinstance(conversation, dict):
-        yield Item(f"{ASSISTANT} conversation {number}", error="is not a JSON object; it was skipped")
-        return
-    title = conversation_title(conversation.get("title"))
-    label = label_of(ASSISTANT, number, title)
-    mapping = conversation.get("mapping")
-    if not isinstance(mapping, dict):
-        yield Item(label, error="its messages (mapping) are missing or not a JSON object; it was skipped")
-        return
-    created = epoch_time(conversation.get("create_time"))
-    conversation_id = clean_id(conversation.get("conversation_id")) or clean_id(conversation.get("id"))
-    if not conversation_id:
-        tally.counts["no_id"] += 1
-        conversation_id = fallback_id(title, created)
+def _walk(conversation: dict, mapping: dict) -> Walked:
+    """The messages on the current path (the root and other nodes without one left out), and how many
+    messages a person saw on the other branches."""
     path, how = current_path(mapping, conversation.get("current_node"))
     on_path = set(path)
     other_branches = sum(
@@ -131,32 +108,16 @@ def conversation_items(conversation, number: int, tally: Tally) -> Iterator[Item
         for key, node in mapping.items()
         if key not in on_path and isinstance(node, dict) and _visible_role(node.get("message"))
     )
-    count_branch(tally, how, other_branches)
-    kept: list[Kept] = []
+    messages = []
     for node_id in path:
         node = mapping[node_id]
         message = node.get("message") if isinstance(node, dict) else None
-        if message is None:
-            continue  # the root, or a node without a message
-        if not isinstance(message, dict):
-            yield Item(f"{label} message {clean_id(node_id) or '?'}", error="the message is not a JSON object; skipped")
-            continue
-        if (one := _kept(message, node_id, tally)) is not None:
-            kept.append(one)
-    yield from conversation_messages(
-        assistant=ASSISTANT,
-        label=label,
-        conversation_id=conversation_id,
-        title=title,
-        created=created,
-        updated=epoch_time(conversation.get("update_time")),
-        kept=kept,
-        branched=bool(other_branches),
-        tally=tally,
-    )
+        if message is not None:
+            messages.append((clean_id(node_id) or "?", clean_id(node_id), message))
+    return Walked(messages, how, other_branches)
 
 
-def _kept(message: dict, node_id: str, tally: Tally) -> Kept | None:
+def _kept(message: dict, fallback_id: str, tally: Tally) -> Kept | None:
     role = _visible_role(message)
     if role is None:
         tally.counts["noise"] += 1
@@ -173,7 +134,7 @@ def _kept(message: dict, node_id: str, tally: Tally) -> Kept | None:
     if files := _attachment_names(metadata):
         extra["attachments"] = files
     return Kept(
-        message_id=clean_id(message.get("id")) or clean_id(node_id),
+        message_id=clean_id(message.get("id")) or fallback_id,
         role=role,
         text=text,
         when=epoch_time(message.get("create_time")),
@@ -276,3 +237,18 @@ def _reference_text(ref: dict) -> str:
     if not links and (link := _link(ref)):
         links = [link]
     return f" ({', '.join(dict.fromkeys(links))})" if links else ""
+
+
+CHATGPT = ExportFormat(
+    assistant=ASSISTANT,
+    kind="chatgpt",
+    title_keys=("title",),
+    id_keys=("conversation_id", "id"),
+    messages_key="mapping",
+    messages_type=dict,
+    time=epoch_time,
+    created_key="create_time",
+    updated_key="update_time",
+    walk=_walk,
+    keep=_kept,
+)

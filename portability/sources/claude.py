@@ -5,23 +5,20 @@ sources kept, text pasted as an attachment kept under the file's name, and think
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import BinaryIO
 
 from portability.sources.conversations import (
+    ExportFormat,
     Kept,
     Tally,
+    Walked,
     attached_notice,
     clean_id,
-    conversation_messages,
-    conversation_title,
-    count_branch,
-    fallback_id,
     iso_time,
-    label_of,
-    stream_conversations,
+    open_export,
 )
-from portability.sources.items import Item, Source
+from portability.sources.items import Source
 
 ASSISTANT = "Claude"
 ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
@@ -30,15 +27,8 @@ MEDIA_BLOCKS = frozenset({"image", "document", "file"})
 
 
 def open_claude(open_stream: Callable[[], BinaryIO], *, prefix: str, single: bool, what: str) -> Source:
-    tally = Tally(ASSISTANT)
-
-    def items() -> Iterator[Item]:
-        with open_stream() as stream:
-            for number, conversation in stream_conversations(stream, prefix=prefix, single=single, what=what):
-                tally.conversations += 1
-                yield from conversation_items(conversation, number, tally)
-
-    return Source(kind="claude", items=items(), notices=tally.notices)
+    """The export's conversations streamed from `open_stream()` (the file, or its entry in the zip)."""
+    return open_export(CLAUDE, open_stream, prefix=prefix, single=single, what=what)
 
 
 def current_branch(messages: list, leaf) -> tuple[list, str]:
@@ -65,48 +55,17 @@ def current_branch(messages: list, leaf) -> tuple[list, str]:
     return path[::-1], how
 
 
-def conversation_items(conversation, number: int, tally: Tally) -> Iterator[Item]:
-    if not isinstance(conversation, dict):
-        yield Item(f"{ASSISTANT} conversation {number}", error="is not a JSON object; it was skipped")
-        return
-    title = conversation_title(conversation.get("name") or conversation.get("title"))
-    label = label_of(ASSISTANT, number, title)
-    messages = conversation.get("chat_messages")
-    if not isinstance(messages, list):
-        yield Item(label, error="its messages (chat_messages) are missing or not a list; it was skipped")
-        return
-    created = iso_time(conversation.get("created_at"))
-    conversation_id = clean_id(conversation.get("uuid")) or clean_id(conversation.get("id"))
-    if not conversation_id:
-        tally.counts["no_id"] += 1
-        conversation_id = fallback_id(title, created)
+def _walk(conversation: dict, messages: list) -> Walked:
+    """The messages on the branch that was showing, and how many a person saw on the others."""
     branch, how = current_branch(messages, conversation.get("current_leaf_message_uuid"))
     chosen = {id(m) for m in branch}
     other_branches = sum(
         1 for m in messages if id(m) not in chosen and isinstance(m, dict) and ROLES.get(m.get("sender"))
     )
-    count_branch(tally, how, other_branches)
-    kept: list[Kept] = []
-    for position, message in enumerate(branch):
-        if not isinstance(message, dict):
-            yield Item(f"{label} message {position + 1}", error="the message is not a JSON object; skipped")
-            continue
-        if (one := _kept(message, position, tally)) is not None:
-            kept.append(one)
-    yield from conversation_messages(
-        assistant=ASSISTANT,
-        label=label,
-        conversation_id=conversation_id,
-        title=title,
-        created=created,
-        updated=iso_time(conversation.get("updated_at")),
-        kept=kept,
-        branched=bool(other_branches),
-        tally=tally,
-    )
+    return Walked([(str(at + 1), f"n{at}", m) for at, m in enumerate(branch)], how, other_branches)
 
 
-def _kept(message: dict, position: int, tally: Tally) -> Kept | None:
+def _kept(message: dict, fallback_id: str, tally: Tally) -> Kept | None:
     role = ROLES.get(message.get("sender"))
     if role is None:
         tally.counts["noise"] += 1
@@ -117,7 +76,7 @@ def _kept(message: dict, position: int, tally: Tally) -> Kept | None:
         tally.counts["empty"] += 1
         return None
     return Kept(
-        message_id=clean_id(message.get("uuid")) or f"n{position}",
+        message_id=clean_id(message.get("uuid")) or fallback_id,
         role=role,
         text=text,
         when=iso_time(message.get("created_at")),
@@ -177,3 +136,18 @@ def _sources(citations) -> str:
             links.append(f"[{' '.join(str(title).split())[:120]}]({url})")
     links = list(dict.fromkeys(links))
     return f"\n\nSources: {', '.join(links)}" if links else ""
+
+
+CLAUDE = ExportFormat(
+    assistant=ASSISTANT,
+    kind="claude",
+    title_keys=("name", "title"),
+    id_keys=("uuid", "id"),
+    messages_key="chat_messages",
+    messages_type=list,
+    time=iso_time,
+    created_key="created_at",
+    updated_key="updated_at",
+    walk=_walk,
+    keep=_kept,
+)

@@ -12,12 +12,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import ijson
 
 from portability.sources import reading
-from portability.sources.items import ImportSourceError, Item, SessionRef
+from portability.sources.items import ImportSourceError, Item, SessionRef, Source
 
 CONVERSATIONS_FILE = "conversations.json"
 HEAD_BYTES = 1024 * 1024  # enough to see the keys of a conversation before its messages
@@ -413,6 +413,89 @@ class Kept:
     when: datetime | None
     extra: dict = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Walked:
+    """A conversation's messages along the branch that was showing, each with the name an error about
+    it is given and the id it takes when it has none of its own, and how the branch was found."""
+
+    messages: list[tuple[str, str, object]]
+    how: str
+    other_branches: int
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """What differs between assistants' exports: where a conversation keeps its title, ids, times and
+    messages, how its current branch is walked, and which of its messages are kept."""
+
+    assistant: str
+    kind: str
+    title_keys: tuple[str, ...]
+    id_keys: tuple[str, ...]
+    messages_key: str
+    messages_type: type
+    time: Callable[[object], datetime | None]
+    created_key: str
+    updated_key: str
+    walk: Callable[[dict, Any], Walked]
+    keep: Callable[[dict, str, Tally], Kept | None]
+
+
+def open_export(
+    export: ExportFormat, open_stream: Callable[[], BinaryIO], *, prefix: str, single: bool, what: str
+) -> Source:
+    """The export's conversations streamed from `open_stream()` (the file, or its entry in the zip)."""
+    tally = Tally(export.assistant)
+
+    def items() -> Iterator[Item]:
+        with open_stream() as stream:
+            for number, conversation in stream_conversations(stream, prefix=prefix, single=single, what=what):
+                tally.conversations += 1
+                yield from conversation_items(export, conversation, number, tally)
+
+    return Source(kind=export.kind, items=items(), notices=tally.notices)
+
+
+def conversation_items(export: ExportFormat, conversation, number: int, tally: Tally) -> Iterator[Item]:
+    """One conversation's kept messages as items, and an error item for each part that is unreadable."""
+    assistant = export.assistant
+    if not isinstance(conversation, dict):
+        yield Item(f"{assistant} conversation {number}", error="is not a JSON object; it was skipped")
+        return
+    title = conversation_title(next((v for k in export.title_keys if (v := conversation.get(k))), None))
+    label = label_of(assistant, number, title)
+    messages = conversation.get(export.messages_key)
+    if not isinstance(messages, export.messages_type):
+        shape = "a JSON object" if export.messages_type is dict else "a list"
+        yield Item(label, error=f"its messages ({export.messages_key}) are missing or not {shape}; it was skipped")
+        return
+    created = export.time(conversation.get(export.created_key))
+    conversation_id = next((i for k in export.id_keys if (i := clean_id(conversation.get(k)))), "")
+    if not conversation_id:
+        tally.counts["no_id"] += 1
+        conversation_id = fallback_id(title, created)
+    walked = export.walk(conversation, messages)
+    count_branch(tally, walked.how, walked.other_branches)
+    kept: list[Kept] = []
+    for name, fallback, message in walked.messages:
+        if not isinstance(message, dict):
+            yield Item(f"{label} message {name}", error="the message is not a JSON object; skipped")
+            continue
+        if (one := export.keep(message, fallback, tally)) is not None:
+            kept.append(one)
+    yield from conversation_messages(
+        assistant=assistant,
+        label=label,
+        conversation_id=conversation_id,
+        title=title,
+        created=created,
+        updated=export.time(conversation.get(export.updated_key)),
+        kept=kept,
+        branched=bool(walked.other_branches),
+        tally=tally,
+    )
 
 
 def count_branch(tally: Tally, how: str, other_branches: int) -> None:
