@@ -55,9 +55,7 @@ def test_bench_organise_real_uploads_each_document_and_scores_its_labels(tmp_pat
     }
     _real_corpus(tmp_path, labels)
     out = StringIO()
-    call_command(
-        "bench_organise", real=str(tmp_path), real_labels=str(tmp_path / "labels.json"), real_only=True, stdout=out
-    )
+    call_command("bench_organise", real=str(tmp_path), real_only=True, stdout=out)  # DIR/labels.json
     real = json.loads(out.getvalue().strip().splitlines()[-1])["real"]
     assert (real["documents"], real["stored"], real["refused"]) == (2, 2, {})
     assert real["names_labelled"] == 5 and real["documents_labelled"] == 2

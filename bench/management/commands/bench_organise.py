@@ -338,10 +338,16 @@ class Command(BaseCommand):
             default=None,
             help="also score a corpus of real documents: a folder with manifest.json (bench/organise_corpus.py)",
         )
-        parser.add_argument("--real-labels", default=str(oc.LABELS), help="labels of the --real documents")
+        parser.add_argument(
+            "--real-labels",
+            default=None,
+            help=f"labels of the --real documents (default: DIR/labels.json if there is one, else {oc.LABELS})",
+        )
         parser.add_argument("--real-only", action="store_true", help="with --real, skip the labelled set of notes")
 
-    def handle(self, *args, set: str, keep: bool, real: str | None, real_labels: str, real_only: bool, **options):
+    def handle(
+        self, *args, set: str, keep: bool, real: str | None, real_labels: str | None, real_only: bool, **options
+    ):
         real_result = None
         if real is not None:
             folder = Path(real)
@@ -349,6 +355,8 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"{folder} has no manifest.json; build it with: python -m bench.organise_corpus {folder} --mirrors DIR"
                 )
+            if real_labels is None:
+                real_labels = str(folder / "labels.json") if (folder / "labels.json").is_file() else str(oc.LABELS)
             real_result = run_real(folder, Path(real_labels))
             if real_only:
                 self.stdout.write(json.dumps({"real": real_result}, ensure_ascii=False))
