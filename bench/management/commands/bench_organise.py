@@ -46,9 +46,13 @@ from graph.extraction import canonical_key
 from graph.models import Entity, EntityMention, MemoryLink
 from graph.services import graph_owner_retype, memory_links_refresh
 from memories.models import Memory, UploadJob
-from memories.services import MemoryInput, memory_create_many
-from memories.services.ocr_uploads import ocr_upload_run
-from memories.services.uploads import upload_files, upload_job_run
+from memories.services import (
+    MemoryInput,
+    memory_create_many,
+    ocr_upload_run,
+    upload_files,
+    upload_job_run,
+)
 
 DEFAULT_SET = Path(__file__).resolve().parents[2] / "data" / "organise"
 
