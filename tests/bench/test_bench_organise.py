@@ -36,6 +36,7 @@ def _real_corpus(folder, labels: dict) -> None:
             "TraceMonkey compiles JavaScript; see Figure 2 for the speed-up on the SunSpider benchmark.",
         ),
     }
+    texts["empty"] = ("en", "")  # refused by the upload, reported, not a crash
     documents = []
     for key, (language, text) in texts.items():
         (folder / "files" / f"{key}.txt").write_text(text, encoding="utf-8")
@@ -57,7 +58,8 @@ def test_bench_organise_real_uploads_each_document_and_scores_its_labels(tmp_pat
     out = StringIO()
     call_command("bench_organise", real=str(tmp_path), real_only=True, stdout=out)  # DIR/labels.json
     real = json.loads(out.getvalue().strip().splitlines()[-1])["real"]
-    assert (real["documents"], real["stored"], real["refused"]) == (2, 2, {})
+    assert (real["documents"], real["stored"], list(real["refused"])) == (3, 2, ["empty"])
+    assert "empty" in real["refused"]["empty"]
     assert real["names_labelled"] == 5 and real["documents_labelled"] == 2
     for key in ("entity_recall", "entity_precision"):
         assert 0.0 <= real[key] <= 1.0
