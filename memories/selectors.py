@@ -47,10 +47,17 @@ def with_chunk_count(qs: QuerySet[Memory]) -> QuerySet[Memory]:
 
 
 def memory_list(
-    *, user, tier: str | None = None, source: str | None = None, tags: list[str] | None = None, sort: str | None = None
+    *,
+    user,
+    tier: str | None = None,
+    source: str | None = None,
+    tags: list[str] | None = None,
+    sort: str | None = None,
+    language: str | None = None,
 ) -> QuerySet[Memory]:
     """The user's memories with chunk counts, newest first unless `sort` names one of MEMORY_SORTS;
-    content is deferred."""
+    content is deferred. `language` is a code checked by core.language.parse_language_code ("" for
+    memories whose language is unknown, None for any)."""
     order = MEMORY_SORTS.get(sort or "created", MEMORY_SORTS["created"])
     qs = with_chunk_count(Memory.objects.for_user(user).defer("content").select_related("original")).order_by(
         *order
@@ -61,6 +68,8 @@ def memory_list(
         qs = qs.filter(source=source)
     if wanted := filter_tags(tags):
         qs = qs.filter(tags__contains=list(wanted))
+    if language is not None:
+        qs = qs.filter(language=language)
     return qs
 
 
