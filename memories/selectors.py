@@ -9,8 +9,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, F, FilteredRelation, Q, QuerySet
-from django.db.models.functions import Lower
+from django.db.models import Count, F, FilteredRelation, Q, QuerySet, Value
+from django.db.models.functions import Coalesce, Lower
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
@@ -73,6 +73,31 @@ def memory_list(
     return qs
 
 
+def memory_languages(*, user) -> list[tuple[str, int]]:
+    """The languages of the user's memories as (code, count), most used first; "" counts those whose
+    language is unknown (rows not read yet count there too until the sleep agent reads them)."""
+    rows = (
+        Memory.objects.for_user(user)
+        .annotate(code=Coalesce("language", Value("")))
+        .values("code")
+        .annotate(count=Count("id"))
+        .order_by("-count", "code")
+    )
+    return [(row["code"], row["count"]) for row in rows]
+
+
+def memory_chunk_languages(*, memory: Memory) -> list[tuple[str, int]]:
+    """The languages of a memory's chunks as (code, chunk count), most chunks first; "" is unknown."""
+    rows = (
+        MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
+        .annotate(code=Coalesce("language", Value("")))
+        .values("code")
+        .annotate(count=Count("id"))
+        .order_by("-count", "code")
+    )
+    return [(row["code"], row["count"]) for row in rows]
+
+
 def memory_get(*, user, memory_id: int) -> Memory:
     """One of the user's memories with its chunk count; another user's memory is a 404."""
     return get_object_or_404(with_chunk_count(Memory.objects.for_user(user).select_related("original")), pk=memory_id)
@@ -112,7 +137,7 @@ def memory_chunk_page(*, memory: Memory, page=None, chunk=None, per_page: int = 
     so a link to chunk N opens the right page even when N is far down a long memory."""
     qs = (
         MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
-        .only("position", "text", "char_start", "char_end", "tier")
+        .only("position", "text", "char_start", "char_end", "tier", "language")
         .order_by("position")
     )
     paginator = Paginator(qs, per_page)
