@@ -184,11 +184,13 @@ def _window_language(window: str) -> tuple[str, str]:
 
 
 def _windows(text: str) -> list[str]:
+    """The text in up to MAX_WINDOWS windows: side by side when they cover it, else spread evenly."""
     if len(text) <= WINDOW_CHARS:
         return [text]
     count = min(MAX_WINDOWS, -(-len(text) // WINDOW_CHARS))
-    step = (len(text) - WINDOW_CHARS) / max(1, count - 1)
-    return [text[round(i * step) : round(i * step) + WINDOW_CHARS] for i in range(count)]
+    size = min(WINDOW_CHARS, -(-len(text) // count))
+    step = (len(text) - size) / (count - 1)
+    return [text[round(i * step) : round(i * step) + size] for i in range(count)]
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,12 @@ def keyword_tag(phrase: str, *, stop: frozenset[str] | None = None, latin: bool 
     (stop-words at either end, numbers, single letters, dates, times and units, a lone generic verb
     or adjective, mojibake, Lorem ipsum words unless the text is Latin, or longer than a tag may be).
     `stop` is the text's stop-words (English's by default). A known alias becomes its canonical name."""
+    if any(mojibake(w) for w in phrase.split()):  # before lowercasing: "Ã¼" is mojibake, "ã¼" may not look it
+        return None
+    return _tag_of_words(phrase, stop=stop, latin=latin)
+
+
+def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool) -> str | None:
     words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
     stop = stopwords() if stop is None else stop
     while words and words[0] in stop:
@@ -288,7 +294,7 @@ def keyword_tag(phrase: str, *, stop: frozenset[str] | None = None, latin: bool 
         return None
     if any(w in CODE_WORDS for w in words):
         return None
-    if any(mojibake(w) for w in words) or (not latin and all(w in FILLER_TAG_WORDS for w in words)):
+    if not latin and all(w in FILLER_TAG_WORDS for w in words):
         return None
     if len(words) == 1 and _too_short(words[0]):
         return None

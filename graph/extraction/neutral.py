@@ -31,7 +31,7 @@ _IDENTIFIER = re.compile(
 )
 # A number with a unit of measure (of data, time, frequency, power, length, mass, volume, temperature).
 _UNITS = "KB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|ms|µs|ns|GHz|MHz|kHz|Hz|kW|kWh|MW|MWh|mAh|km|cm|mm|nm|kg|mg|ml|°C|°F"
-_QUANTITY = re.compile(rf"(?<![\w.,])\d+(?:[.,]\d+)?\s?(?:{_UNITS})(?![\w])")
+_QUANTITY = re.compile(rf"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)?\s?(?:{_UNITS})(?![0-9A-Za-z])")
 
 
 @dataclass(frozen=True)
