@@ -78,15 +78,15 @@ MIXED_DOCUMENTS = 30
 
 @dataclass(frozen=True)
 class Item:
-    """One labelled text: `language` is its ISO 639-1 code; a mixed document also lists the code of
-    each of its parts, in order, in `parts`."""
+    """One labelled text: `language` is its ISO 639-1 code; a mixed document also lists its runs of
+    one language each, in order, in `parts` as (code, start, end)."""
 
     id: str
     kind: str  # short | paragraph | mail | mixed
     language: str
     text: str
     source: str
-    parts: tuple[str, ...] = ()
+    parts: tuple[tuple[str, int, int], ...] = ()
 
 
 def _git_show(git_dir: Path, commit: str, path: str) -> str:
@@ -169,13 +169,18 @@ def build(*, udhr: Path, talon: Path, django_locale: Path, out: Path, seed: int 
     codes = [c for c in UDHR_CODES if c != "la"]
     for i in range(MIXED_DOCUMENTS):
         langs = rng.sample(codes, rng.choice((2, 2, 3)))
-        runs = []
+        text, parts = "", []
         for j, code in enumerate(langs):
-            count = 4 if j == 0 else 2
-            runs.append("\n\n".join(rng.sample(paragraphs[code], min(count, len(paragraphs[code])))))
-        items.append(
-            Item(f"mixed-{i}", "mixed", langs[0], "\n\n".join(runs), "wooorm/udhr (mixed)", parts=tuple(langs))
-        )
+            count = 6 if j == 0 else 3
+            run = "\n\n".join(rng.sample(paragraphs[code], min(count, len(paragraphs[code]))))
+            start = len(text) + (2 if text else 0)
+            text = f"{text}\n\n{run}" if text else run
+            parts.append((code, start, len(text)))
+        sizes: dict[str, int] = {}
+        for code, start, end in parts:
+            sizes[code] = sizes.get(code, 0) + end - start
+        dominant = max(sizes, key=lambda code: sizes[code])
+        items.append(Item(f"mixed-{i}", "mixed", dominant, text, "wooorm/udhr (mixed)", parts=tuple(parts)))
     out.mkdir(parents=True, exist_ok=True)
     with (out / "items.jsonl").open("w", encoding="utf-8") as handle:
         for item in items:
@@ -203,6 +208,6 @@ def load(corpus: Path) -> list[Item]:
     with (corpus / "items.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             data = json.loads(line)
-            data["parts"] = tuple(data.get("parts") or ())
+            data["parts"] = tuple(tuple(part) for part in data.get("parts") or ())
             items.append(Item(**data))
     return items

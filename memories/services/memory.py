@@ -129,7 +129,7 @@ def _embedding_texts(title: str, chunks: Sequence[Chunk]) -> list[str]:
 
 def chunk_language(memory: Memory, chunk: Chunk, *, only: bool) -> str:
     """A chunk's language: its memory's when it is the memory's whole text, else read from its own."""
-    if only and chunk.text == memory.content:
+    if only and chunk.text == memory.content and memory.language is not None:
         return memory.language
     return detect_language(chunk.text)
 
