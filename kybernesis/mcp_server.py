@@ -25,6 +25,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from core.actors import Actor, ActorKind, acting
+from core.language import parse_language_code
 from core.models import TokenScope
 from core.schemas import MAX_BIGINT, MAX_OFFSET
 from core.text import CleanStr, clean_str
@@ -271,7 +272,9 @@ async def memory_add(
     description=(
         "Hybrid search over your memories. One result per memory by default: its best passage with a snippet, "
         "hybridScore = 0.7·vectorScore + 0.3·metadataScore, passageCount and up to two morePassages of it. filters takes the API's keys: tags, tagsMode, source, tier, tiers, minPriority, "
-        "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned."
+        "maxPriority, createdAfter, createdBefore, updatedAfter, updatedBefore, titleContains, pinned, language. "
+        "language (also an argument of its own) keeps memories written in one language: an ISO 639-1 code, or "
+        "'und' for those whose language is unknown."
     ),
     annotations=READS,
 )
@@ -279,6 +282,10 @@ async def memory_search(
     query: Annotated[str, Field(description="What to look for, in words.")],
     limit: Annotated[int, Field(description="How many results, 1 to 100.")] = 10,
     filters: SearchFiltersIn | None = None,
+    language: Annotated[
+        str | None,
+        Field(description="An ISO 639-1 code (en, de, ja...): only memories written in it; 'und': unknown language."),
+    ] = None,
     group_by: Annotated[
         Literal["memory", "chunk"],
         Field(
@@ -299,11 +306,14 @@ async def memory_search(
     ] = None,
 ) -> dict[str, Any]:
     def body():
+        given = filters or SearchFiltersIn()
+        if language is not None:
+            given = given.model_copy(update={"language": language})
         response = search.hybrid_search(
             _owner().pk,
             query,
             limit=limit,
-            filters=(filters or SearchFiltersIn()).as_search_filters(),
+            filters=given.as_search_filters(),
             group_by=group_by,
             min_score=min_score,
         )
@@ -362,7 +372,10 @@ async def memory_versions(
 
 
 @server.tool(
-    description="Your memories, newest first; optionally only one tier or source, or those carrying every tag given.",
+    description=(
+        "Your memories, newest first; optionally only one tier, source or language (an ISO 639-1 code, 'und' "
+        "for unknown), or those carrying every tag given."
+    ),
     annotations=READS,
 )
 async def memory_list(
@@ -371,9 +384,14 @@ async def memory_list(
     source: SourceName | None = None,
     limit: Annotated[int, Field(ge=1, le=500)] = 20,
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
+    language: Annotated[str | None, Field(description="An ISO 639-1 code, or 'und' for unknown.")] = None,
 ) -> dict[str, Any]:
     def body():
-        qs = selectors.memory_list(user=_owner(), tier=tier, source=source, tags=tags or [])
+        try:
+            wanted = parse_language_code(language)
+        except ValueError as exc:
+            raise ToolError(f"language: {exc}") from None
+        qs = selectors.memory_list(user=_owner(), tier=tier, source=source, tags=tags or [], language=wanted)
         page = list(qs[offset : offset + limit])
         return {"items": [memory_out(m) for m in page], "count": qs.count(), "limit": limit, "offset": offset}
 

@@ -7,6 +7,7 @@ from ninja.pagination import paginate
 from pydantic import Field
 
 from core.auth import token_scope
+from core.language import parse_language_code
 from core.pagination import LimitOffset
 from core.schemas import ErrorOut, Id
 from core.text import CleanStr
@@ -17,6 +18,7 @@ from memories.schemas import (
     ChatMessageOut,
     ChatSessionDetailOut,
     ChatSessionListOut,
+    LanguageFilter,
     MemoryBatchIn,
     MemoryBatchOut,
     MemoryDetailOut,
@@ -80,12 +82,19 @@ class MemoryListQuery(Schema):
     tier: TierName | None = None
     source: SourceName | None = None
     tag: list[CleanStr] = Field(default_factory=list, description="Repeatable; a memory must carry every tag given.")
+    language: LanguageFilter = None
 
 
 @router.get("/memories", response={200: list[MemoryOut], **ERRORS}, summary="List memories")
 @paginate(LimitOffset, default=settings.KYBERNESIS_API_PAGE_SIZE, maximum=500)
 def list_memories(request: HttpRequest, query: Query[MemoryListQuery]):
-    return selectors.memory_list(user=request.auth, tier=query.tier, source=query.source, tags=query.tag)
+    return selectors.memory_list(
+        user=request.auth,
+        tier=query.tier,
+        source=query.source,
+        tags=query.tag,
+        language=parse_language_code(query.language),
+    )
 
 
 @router.get("/memories/{memory_id}", response={200: MemoryDetailOut, **ERRORS}, summary="Read a memory")

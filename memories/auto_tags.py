@@ -5,18 +5,27 @@ keywords. Keywords are extracted with YAKE from the summary when there is one, e
 content (why YAKE rather than embedding-ranked n-grams: docs/decisions/0010-yake-auto-tags.md). YAKE
 runs as the Rust implementation (`yake-rust`): the same algorithm and stop-words as the Python
 package, with the same scores to four places on SciFact abstracts, at a fraction of its cost.
+
+The text's language (core.language) chooses the stop-words: YAKE's English list for English and for
+text whose language cannot be told, and for another language that language's list from the
+stopwords-iso collection (with YAKE's own for it where there is one). Filler text (Lorem ipsum) gets
+no keyword tags, and scripts written without spaces (Japanese, Chinese) get their keywords from
+runs of one script instead of YAKE's space-separated words (docs/features/languages.md).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import unicodedata
+from collections import Counter
 from datetime import datetime, timedelta
 from functools import lru_cache
 
 from django.db.models import F, Q
 
 from core import workers
+from core.language import LOREM_WORDS, detect_language, is_filler, language_mix
 from memories.tag_rules import MAX_TAG_CHARS
 
 logger = logging.getLogger(__name__)
@@ -65,6 +74,14 @@ def stopwords() -> frozenset[str]:
 
 
 KEYWORD_CANDIDATES = 20
+# Languages whose YAKE stop-word list yake-rust ships (it cannot be asked which without failing).
+YAKE_LANGUAGES = frozenset(
+    "ar bg br da de el en es et fa fi fr hi hr hu hy id it ja lt lv nl no pl pt ro ru sk sl sv tr uk zh".split()
+)
+# Scripts written without spaces between words: a space-separated "word" there is a whole sentence.
+NO_SPACE_LANGUAGES = frozenset({"ja", "zh", "th", "lo", "km", "my"})
+# A language read in at least this share of a text's letters adds its stop-words to the text's.
+STOPWORD_LANGUAGE_SHARE = 0.1
 
 
 @lru_cache(maxsize=1)
@@ -73,6 +90,41 @@ def _extractor():
 
     # Two-word keywords at most: longer YAKE phrases read as fragments, not tags.
     return yake_rust.Yake(language="en", ngrams=2, deduplication_threshold=0.7)
+
+
+@lru_cache(maxsize=64)
+def language_stopwords(language: str) -> frozenset[str]:
+    """A language's stop-words: YAKE's English list for English or an unknown language; else that
+    language's stopwords-iso list with YAKE's own for it, where either exists."""
+    if not language or language == "en":
+        return stopwords()
+    import stopwordsiso
+    import yake_rust
+
+    words: set[str] = set()
+    if stopwordsiso.has_lang(language):
+        words |= {w.lower() for w in stopwordsiso.stopwords(language)}
+    if language in YAKE_LANGUAGES:
+        words |= {w.strip().lower() for w in yake_rust.Yake(language=language).stopwords if w.strip()}
+    return frozenset(words)
+
+
+def text_stopwords(languages: tuple[str, ...]) -> frozenset[str]:
+    """The stop-words of every language a text is written in, English's always among them (code and
+    quoted English appear in text of any language)."""
+    words = set(stopwords())
+    for language in languages:
+        words |= language_stopwords(language)
+    return frozenset(words)
+
+
+@lru_cache(maxsize=16)
+def _language_extractor(languages: tuple[str, ...]):
+    if languages in ((), ("en",)):
+        return _extractor()
+    import yake_rust
+
+    return yake_rust.Yake(stopwords=set(text_stopwords(languages)), ngrams=2, deduplication_threshold=0.7)
 
 
 # A word starts with a letter in any script and may carry the marks of technical terms (c++, c#, node.js).
@@ -121,7 +173,9 @@ CODE_WORDS = frozenset(
 # A run of characters that belongs to code: a call, snake_case, camelCase, a dotted or path name,
 # an operator; keywords are never taken across one ("def-golden", "fib-n").
 _CODE_MARK = re.compile(r"\w\(|_|[a-z][A-Z]|\w\.\w|::|->|=|[{}\[\];<>]|/\w")
-_TOKEN = re.compile(r"\S+")
+# A token is a run without spaces and outside the scripts written without them, so a Japanese
+# sentence with "PostgreSQL" in it loses that word, not the whole sentence.
+_TOKEN = re.compile(r"[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]+")
 _CODE_LINE = re.compile(
     r"^(?:\s{4,}|\t)\S|^\s*(?:def|class|import|from|return|function|const|let|var|if|for|while)\b.*[:({;=]\s*$"
 )
@@ -148,6 +202,28 @@ def prose(text: str) -> str:
         # every start of a long unbroken run, quadratically.
         lines.append(_TOKEN.sub(_prose_token, line))
     return "\n".join(lines)
+
+
+# Lorem ipsum words that are no English word either: a tag made of them comes from filler.
+FILLER_TAG_WORDS = LOREM_WORDS - {"class", "per", "leo", "dis", "sem", "non", "nam", "ante", "massa", "magna", "mus"}
+_MIXED_SCRIPT_LETTERS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def mojibake(word: str) -> bool:
+    """Whether a word is text decoded with the wrong encoding ("Ã¼ber", "ÐŸÑ€Ð¸"): ftfy's test for
+    such sequences, a replacement character, or Latin, Cyrillic and Greek letters mixed in one word."""
+    if "\ufffd" in word:
+        return True
+    from ftfy.badness import is_bad
+
+    if is_bad(word):
+        return True
+    scripts = set()
+    for ch in word:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            scripts.update(s for s in _MIXED_SCRIPT_LETTERS if name.startswith(s))
+    return len(scripts) > 1
 
 
 _TAG_ALIASES: dict[str, str] = {}
@@ -186,12 +262,28 @@ def _weak(word: str) -> bool:
     return False
 
 
-def keyword_tag(phrase: str) -> str | None:
+_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _too_short(word: str) -> bool:
+    """A word too short to be a tag alone: under three letters, or under two in ideographs and hangul,
+    where two already make a word ("北京")."""
+    return len(word) < (2 if _IDEOGRAPH.search(word) else 3)
+
+
+def keyword_tag(phrase: str, *, stop: frozenset[str] | None = None, latin: bool = False) -> str | None:
     """A keyword phrase as a tag: lowercase words joined by hyphens, or None when it is not worth a tag
     (stop-words at either end, numbers, single letters, dates, times and units, a lone generic verb
-    or adjective, or longer than a tag may be). A known alias becomes its canonical name."""
+    or adjective, mojibake, Lorem ipsum words unless the text is Latin, or longer than a tag may be).
+    `stop` is the text's stop-words (English's by default). A known alias becomes its canonical name."""
+    if any(mojibake(w) for w in phrase.split()):  # before lowercasing: "Ã¼" is mojibake, "ã¼" may not look it
+        return None
+    return _tag_of_words(phrase, stop=stop, latin=latin)
+
+
+def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool) -> str | None:
     words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
-    stop = stopwords()
+    stop = stopwords() if stop is None else stop
     while words and words[0] in stop:
         words.pop(0)
     while words and words[-1] in stop:
@@ -202,7 +294,9 @@ def keyword_tag(phrase: str) -> str | None:
         return None
     if any(w in CODE_WORDS for w in words):
         return None
-    if len(words) == 1 and len(words[0]) < 3:
+    if not latin and all(w in FILLER_TAG_WORDS for w in words):
+        return None
+    if len(words) == 1 and _too_short(words[0]):
         return None
     if any(w in TIME_AND_UNIT_WORDS for w in words):
         return None
@@ -211,7 +305,7 @@ def keyword_tag(phrase: str) -> str | None:
         words.pop(0)
     while words and _weak(words[-1]):
         words.pop()
-    if not words or (len(words) == 1 and (len(words[0]) < 3 or words[0].endswith("ly"))):
+    if not words or (len(words) == 1 and (_too_short(words[0]) or words[0].endswith("ly"))):
         return None
     tag = "-".join(words)
     tag = _TAG_ALIASES.get(tag, tag)
@@ -232,8 +326,67 @@ def warm_up() -> None:
     content_keywords("Warm-up note about keyword extraction for the tagger.", limit=1)
 
 
-def content_keywords(text: str, *, limit: int) -> list[dict]:
-    """Up to `limit` keyword tags for a text, best first, each {tag, confidence}.
+def text_languages(text: str) -> tuple[str, ...]:
+    """The languages of a text that choose its stop-words: the dominant one first, then any other read
+    in a tenth of it or more."""
+    mix = language_mix(text)
+    others = sorted(
+        code for code, share in mix.shares.items() if code and code != mix.language and share >= STOPWORD_LANGUAGE_SHARE
+    )
+    # A text too short to name its language still loses the stop-words of the language it most
+    # likely is, beside English's ("und" in a short German note).
+    first = mix.language or mix.guess
+    return tuple(dict.fromkeys(code for code in (first, *others) if code))
+
+
+# Runs of one script in text written without spaces: katakana words (mostly loanwords and names),
+# kanji/hanzi runs, hangul, and Latin-script words (product names inside Japanese or Chinese text).
+_KATAKANA_RUN = re.compile(r"[\u30a0-\u30ffー]{3,}")
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.-]{2,}")
+HAN_GRAMS = (2, 3, 4)
+
+
+def unspaced_keywords(text: str, *, stop: frozenset[str]) -> list[tuple[str, float]]:
+    """Keywords of text without spaces between words (Japanese, Chinese), best first, each with a
+    YAKE-like score (lower is better): katakana words and Latin-script words as they stand, and the
+    2-4 character runs of kanji/hanzi that recur (a compound a text is about recurs; a run seen once
+    is as likely a phrase as a word). A shorter run inside a longer one that recurs as often is the
+    longer one's part, not a keyword of its own."""
+    counts: Counter[str] = Counter()
+    for match in _KATAKANA_RUN.finditer(text):
+        counts[match.group().strip("ー")] += 1
+    for match in _LATIN_WORD.finditer(text):
+        counts[match.group().rstrip(".-")] += 1
+    grams: Counter[str] = Counter()
+    for run in _HAN_RUN.findall(text):
+        for n in HAN_GRAMS:
+            for i in range(len(run) - n + 1):
+                grams[run[i : i + n]] += 1
+    # A particle or other stop-word at either end makes a run a phrase ("数据库的"), not a word.
+    recurring = {
+        gram: count
+        for gram, count in grams.items()
+        if count >= 2 and gram not in stop and gram[0] not in stop and gram[-1] not in stop
+    }
+    # The most frequent one-character-longer run around each run: its left and right extensions.
+    extended: Counter[str] = Counter()
+    for gram, count in recurring.items():
+        for part in (gram[:-1], gram[1:]):
+            extended[part] = max(extended[part], count)
+    for gram, count in recurring.items():
+        if extended[gram] < count:
+            counts[gram] += count
+    ranked = sorted(
+        ((word, count) for word, count in counts.items() if word.lower() not in stop and len(word) <= MAX_TAG_CHARS),
+        key=lambda item: (-item[1] * len(item[0]), item[0]),
+    )
+    return [(word, 1.0 / (count * len(word))) for word, count in ranked[:KEYWORD_CANDIDATES]]
+
+
+def content_keywords(text: str, *, limit: int, languages: tuple[str, ...] | None = None) -> list[dict]:
+    """Up to `limit` keyword tags for a text, best first, each {tag, confidence}. `languages` (the
+    text's, dominant first) is read from the text when not given.
 
     Confidence maps YAKE's score (lower is better) relative to the best keyword of the same text:
     0.3 + 0.65 · sqrt(best / score), so the top keyword scores 0.95 and weaker ones fall towards 0.3.
@@ -241,11 +394,20 @@ def content_keywords(text: str, *, limit: int) -> list[dict]:
     if limit <= 0 or not text or not text.strip():
         return []
     sample = prose(text[:KEYWORD_SOURCE_CHARS])
-    scored = _extractor().get_n_best(sample, n=KEYWORD_CANDIDATES)
+    if is_filler(sample):
+        return []
+    if languages is None:
+        languages = text_languages(sample)
+    stop = text_stopwords(languages)
+    if languages and languages[0] in NO_SPACE_LANGUAGES:
+        scored = unspaced_keywords(sample, stop=stop)
+    else:
+        scored = _language_extractor(languages).get_n_best(sample, n=KEYWORD_CANDIDATES)
+    latin = bool(languages) and languages[0] == "la" and detect_language(sample) == "la"
     picked: list[tuple[str, float]] = []
     seen: set[str] = set()
     for phrase, score in scored:
-        tag = keyword_tag(phrase)
+        tag = keyword_tag(phrase, stop=stop, latin=latin)
         if tag is None:
             continue
         # A keyword sharing a word with a better one ("budget" or "budget-shows" after

@@ -1,7 +1,9 @@
 """Forms behind the memory pages."""
 
 from django import forms
+from django.utils.text import capfirst
 
+from core.language import UNDETERMINED, language_name, parse_language_code
 from core.text import TextError, parse_json, validate_clean_text
 from memories.tag_rules import split_tags
 
@@ -135,6 +137,13 @@ class SearchForm(forms.Form):
     min_priority = forms.FloatField(
         required=False, min_value=0, max_value=1, widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": "0–1"})
     )
+    # The choices are the languages of the user's memories (set by the view); any code the search
+    # understands is accepted from the URL, and another value is a message on the page.
+    language = forms.CharField(
+        required=False,
+        max_length=8,
+        widget=forms.Select(choices=[("", "Any language")], attrs={"aria-label": "Language"}),
+    )
     # One result per memory unless the URL says otherwise; "on" is what the old checkbox sent.
     group = forms.CharField(
         required=False,
@@ -144,6 +153,22 @@ class SearchForm(forms.Form):
         ),
     )
 
+    def set_languages(self, languages: list[tuple[str, int]]) -> None:
+        """Offer the languages given as (code, memory count), most used first; "" is unknown."""
+        choices = [("", "Any language")]
+        for code, count in languages:
+            label = language_name(code) if code else "Unknown language"
+            choices.append((code or UNDETERMINED, f"{label} ({count})"))
+        self.fields["language"].widget.choices = choices
+
+    def clean_language(self) -> str | None:
+        value = (self.cleaned_data.get("language") or "").strip()
+        try:
+            parse_language_code(value)
+        except ValueError as exc:
+            raise forms.ValidationError(capfirst(str(exc))) from None
+        return value or None
+
     def clean_group(self) -> str:
         value = self.cleaned_data.get("group") or "memory"
         if value == "on":
@@ -152,7 +177,7 @@ class SearchForm(forms.Form):
             raise forms.ValidationError("Results are grouped by 'memory' or 'chunk'.")
         return value
 
-    FILTERS = ("tag", "source", "tier", "created_after", "created_before", "min_priority")
+    FILTERS = ("tag", "source", "tier", "created_after", "created_before", "min_priority", "language")
 
     @property
     def filtered(self) -> bool:

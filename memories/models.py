@@ -15,6 +15,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from core.language import detect_language
 from core.querysets import OwnedQuerySet
 from memories.embedding import EMBEDDING_DIMENSIONS
 
@@ -116,6 +117,10 @@ class Memory(models.Model):
     # text repaired or dropped by the normalisation (core.normalise). Human-readable sentences.
     notices = models.JSONField(default=list, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
+    # The ISO 639-1 code of the language most of the content is written in, "" when it cannot be told
+    # (core.language); set from the content whenever it changes, so every write path keeps it true.
+    # NULL only on rows stored before languages were read: the sleep agent's tag step reads them.
+    language = models.CharField(max_length=8, null=True, blank=True, default=None, editable=False)  # noqa: DJ001
     # The id the memory has where it was imported from ("chatgpt:<conversation>:<message>"), or "":
     # importing the same export again, or a later one, finds it by this id and adds it once, whatever
     # its text (two "ok" messages are two messages). Unique per owner.
@@ -155,6 +160,7 @@ class Memory(models.Model):
             models.Index(fields=["owner", "tier"], name="memory_owner_tier"),
             models.Index(fields=["owner", "source"], name="memory_owner_source"),
             models.Index(fields=["updated_at"], name="memory_updated"),
+            models.Index(fields=["owner", "language"], name="memory_owner_language"),
             # Only trashed rows: the trash page reads it per owner, the purge sweep reads all of it.
             models.Index(
                 fields=["owner", "-trashed_at"],
@@ -186,13 +192,20 @@ class Memory(models.Model):
         self.sync_derived_fields()
         update_fields = kwargs.get("update_fields")
         if update_fields is not None:
-            kwargs["update_fields"] = {*update_fields, "tags", "content_hash"}
+            # The language is written when it was loaded or read again; a deferred one is left as stored.
+            derived = {"tags", "content_hash"} | ({"language"} - self.get_deferred_fields())
+            kwargs["update_fields"] = {*update_fields, *derived}
         super().save(*args, **kwargs)
 
     def sync_derived_fields(self) -> None:
-        """Recompute the fields derived from others; bulk writers call this since they skip save()."""
+        """Recompute the fields derived from others; bulk writers call this since they skip save().
+        The language is read again only when the content changed (or was never read)."""
         self.tags = combine_tags(self.manual_tags, self.auto_tags)
-        self.content_hash = content_hash(self.content)
+        digest = content_hash(self.content)
+        unread = "language" not in self.get_deferred_fields() and self.language is None
+        if digest != self.content_hash or not self.content_hash or unread:
+            self.language = detect_language(self.content)
+        self.content_hash = digest
 
     @property
     def kind(self) -> str | None:
@@ -243,6 +256,9 @@ class MemoryChunk(models.Model):
     embedding_model = models.CharField(max_length=100, default="", db_default="")
     embedding_key = models.CharField(max_length=64, default="", db_default="", blank=True)
     tier = models.CharField(max_length=16, choices=CHUNK_LAYERS, default=Tier.HOT)
+    # The chunk's own language (core.language), which differs from its memory's where a document mixes
+    # languages; graph extraction and search read it per chunk.
+    language = models.CharField(max_length=8, null=True, blank=True, default=None)  # noqa: DJ001
     # The text's lexemes, read only when the chunk's BM25 postings are written or removed
     # (memories.search.lexical); search reads the postings, so this column has no index of its own.
     search_vector = models.GeneratedField(

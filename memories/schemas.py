@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.core.exceptions import ObjectDoesNotExist
 from ninja import Schema
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
+from core.language import language_name, parse_language_code
 from core.schemas import Id, OutSchema
 from core.text import CleanDict, CleanStr, clean_str
 from memories.search import SearchFilters, result_url, search_filters
@@ -16,6 +17,21 @@ from memories.selectors import chat_session_messages, memory_tier_history
 from memories.services.trash import purge_due_at
 
 SourceName = Literal["upload", "chat", "connector"]
+LANGUAGE_HELP = (
+    "An ISO 639-1 code (en, de, ja, ...): only memories detected as written in that language; "
+    '"und": memories whose language could not be told (too little text, numbers, filler).'
+)
+
+
+def _checked_language(value: str | None) -> str | None:
+    parse_language_code(value)  # a ValueError that says why: a 422 naming the field
+    return value
+
+
+# A language filter as given: checked here, read by core.language.parse_language_code where it is used.
+LanguageFilter = Annotated[
+    str | None, Field(max_length=8, description=LANGUAGE_HELP), AfterValidator(_checked_language)
+]
 TierName = Literal["hot", "warm", "archive"]
 KindName = Literal["question", "note"]
 KIND_HELP = (
@@ -107,6 +123,12 @@ class MemoryOut(OutSchema):
     last_accessed_at: datetime | None
     chunk_count: int
     version: int = Field(..., description="The number of the current version (GET /memories/{id}/versions).")
+    language: str = Field(
+        "",
+        description="The ISO 639-1 code of the language most of the content is written in; empty when it "
+        "cannot be told (or not read yet).",
+    )
+    language_name: str = Field("", description='The language\'s English name ("German"); empty when unknown.')
     original: OriginalOut | None = Field(None, description="The kept original file, if any.")
     notices: list[str] = Field(
         default_factory=list,
@@ -120,6 +142,14 @@ class MemoryOut(OutSchema):
             return memory.original
         except ObjectDoesNotExist:
             return None
+
+    @staticmethod
+    def resolve_language(memory) -> str:
+        return memory.language or ""
+
+    @staticmethod
+    def resolve_language_name(memory) -> str:
+        return language_name(memory.language or "")
 
     @staticmethod
     def resolve_chunk_count(memory) -> int:
@@ -348,6 +378,7 @@ class _SearchFilterFields(Schema):
     updatedBefore: datetime | None = None
     titleContains: clean_str(500) | None = None
     pinned: bool | None = None
+    language: LanguageFilter = None
 
 
 class SearchFiltersIn(_SearchFilterFields):
@@ -372,6 +403,7 @@ class SearchFiltersIn(_SearchFilterFields):
             updated_before=self.updatedBefore,
             title_contains=self.titleContains,
             pinned=self.pinned,
+            language=self.language,
         )
 
 

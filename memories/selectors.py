@@ -9,8 +9,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, F, FilteredRelation, Q, QuerySet
-from django.db.models.functions import Lower
+from django.db.models import Count, F, FilteredRelation, Q, QuerySet, Value
+from django.db.models.functions import Coalesce, Lower
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
@@ -47,10 +47,17 @@ def with_chunk_count(qs: QuerySet[Memory]) -> QuerySet[Memory]:
 
 
 def memory_list(
-    *, user, tier: str | None = None, source: str | None = None, tags: list[str] | None = None, sort: str | None = None
+    *,
+    user,
+    tier: str | None = None,
+    source: str | None = None,
+    tags: list[str] | None = None,
+    sort: str | None = None,
+    language: str | None = None,
 ) -> QuerySet[Memory]:
     """The user's memories with chunk counts, newest first unless `sort` names one of MEMORY_SORTS;
-    content is deferred."""
+    content is deferred. `language` is a code checked by core.language.parse_language_code ("" for
+    memories whose language is unknown, None for any)."""
     order = MEMORY_SORTS.get(sort or "created", MEMORY_SORTS["created"])
     qs = with_chunk_count(Memory.objects.for_user(user).defer("content").select_related("original")).order_by(
         *order
@@ -61,7 +68,34 @@ def memory_list(
         qs = qs.filter(source=source)
     if wanted := filter_tags(tags):
         qs = qs.filter(tags__contains=list(wanted))
+    if language is not None:
+        qs = qs.filter(language=language)
     return qs
+
+
+def memory_languages(*, user) -> list[tuple[str, int]]:
+    """The languages of the user's memories as (code, count), most used first; "" counts those whose
+    language is unknown (rows not read yet count there too until the sleep agent reads them)."""
+    rows = (
+        Memory.objects.for_user(user)
+        .annotate(code=Coalesce("language", Value("")))
+        .values("code")
+        .annotate(count=Count("id"))
+        .order_by("-count", "code")
+    )
+    return [(row["code"], row["count"]) for row in rows]
+
+
+def memory_chunk_languages(*, memory: Memory) -> list[tuple[str, int]]:
+    """The languages of a memory's chunks as (code, chunk count), most chunks first; "" is unknown."""
+    rows = (
+        MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
+        .annotate(code=Coalesce("language", Value("")))
+        .values("code")
+        .annotate(count=Count("id"))
+        .order_by("-count", "code")
+    )
+    return [(row["code"], row["count"]) for row in rows]
 
 
 def memory_get(*, user, memory_id: int) -> Memory:
@@ -103,7 +137,7 @@ def memory_chunk_page(*, memory: Memory, page=None, chunk=None, per_page: int = 
     so a link to chunk N opens the right page even when N is far down a long memory."""
     qs = (
         MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory)
-        .only("position", "text", "char_start", "char_end", "tier")
+        .only("position", "text", "char_start", "char_end", "tier", "language")
         .order_by("position")
     )
     paginator = Paginator(qs, per_page)

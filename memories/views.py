@@ -137,6 +137,7 @@ def memory_detail(request, memory_id: int):
         "original": original,
         "original_opens": original is not None and original_files.inline_type(original.media_type) is not None,
         "mail": selectors.memory_mail(memory=memory),
+        "chunk_languages": selectors.memory_chunk_languages(memory=memory) if memory.chunk_count > 1 else [],
         # Source code keeps its layout only in a monospace font.
         "is_code": (memory.metadata or {}).get("extension") in parsers.CODE_EXTENSIONS,
         **_tier_context(memory),
@@ -501,6 +502,7 @@ def search_page(request):
     Only plausibly relevant results are shown (the relevance floor); `weaker=1` shows every candidate,
     which the page offers as "show weaker matches"."""
     form = SearchForm(request.GET or None)
+    form.set_languages(selectors.memory_languages(user=request.user))
     response, error = None, None
     weaker = request.GET.get("weaker") == "1"
     if form.is_valid() and form.cleaned_data["q"].strip():
@@ -513,6 +515,7 @@ def search_page(request):
                 min_priority=data["min_priority"],
                 created_after=data["created_after"],
                 created_before=data["created_before"],
+                language=data["language"],
             )
             response = search.hybrid_search(
                 request.user.pk,

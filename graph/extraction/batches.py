@@ -1,5 +1,9 @@
 """Texts in, graphs out: each text cut into pieces the pipeline reads in batches, on forked workers
-when there are several, and each piece's spans and relations collected into its chunk's graph."""
+when there are several, and each piece's spans and relations collected into its chunk's graph.
+
+The spaCy pipeline is English; a text in another language (core.language) is read by the
+language-neutral rules of graph.extraction.neutral instead, so English NER and noun-phrase rules
+never run on Russian, German or Japanese (docs/features/languages.md)."""
 
 from __future__ import annotations
 
@@ -10,8 +14,10 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from core import workers
+from core.language import WINDOW_CHARS, detect_language, mostly_latin
 from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction.keys import clean_text
+from graph.extraction.neutral import neutral_spans
 from graph.extraction.pipeline import get_nlp
 from graph.extraction.relations import RelationFound, sentence_relations
 from graph.extraction.spans import entity_spans
@@ -23,6 +29,10 @@ logger = logging.getLogger(__name__)
 # characters are read, and it keeps at most MAX_MENTIONS_PER_CHUNK mentions.
 PIECE_CHARS = 3000
 MAX_MENTIONS_PER_CHUNK = 400
+# The language the spaCy pipeline reads. A Latin-script text whose language cannot be told (a few
+# words, a line of names, a table of figures) goes to it too, as everything did before languages
+# were read; one in another script is not English whatever it says.
+PIPELINE_LANGUAGE = "en"
 
 
 @dataclass(frozen=True)
@@ -71,14 +81,34 @@ def _analyse(doc, offset: int, graph: ChunkGraph) -> None:
     graph.relations.extend(sentence_relations(found))
 
 
+def text_language(text: str) -> str:
+    """The language a chunk is read in: that of its opening window (a chunk is one passage)."""
+    return detect_language(text[:WINDOW_CHARS])
+
+
+def reads_english(text: str, language: str) -> bool:
+    """Whether the English pipeline reads a text: English, or unknown and written in Latin script."""
+    return language == PIPELINE_LANGUAGE or (language == "" and mostly_latin(text))
+
+
+def _neutral(text: str, language: str) -> ChunkGraph:
+    graph = ChunkGraph()
+    for item in neutral_spans(text, language)[:MAX_MENTIONS_PER_CHUNK]:
+        graph.mentions.append(MentionFound(item.key, item.name, item.type, item.start, item.end))
+    return graph
+
+
 def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
     graphs = [ChunkGraph() for _ in texts]
-    jobs = [
-        (i, offset, piece)
-        for i, text in enumerate(texts)
-        for offset, piece in _pieces(clean_text(text[:max_chars]))
-        if piece.strip()
-    ]
+    english: list[tuple[int, str]] = []
+    for i, text in enumerate(texts):
+        text = clean_text(text[:max_chars])
+        language = text_language(text)
+        if reads_english(text, language):
+            english.append((i, text))
+        else:
+            graphs[i] = _neutral(text, language)
+    jobs = [(i, offset, piece) for i, text in english for offset, piece in _pieces(text) if piece.strip()]
     done = 0
     try:
         docs = spacy_pipeline.pipe((piece for _, _, piece in jobs), batch_size=batch_size)

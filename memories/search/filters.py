@@ -11,6 +11,7 @@ from datetime import time as day_time
 
 from django.utils import timezone
 
+from core.language import parse_language_code
 from core.text import text_problem
 from memories.models import Source, Tier
 from memories.tag_rules import filter_tags
@@ -41,6 +42,9 @@ class SearchFilters:
     updated_before: datetime | date | None = None
     title_contains: str | None = None
     pinned: bool | None = None
+    # A memory's language (core.language): an ISO 639-1 code, "und" for memories whose language is
+    # unknown, or None for any.
+    language: str | None = None
     # Memories whose chunks are not candidates: hybrid search's second look past a memory that filled
     # the candidate pool (memories.search.hybrid), not a filter a person sets.
     exclude_memory_ids: tuple[int, ...] = ()
@@ -56,6 +60,10 @@ class SearchFilters:
             if isinstance(tag, str) and (problem := text_problem(tag)):
                 raise SearchError(f"tags {problem}")
         object.__setattr__(self, "tags", filter_tags(self.tags))
+        try:
+            object.__setattr__(self, "language", parse_language_code(self.language))
+        except ValueError as exc:
+            raise SearchError(str(exc)) from None
         if self.tags_mode not in ("any", "all"):
             raise SearchError("tagsMode must be 'any' or 'all'")
         if unknown := set(self.sources) - set(Source.values):
@@ -106,6 +114,9 @@ class SearchFilters:
         if self.pinned is not None:
             params["f_pinned"] = self.pinned
             memory.append("m.pinned = %(f_pinned)s")
+        if self.language is not None:
+            params["f_language"] = self.language
+            memory.append("m.language = %(f_language)s")
         return " AND ".join(chunk), " AND ".join(memory)
 
 
@@ -124,6 +135,7 @@ def search_filters(
     updated_before: datetime | date | None = None,
     title_contains: str | None = None,
     pinned: bool | None = None,
+    language: str | None = None,
 ) -> SearchFilters:
     """The filters a front door's parameters ask for: the one mapper the search page, the API and MCP
     call. `source` and `tier` are each one name or a list of names, and `tiers` adds more tiers; an
@@ -141,6 +153,7 @@ def search_filters(
         updated_before=updated_before,
         title_contains=title_contains,
         pinned=pinned,
+        language=language,
     )
 
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.language import detect_language
 from core.retry import run_with_retry
 from memories import embedding, embedding_batcher, tier_rules
 from memories.chunking import Chunk, chunk_text
@@ -126,6 +127,13 @@ def _embedding_texts(title: str, chunks: Sequence[Chunk]) -> list[str]:
     return [embedding.chunk_embedding_text(title, chunk.text) for chunk in chunks]
 
 
+def chunk_language(memory: Memory, chunk: Chunk, *, only: bool) -> str:
+    """A chunk's language: its memory's when it is the memory's whole text, else read from its own."""
+    if only and chunk.text == memory.content and memory.language is not None:
+        return memory.language
+    return detect_language(chunk.text)
+
+
 def chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryChunk]:
     model = embedding.model_name()
     return [
@@ -141,6 +149,7 @@ def chunk_rows(memory: Memory, chunks: Sequence[Chunk], vectors) -> list[MemoryC
             embedding_model=model,
             embedding_key=embedding.embedding_key(embedding.chunk_embedding_text(memory.title, chunk.text)),
             tier=memory.tier,
+            language=chunk_language(memory, chunk, only=len(chunks) == 1),
         )
         for chunk, vector in zip(chunks, vectors, strict=True)
     ]

@@ -9,8 +9,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from core.language import detect_language
 from memories.auto_tags import auto_tags_for, auto_tags_many, needs_retag, structural_auto_tags
-from memories.models import ActivityKind, Memory, TierMove
+from memories.models import ActivityKind, Memory, MemoryChunk, TierMove
 from memories.services.activity import activities_record, activity_record
 from memories.services.history import recording, versions_prune
 from memories.services.locking import memory_lock
@@ -46,8 +47,10 @@ def _apply_auto_tags(memory: Memory, tags: list[dict], *, now) -> None:
 
 def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False) -> BatchResult:
     """Regenerate auto tags for the memories that are due (tagged over 7 days ago, or whose content
-    changed since), or for all of them with `force`. Manual tags are never touched. A memory that
-    fails is reported and the others are still tagged."""
+    changed since, or stored before languages were read), or for all of them with `force`. Manual tags
+    are never touched. A memory that fails is reported and the others are still tagged. A memory
+    stored before languages were read gets its language and its chunks' here (the sleep agent's tag
+    step), and new tags made with its language's stop-words."""
     now = now or timezone.now()
     result = BatchResult()
     fields = (
@@ -61,13 +64,19 @@ def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False
         "auto_tagged_at",
         "auto_tagged_hash",
         "content_hash",
+        "language",
     )
     memories = list(Memory.objects.filter(pk__in=list(memory_ids)).only(*fields).order_by("pk"))
     result.processed = len(memories)
+    unread = [memory for memory in memories if memory.language is None]
+    unread_ids = {memory.pk for memory in unread}
+    for memory in unread:
+        memory.language = detect_language(memory.content)
     due = [
         memory
         for memory in memories
         if force
+        or memory.pk in unread_ids
         or needs_retag(
             auto_tagged_at=memory.auto_tagged_at,
             auto_tagged_hash=memory.auto_tagged_hash,
@@ -88,6 +97,8 @@ def memories_autotag(*, memory_ids: Sequence[int], now=None, force: bool = False
             result.changed += 1
             retagged.append((memory, _auto_tag_changes(before, memory.auto_tags)))
         tagged.append(memory)
+    if unread:
+        languages_write(unread)
     if tagged:
         with recording(), transaction.atomic():
             _auto_tags_write(tagged, now)
@@ -105,6 +116,24 @@ def _auto_tag_changes(old: list[dict], new: list[dict]) -> dict:
         "added": [t for t in after if t not in before],
         "removed": [t for t in before if t not in after],
     }
+
+
+def languages_write(memories: list[Memory]) -> None:
+    """Store the languages read for memories stored before languages were, and read their chunks'."""
+    with transaction.atomic():
+        Memory.objects.bulk_update(memories, ["language"], batch_size=500)
+        chunks = list(
+            MemoryChunk.objects.filter(memory__in=memories, language__isnull=True).only("id", "text", "memory_id")
+        )
+        by_memory = {memory.pk: memory for memory in memories}
+        counts: dict[int, int] = {}
+        for chunk in chunks:
+            counts[chunk.memory_id] = counts.get(chunk.memory_id, 0) + 1
+        for chunk in chunks:
+            memory = by_memory[chunk.memory_id]
+            whole = counts[chunk.memory_id] == 1 and chunk.text == memory.content
+            chunk.language = memory.language if whole else detect_language(chunk.text)
+        MemoryChunk.objects.bulk_update(chunks, ["language"], batch_size=500)
 
 
 def _auto_tags_write(tagged: list[Memory], now) -> None:

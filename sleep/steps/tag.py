@@ -1,6 +1,9 @@
-"""Tag: auto tags for memories whose tags are over 7 days old or whose content changed."""
+"""Tag: auto tags for memories whose tags are over 7 days old or whose content changed, and the
+language of memories stored before languages were read (their tags are made again with it)."""
 
 from __future__ import annotations
+
+from django.db.models import Q
 
 from memories.auto_tags import retag_due_filter
 from memories.services import memories_autotag
@@ -12,7 +15,7 @@ class TagStep(Step):
     batch_size = 500
 
     def due(self, scope: Scope):
-        return scope.memories().filter(retag_due_filter(scope.now))
+        return scope.memories().filter(retag_due_filter(scope.now) | Q(language__isnull=True))
 
     def process(self, scope: Scope, ids: list[int]) -> BatchOutcome:
         result = memories_autotag(memory_ids=ids, now=scope.now)

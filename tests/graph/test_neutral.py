@@ -1,0 +1,64 @@
+"""Entities outside English: the language-neutral rules, and the gate that keeps spaCy's English
+pipeline to English text."""
+
+from __future__ import annotations
+
+from graph.extraction import extract_texts
+from graph.extraction.batches import reads_english
+from graph.extraction.neutral import neutral_spans
+
+GERMAN = (
+    "Die Deutsche Bahn hat gestern mitgeteilt, dass Angela Merkel in Berlin war. Gestern Abend kam Herr "
+    "Müller, und die Funktion parse_config() liest die Datei mit 16 GB Speicher."
+)
+RUSSIAN = (
+    "Итого по накладным. Московский Государственный Университет подписал договор с компанией Яндекс "
+    "Маркет. ИТОГО НАКЛАДНЫЕ РАСХОДЫ: 15000 рублей."
+)
+SPANISH = "La Universidad de Chile y el Banco Central firmaron. El presidente Gabriel Boric habló en Santiago de Chile."
+JAPANESE = "データベースの設計について、マイクロソフトのエンジニアがデータベースを議論しました。メモリは16 GBです。"
+
+
+def names(text: str, language: str) -> list[str]:
+    return [item.name for item in neutral_spans(text, language)]
+
+
+def test_capitalised_multi_word_names_are_found_without_articles_or_sentence_starts():
+    found = names(GERMAN, "de")
+    assert {"Deutsche Bahn", "Angela Merkel", "Herr Müller"} <= set(found)
+    assert not any(name.startswith(("Die ", "Gestern")) for name in found)
+
+
+def test_code_identifiers_and_numbers_with_units_are_found():
+    found = names(GERMAN, "de")
+    assert "parse_config" in found and "16 GB" in found
+
+
+def test_cyrillic_names_are_found_and_headings_in_capitals_are_not():
+    found = names(RUSSIAN, "ru")
+    assert {"Московский Государственный Университет", "Яндекс Маркет"} <= set(found)
+    assert not any("ИТОГО" in name or "Итого" in name or "Накладн" in name for name in found)
+
+
+def test_name_particles_stay_inside_a_name():
+    assert {"Universidad de Chile", "Banco Central", "Gabriel Boric", "Santiago de Chile"} <= set(names(SPANISH, "es"))
+
+
+def test_japanese_gives_recurring_katakana_terms_not_one_huge_word():
+    found = names(JAPANESE, "ja")
+    assert "データベース" in found and "16 GB" in found
+    assert all(len(name) < 12 for name in found)
+
+
+def test_only_english_or_unknown_latin_text_reaches_the_english_pipeline():
+    assert reads_english("Guido van Rossum created Python.", "")
+    assert reads_english("Plain English text.", "en")
+    assert not reads_english(GERMAN, "de")
+    assert not reads_english("Привет, как дела", "")
+
+
+def test_a_russian_chunk_gets_no_english_ner_entities_and_an_english_one_does():
+    russian, english = extract_texts([RUSSIAN, "Angela Merkel met Tim Cook in Berlin to discuss Apple."])
+    assert {m.name for m in russian.mentions} >= {"Яндекс Маркет"}
+    assert all(m.type in ("concept", "technology") for m in russian.mentions)
+    assert {("Angela Merkel", "person"), ("Berlin", "location")} <= {(m.name, m.type) for m in english.mentions}
