@@ -151,8 +151,8 @@ def is_document_structure(key: str) -> bool:
     ("Figure", "Table 2", "Abstract", "Vol", "pp", "Section IV"), a roman numeral, a file format or a
     degree after a name ("MD", "PhD"). Keys are lower case."""
     words = key.split()
-    if not words:
-        return False
+    if not words or key in GAZETTEER:
+        return False  # "LLM", "CSV": a technology that shares its letters with a degree or format
     if all(is_roman_numeral(word) or word in STRUCTURE_WORDS or word in _MINOR for word in words):
         return words[0] not in _MINOR
     return words[0] in STRUCTURE_WORDS and all(

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from graph.extraction.context import kind_from_context
 from graph.extraction.keys import (
     GAZETTEER,
     canonical_key,
@@ -303,4 +304,4 @@ def _proper_name_type(span, name: str, key: str) -> str:
     settled = type_for_name(name, key, CONCEPT)
     if settled not in (CONCEPT, None):
         return settled
-    return type_from_context(span, CONCEPT) or CONCEPT
+    return kind_from_context(span) or type_from_context(span, CONCEPT) or CONCEPT
