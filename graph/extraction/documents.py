@@ -18,14 +18,20 @@ RUNNING_MAX_CHARS = 100
 _DIGITS = re.compile(r"\d+")
 
 
+# Lines of at most this many words compare with their numbers as placeholders (a page number);
+# longer ones must repeat word for word, as body text that differs in a figure is still content.
+RUNNING_NUMBERED_WORDS = 8
+
+
 def _line_key(line: str) -> str | None:
-    """The line as compared with the others: whitespace collapsed and every number one placeholder, so
-    "Page 3 of 40" and "Page 4 of 40" are the same footer. None for a line too short or long to be one,
-    or with no letter in it."""
+    """The line as compared with the others: whitespace collapsed and, in a short line, every number one
+    placeholder, so "Page 3 of 40" and "Page 4 of 40" are the same footer. None for a line too short or
+    long to be one, or with no letter in it."""
     text = " ".join(line.split())
     if not 3 <= len(text) <= RUNNING_MAX_CHARS or not any(ch.isalpha() for ch in text):
         return None
-    return _DIGITS.sub("#", text.casefold())
+    text = text.casefold()
+    return _DIGITS.sub("#", text) if text.count(" ") < RUNNING_NUMBERED_WORDS else text
 
 
 def running_lines(chunks: Sequence[str]) -> frozenset[str]:

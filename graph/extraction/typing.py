@@ -271,7 +271,8 @@ def name_shaped(tokens) -> bool:
             return False
         if not any(ch in _VOWELS for ch in token.lower_):
             return False
-        english = token.lower_ in vocabulary or singular(token.lower_) in vocabulary
+        # The word tables' short entries are as often names as words ("Wei", "Lee", "Kim").
+        english = len(text) > 3 and (token.lower_ in vocabulary or singular(token.lower_) in vocabulary)
         if position and english and not (is_first_name(text) or is_family_name(text)):
             return False
     return True
@@ -284,14 +285,11 @@ PLACE_PREFIXES = frozenset("san santa santo são sao saint st ste los las fort m
 
 def _common_words_only(tokens) -> bool:
     """A name made only of English words, none of them a known given or family name where a name
-    would have it, names a thing: "Curlew Sandpiper", "Candlelight Carol", "Key Title" (but "Kate
-    Bush", "Chen Wei", "Jack Wood")."""
-    first, last = tokens[0], tokens[-1]
-    vocabulary = english_words()
-    if is_first_name(first.text) or (is_family_name(last.text) and last.lower_ not in vocabulary):
+    would have it, names a thing: "Curlew Sandpiper", "Candlelight Carol" (but "Kate Bush", "Chen Wei")."""
+    first, last = tokens[0].text, tokens[-1].text
+    if is_first_name(first) or is_family_name(first) or is_family_name(last):
         return False
-    if is_family_name(first.text) and first.lower_ not in vocabulary:
-        return False  # a family name first: "Chen Wei"
+    vocabulary = english_words()
     return all(t.lower_ in vocabulary or singular(t.lower_) in vocabulary for t in tokens)
 
 

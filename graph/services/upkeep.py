@@ -172,6 +172,8 @@ def relationships_recount(*, relationship_ids: Iterable[int]) -> int:
 # just recounted): when the owner's maximum grows, the thousands of rarely-mentioned entities shift
 # by less than a rounding error, and rewriting every row of a large graph per batch is the cost.
 NORMALISE_TOLERANCE = 0.005
+# The mentions of one memory that count towards an entity's salience.
+MENTIONS_PER_MEMORY = 3
 
 
 def owner_graph_normalise(
@@ -179,8 +181,12 @@ def owner_graph_normalise(
 ) -> None:
     """Salience and weight are relative to the owner's whole graph, so both are renormalised in SQL.
 
-    salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions)/ln(1+max mentions)
+    salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions')/ln(1+max mentions')
     weight   = ln(1+evidence)/ln(1+max evidence)
+
+    where mentions' counts at most MENTIONS_PER_MEMORY mentions per memory: how many memories name
+    an entity says how prominent it is, and one long document repeating a word ("MD" on every page)
+    does not make it so.
 
     The entities and relationships named (the ones whose counts just changed) get the exact value;
     every other row is rewritten only when it is off by more than NORMALISE_TOLERANCE, and not at all
@@ -188,7 +194,7 @@ def owner_graph_normalise(
     """
     salience = (
         "LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)"
-        " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))"
+        f" + 0.4 * ln(1 + LEAST(e.mention_count, {MENTIONS_PER_MEMORY} * e.memory_count)) / ln(1 + m.max_mentions))"
     )
     weight = "LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))"
     params: dict[str, int | float | list[int]] = {
@@ -203,7 +209,8 @@ def owner_graph_normalise(
             f"""
             UPDATE graph_entity e SET salience = {salience}
               FROM (SELECT GREATEST(max(memory_count), 1) AS max_memories,
-                           GREATEST(max(mention_count), 1) AS max_mentions
+                           GREATEST(max(LEAST(mention_count, {MENTIONS_PER_MEMORY} * memory_count)), 1)
+                               AS max_mentions
                       FROM graph_entity WHERE owner_id = %(owner)s) m
              WHERE e.owner_id = %(owner)s
                AND ((abs(e.salience - {salience}) > %(tolerance)s {others})
