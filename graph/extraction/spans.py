@@ -17,6 +17,7 @@ from graph.extraction.keys import (
     looks_like_code,
     singular,
 )
+from graph.extraction.lexicon import english_words
 from graph.extraction.typing import is_first_name, is_foreign, retype, shouted_word, type_for_name, type_from_context
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
@@ -30,6 +31,7 @@ from graph.vocabulary import (
     ORGANIZATION,
     PERSON,
     PLACE_HEADS,
+    STRUCTURE_WORDS,
     TECHNOLOGY,
 )
 
@@ -146,7 +148,7 @@ def _spans(doc) -> list[Found]:
         span, label = _trimmed(ent, label)
         if span is None:
             continue
-        if _NOT_IN_NAMES.search(span.text):
+        if _NOT_IN_NAMES.search(span.text) or form_label(span):
             # A name holds no brackets or equals signs: "golden_ratio(n" is a call in a code file.
             covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
             continue
@@ -168,7 +170,7 @@ def _spans(doc) -> list[Found]:
         found.sort(key=lambda f: f.start)
         return found
     for chunk in doc.noun_chunks:
-        if any(i in covered for i in range(chunk.start, chunk.end)):
+        if any(i in covered for i in range(chunk.start, chunk.end)) or form_label(chunk):
             continue
         concept = _concept(chunk, text)
         if concept is not None:
@@ -220,6 +222,24 @@ def _trimmed(ent, label: str) -> tuple[object | None, str]:
     if not len(span):
         return None, label
     return _widen(span, label)
+
+
+def form_label(span) -> bool:
+    """A field's label, not a name: at the start of a line, right before a colon, and made of English
+    words ("DATES:", "Key Title:", "Amount Due:"). A speaker's name ("Alice:") is no English word."""
+    doc = span.doc
+    after = doc[span.end] if span.end < len(doc) else None
+    if after is None or after.text != ":":
+        return False
+    text = doc.text
+    line_start = text.rfind("\n", 0, span.start_char) + 1
+    if text[line_start : span.start_char].strip():
+        return False
+    vocabulary = english_words()
+    words = [t.lower_ for t in span if t.is_alpha]
+    return bool(words) and all(
+        word in vocabulary or singular(word) in vocabulary or word in STRUCTURE_WORDS for word in words
+    )
 
 
 def _has_digit(text: str) -> bool:

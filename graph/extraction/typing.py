@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from graph.extraction.context import kind_from_context
-from graph.extraction.keys import GAZETTEER, canonical_key, looks_like_code, singular
+from graph.extraction.keys import GAZETTEER, canonical_key, is_document_structure, looks_like_code, singular
 from graph.extraction.lexicon import english_words, lemma_of, words_of
 from graph.vocabulary import (
     AMBIGUOUS_TECH_TERMS,
@@ -360,7 +360,7 @@ cc contact introduce help see follow mentor
 def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     """The type the name alone settles, whatever the sentences said (None: not an entity at all):
     what the re-typing pass applies to entities already stored."""
-    if key in NOT_ENTITIES:
+    if key in NOT_ENTITIES or is_document_structure(key):
         return None
     if key in GAZETTEER:
         return TECHNOLOGY

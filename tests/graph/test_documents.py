@@ -118,6 +118,14 @@ def test_figures_tables_and_roman_numerals_in_a_paper_are_not_entities():
     assert "inter- preter" not in found and "inter" not in found
 
 
+def test_a_forms_field_labels_are_not_entities_but_a_speakers_name_is():
+    found = types_of(
+        "DATES:\nComments must be received by May 1.\nKey Title: Reviews of Environmental Contamination\n"
+        "Alice: see you at the Hilton\n"
+    )
+    assert "key title" not in found and "date" not in found
+
+
 # --- A person needs a name-like form --------------------------------------------------------------
 
 
