@@ -118,7 +118,7 @@ def test_figures_tables_and_roman_numerals_in_a_paper_are_not_entities():
     assert "inter- preter" not in found and "inter" not in found
 
 
-def test_a_forms_field_labels_are_not_entities_but_a_speakers_name_is():
+def test_a_forms_field_labels_are_not_entities():
     found = types_of(
         "DATES:\nComments must be received by May 1.\nKey Title: Reviews of Environmental Contamination\n"
         "Alice: see you at the Hilton\n"
