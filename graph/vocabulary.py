@@ -232,7 +232,7 @@ foreword acknowledgements acknowledgments references bibliography footnote footn
 keywords summary overview discussion methods results background supplementary equation eq eqs eqn
 vol vols volume no nos issue ed eds edn edition et al ibid op cit cf ref refs doi isbn issn url http https
 www pdf docx doc xlsx xls csv txt rtf odt jpg jpeg png gif tiff svg md phd msc bsc mba mphil dphil rn
-frcs mrcp llb cpa header footer continued cont draft confidential total subtotal sum
+frcs mrcp llb cpa header footer continued cont draft confidential total subtotal sum attn fao rsvp
 """.split()
 )
 # The last word of a name that says what kind of thing it names: "Berlin Marathon" is an event,

@@ -73,6 +73,8 @@ def mask_running_lines(chunks: Sequence[str]) -> list[str]:
 # What one document keeps at most: a long report names hundreds of things once each (every city of a
 # table, every author of a reference list), and a graph of all of them is noise.
 MAX_ENTITIES_PER_DOCUMENT = 40
+# Mentions in one document past which more mentions do not make a name more salient.
+SALIENT_MENTIONS = 3
 
 
 def salient_keys(
@@ -81,7 +83,9 @@ def salient_keys(
     """The keys one document keeps, from its mentions as (key, type) in text order: every key when
     there are at most `limit`, else the `limit` most salient. Names the account already knows from
     other memories come first (they are what connects this document to the rest), then the names the
-    document mentions most, then names over plain concepts, then the earlier ones."""
+    document mentions most (up to SALIENT_MENTIONS: past that, a name is simply a subject of the
+    document), then names over plain concepts, then the earlier ones (a paper's title page names its
+    authors before its references do)."""
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
     named: dict[str, bool] = {}
@@ -93,6 +97,6 @@ def salient_keys(
         return set(counts)
     ranked = sorted(
         counts,
-        key=lambda key: (key not in known, -counts[key], not named[key], first[key]),
+        key=lambda key: (key not in known, -min(counts[key], SALIENT_MENTIONS), not named[key], first[key]),
     )
     return set(ranked[:limit])

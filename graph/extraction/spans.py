@@ -224,6 +224,11 @@ def _trimmed(ent, label: str) -> tuple[object | None, str]:
     return _widen(span, label)
 
 
+def _english_word(word: str) -> bool:
+    vocabulary = english_words()
+    return word in vocabulary or singular(word) in vocabulary
+
+
 def form_label(span) -> bool:
     """A field's label, not a name: at the start of a line, right before a colon, and made of English
     words ("DATES:", "Key Title:", "Amount Due:"). A speaker's name ("Alice:") is no English word."""
@@ -260,8 +265,11 @@ def _concept(chunk, text: str) -> Found | None:
         return None
     if len(tokens) == 1:
         token = tokens[0]
-        # One lowercase common noun is too generic to be a node; acronyms and proper nouns are kept.
+        # One lowercase common noun is too generic to be a node; acronyms and proper nouns are kept,
+        # but not an English word capitalised as a heading or a label ("Address", "Origins", "Slide").
         if not (token.pos_ == "PROPN" or (token.is_upper and len(token) >= 2)):
+            return None
+        if not token.is_upper and token.lower_ not in GAZETTEER and _english_word(token.lower_):
             return None
     if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
         return None

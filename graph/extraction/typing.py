@@ -264,8 +264,9 @@ def name_shaped(tokens) -> bool:
     vocabulary = english_words()
     for position, token in enumerate(tokens):
         text = token.text
-        initial = len(text.rstrip(".")) == 1 and text[:1].isupper()
-        if initial:
+        if len(text.rstrip(".")) == 1 and text[:1].isupper():
+            if position == len(tokens) - 1 and not text.endswith("."):
+                return False  # "Tim O": a name cut short, not an initial
             continue
         if len(text) < 3 and not is_first_name(text) and not is_family_name(text):
             return False
