@@ -7,7 +7,7 @@ from __future__ import annotations
 # The version of the extraction rules (this vocabulary, the graph.extraction package and its data).
 # Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
 # step then reads every memory extracted by an older version again, so old entities are re-typed.
-EXTRACTION_RULES_VERSION = 2
+EXTRACTION_RULES_VERSION = 3
 
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.
@@ -220,6 +220,19 @@ kb mb gb tb kib mib gib ms km kg mph kmh rpm cpu gpu ram ssd hdd am pm a.m p.m e
 monday tuesday wednesday thursday friday saturday sunday january february march april may june july
 august september october november december mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep
 sept oct nov dec today tomorrow yesterday tonight morning evening afternoon weekend
+""".split()
+)
+# The parts of a document and the labels of its apparatus, never entities on their own or numbered
+# ("Figure 3", "Table of Contents", "Vol", "pp"); file formats and degrees after a name ("PDF", "MD").
+STRUCTURE_WORDS = frozenset(
+    """
+figure figures fig fig. figs table tables tab page pages pg p pp abstract introduction conclusion conclusions
+appendix appendices annex section sections sec chapter chapters chap part contents index glossary preface
+foreword acknowledgements acknowledgments references bibliography footnote footnotes endnotes
+keywords summary overview discussion methods results background supplementary equation eq eqs eqn
+vol vols volume no nos issue ed eds edn edition et al ibid op cit cf ref refs doi isbn issn url http https
+www pdf docx doc xlsx xls csv txt rtf odt jpg jpeg png gif tiff svg md phd msc bsc mba mphil dphil rn
+frcs mrcp llb cpa header footer continued cont draft confidential total subtotal sum attn fao rsvp
 """.split()
 )
 # The last word of a name that says what kind of thing it names: "Berlin Marathon" is an event,

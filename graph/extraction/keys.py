@@ -12,6 +12,7 @@ from graph.vocabulary import (
     GENERIC_NOUNS,
     NOT_ENTITIES,
     PERSON_TITLES,
+    STRUCTURE_WORDS,
     TECH_ALIASES,
     TECH_PHRASES,
     TECH_TERMS,
@@ -62,6 +63,16 @@ def singular(word: str) -> str:
     return word
 
 
+# A word broken at a line end by a hyphen, whose line break became a space: "Trace- Monkey",
+# "inter- preter". Not "pre- and post-war", where the hyphen stands for a word that follows.
+_BROKEN_WORD = re.compile(r"(?<=[^\W\d_])-\s+(?=[^\W\d_])(?!(?:and|or|und|oder|et|ou|y|o|и|или)\b)")
+
+
+def join_broken_words(text: str) -> str:
+    """A name broken across a line by a hyphen made one word again ("Trace- Monkey" -> "TraceMonkey")."""
+    return _BROKEN_WORD.sub("", text) if "-" in text else text
+
+
 def _keep_char(ch: str) -> bool:
     return ch in _NAME_SYMBOLS or unicodedata.category(ch)[0] in "LNZ"
 
@@ -69,7 +80,7 @@ def _keep_char(ch: str) -> bool:
 def display_name(name: str) -> str:
     """The surface form as shown: whitespace collapsed, edge punctuation, possessives, articles and
     symbols (emoji) gone."""
-    name = unicodedata.normalize("NFKC", clean_text(name)).replace("’", "'")
+    name = join_broken_words(unicodedata.normalize("NFKC", clean_text(name)).replace("’", "'"))
     name = "".join(ch if _keep_char(ch) else " " for ch in name)
     name = " ".join(name.split()).strip(_EDGE_PUNCT)
     name = re.sub(r"'s?$", "", name).strip(_EDGE_PUNCT)
@@ -120,7 +131,37 @@ def is_meaningful(name: str, key: str) -> bool:
     letters = sum(ch.isalpha() for ch in key)
     if letters < 2 or letters < len(key.replace(" ", "")) / 2:
         return False
-    return key not in GENERIC_NOUNS and key not in NOT_ENTITIES
+    return key not in GENERIC_NOUNS and key not in NOT_ENTITIES and not is_document_structure(key)
+
+
+# Roman numerals: section and page numbers ("ii", "Part IV"). Those written with L, C, D or M alone
+# are also abbreviations ("DC", "MD", "CD"), so only I, V and X make one by themselves.
+_ROMAN = re.compile(r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})")
+_ROMAN_ANY = re.compile(r"(?=[mdclxvi])m{0,3}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})")
+# A number or a letter after a structure word: "Table 2", "Figure 3b", "Appendix B", "Section 4.1".
+_NUMBERING = re.compile(r"[\d.]+[a-z]?|[a-z]|\d+[-–]\d+")
+
+
+def is_roman_numeral(word: str) -> bool:
+    return bool(word) and bool(_ROMAN.fullmatch(word.casefold()))
+
+
+def is_document_structure(key: str) -> bool:
+    """A key that names a part of a document, not a thing: a structure word alone or numbered
+    ("Figure", "Table 2", "Abstract", "Vol", "pp", "Section IV"), a roman numeral, a file format or a
+    degree after a name ("MD", "PhD"). Keys are lower case."""
+    words = key.split()
+    if not words or key in GAZETTEER:
+        return False  # "LLM", "CSV": a technology that shares its letters with a degree or format
+    if all(is_roman_numeral(word) or word in STRUCTURE_WORDS or word in _MINOR for word in words):
+        return words[0] not in _MINOR
+    return words[0] in STRUCTURE_WORDS and all(
+        _NUMBERING.fullmatch(word) or _ROMAN_ANY.fullmatch(word) or word in STRUCTURE_WORDS or word in _MINOR
+        for word in words[1:]
+    )
+
+
+_MINOR = frozenset("of and the in for to a".split())
 
 
 # camelCase inside a word, snake_case, a call, a path or a dotted name: written by and for code.

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from graph.extraction.context import kind_from_context
 from graph.extraction.keys import (
     GAZETTEER,
     canonical_key,
@@ -16,6 +17,7 @@ from graph.extraction.keys import (
     looks_like_code,
     singular,
 )
+from graph.extraction.lexicon import english_words
 from graph.extraction.typing import is_first_name, is_foreign, retype, shouted_word, type_for_name, type_from_context
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
@@ -29,6 +31,7 @@ from graph.vocabulary import (
     ORGANIZATION,
     PERSON,
     PLACE_HEADS,
+    STRUCTURE_WORDS,
     TECHNOLOGY,
 )
 
@@ -145,7 +148,7 @@ def _spans(doc) -> list[Found]:
         span, label = _trimmed(ent, label)
         if span is None:
             continue
-        if _NOT_IN_NAMES.search(span.text):
+        if _NOT_IN_NAMES.search(span.text) or form_label(span):
             # A name holds no brackets or equals signs: "golden_ratio(n" is a call in a code file.
             covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
             continue
@@ -167,7 +170,7 @@ def _spans(doc) -> list[Found]:
         found.sort(key=lambda f: f.start)
         return found
     for chunk in doc.noun_chunks:
-        if any(i in covered for i in range(chunk.start, chunk.end)):
+        if any(i in covered for i in range(chunk.start, chunk.end)) or form_label(chunk):
             continue
         concept = _concept(chunk, text)
         if concept is not None:
@@ -221,6 +224,29 @@ def _trimmed(ent, label: str) -> tuple[object | None, str]:
     return _widen(span, label)
 
 
+def _english_word(word: str) -> bool:
+    vocabulary = english_words()
+    return word in vocabulary or singular(word) in vocabulary
+
+
+def form_label(span) -> bool:
+    """A field's label, not a name: at the start of a line, right before a colon, and made of English
+    words ("DATES:", "Key Title:", "Amount Due:"). A speaker's name ("Alice:") is no English word."""
+    doc = span.doc
+    after = doc[span.end] if span.end < len(doc) else None
+    if after is None or after.text != ":":
+        return False
+    text = doc.text
+    line_start = text.rfind("\n", 0, span.start_char) + 1
+    if text[line_start : span.start_char].strip():
+        return False
+    vocabulary = english_words()
+    words = [t.lower_ for t in span if t.is_alpha]
+    return bool(words) and all(
+        word in vocabulary or singular(word) in vocabulary or word in STRUCTURE_WORDS for word in words
+    )
+
+
 def _has_digit(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
@@ -239,8 +265,11 @@ def _concept(chunk, text: str) -> Found | None:
         return None
     if len(tokens) == 1:
         token = tokens[0]
-        # One lowercase common noun is too generic to be a node; acronyms and proper nouns are kept.
+        # One lowercase common noun is too generic to be a node; acronyms and proper nouns are kept,
+        # but not an English word capitalised as a heading or a label ("Address", "Origins", "Slide").
         if not (token.pos_ == "PROPN" or (token.is_upper and len(token) >= 2)):
+            return None
+        if not token.is_upper and token.lower_ not in GAZETTEER and _english_word(token.lower_):
             return None
     if any(t.pos_ == "PRON" or t.like_num or t.like_url or t.like_email for t in tokens):
         return None
@@ -303,4 +332,4 @@ def _proper_name_type(span, name: str, key: str) -> str:
     settled = type_for_name(name, key, CONCEPT)
     if settled not in (CONCEPT, None):
         return settled
-    return type_from_context(span, CONCEPT) or CONCEPT
+    return kind_from_context(span) or type_from_context(span, CONCEPT) or CONCEPT

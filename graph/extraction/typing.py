@@ -5,9 +5,11 @@ the corrections a reader would make to the statistical model's label. Pure: spaC
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
-from graph.extraction.keys import GAZETTEER, canonical_key, looks_like_code, singular
+from graph.extraction.context import kind_from_context
+from graph.extraction.keys import GAZETTEER, canonical_key, is_document_structure, looks_like_code, singular
 from graph.extraction.lexicon import english_words, lemma_of, words_of
 from graph.vocabulary import (
     AMBIGUOUS_TECH_TERMS,
@@ -80,16 +82,44 @@ def _read_names(path: Path) -> frozenset[str]:
 
 def titled(span) -> bool:
     """A person's title just before the name ("Dr Tomasz Kowal", "Employment Judge Harcourt",
-    "Sister Aisha Rahman") or opening it."""
+    "Sister Aisha Rahman") or opening it. A title that is also a common word ("Rev", "Judge",
+    "Coach") counts only before a name-like word: "Rev Environ Contam" is a journal's abbreviation."""
     doc = span.doc
     before = doc[span.start - 1] if span.start > 0 else None
     if before is not None and before.text[:1].isupper() and _is_title(before.lower_):
-        return True
-    return len(span) > 1 and span[0].text[:1].isupper() and _is_title(span[0].lower_)
+        return _title_before_name(before, span[0])
+    if len(span) > 1 and span[0].text[:1].isupper() and _is_title(span[0].lower_):
+        return _title_before_name(span[0], span[1])
+    return False
 
 
 def _is_title(word: str) -> bool:
     return word in PERSON_TITLES or word.rstrip(".") in PERSON_TITLES
+
+
+# Titles that are also everyday words ("a rev counter", "the coach", "Sister Act"): a name must follow.
+_WORD_TITLES = frozenset(
+    "rev sister nurse judge justice coach uncle aunt auntie lady lord captain capt sergeant sgt".split()
+)
+
+
+def _title_before_name(title, word) -> bool:
+    """Whether the word after a title is a name: any word after an unambiguous title or one written
+    with its period ("Dr", "Mrs", "Rev."); after a word title, a known given or family name or a
+    capitalised word that is no English verb or adjective ("Judge Fairbanks", but not "Rev Environ")."""
+    doc = title.doc
+    if not title.whitespace_:
+        return False  # "Dr.Amt Cr.Amt": a column's abbreviation, not a title
+    period = title.text.endswith(".") or (title.i + 1 < len(doc) and doc[title.i + 1].text == ".")
+    if title.lower_.rstrip(".") not in _WORD_TITLES or period:
+        return True
+    text = word.text
+    if not text[:1].isupper() or text.isupper():
+        return False
+    if is_first_name(text) or is_family_name(text):
+        return True
+    # The word tables list many surnames as nouns ("Fairbanks"); a verb or an adjective is no name.
+    return not any(word.lower_ in words_of(pos) for pos in ("verb", "adj", "adv"))
 
 
 def looks_like_full_name(tokens) -> bool:
@@ -221,7 +251,37 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
         # A known given name that is no English word ("Megan", "Bernadette") needs no further proof.
         known = is_first_name(word.text) and word.lower_ not in english_words()
         return known or _lone_word_acts_as_person(word)
-    return not _common_words_only(tokens)
+    return name_shaped(tokens) and not _common_words_only(tokens)
+
+
+def name_shaped(tokens) -> bool:
+    """A first-and-last shape: every word a name's word (not "Cr" or "Amt", with no vowel or too short
+    to be one, but for an initial "R."), none but the first an English word that is no known name
+    ("Anjali Kausar Unrepresented", "Drawing Robots Patrick Tresset" are not), and not opened by a
+    place's prefix ("San Ramon", "Santa Ana", "Fort Worth")."""
+    if tokens[0].lower_ in PLACE_PREFIXES:
+        return False
+    vocabulary = english_words()
+    for position, token in enumerate(tokens):
+        text = token.text
+        if len(text.rstrip(".")) == 1 and text[:1].isupper():
+            if position == len(tokens) - 1 and not text.endswith("."):
+                return False  # "Tim O": a name cut short, not an initial
+            continue
+        if len(text) < 3 and not is_first_name(text) and not is_family_name(text):
+            return False
+        if not any(ch in _VOWELS for ch in token.lower_):
+            return False
+        # The word tables' short entries are as often names as words ("Wei", "Lee", "Kim").
+        english = len(text) > 3 and (token.lower_ in vocabulary or singular(token.lower_) in vocabulary)
+        if position and english and not (is_first_name(text) or is_family_name(text)):
+            return False
+    return True
+
+
+_VOWELS = frozenset("aeiouyàáâãäåæèéêëìíîïòóôõöøùúûüýÿāăąēĕėęěīįıōŏőœūůűų")
+# The first word of a place's name in the languages whose places the model most often takes for people.
+PLACE_PREFIXES = frozenset("san santa santo são sao saint st ste los las fort mount mt port lake".split())
 
 
 def _common_words_only(tokens) -> bool:
@@ -301,7 +361,7 @@ cc contact introduce help see follow mentor
 def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     """The type the name alone settles, whatever the sentences said (None: not an entity at all):
     what the re-typing pass applies to entities already stored."""
-    if key in NOT_ENTITIES:
+    if key in NOT_ENTITIES or is_document_structure(key):
         return None
     if key in GAZETTEER:
         return TECHNOLOGY
@@ -309,9 +369,11 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
         return entity_type
     if key in organization_keys() and not name.islower():
         return ORGANIZATION
+    words = name.split()
+    if any(_EVENT_WORD.fullmatch(word) for word in words):
+        return EVENT
     if looks_like_code(name):
         return CONCEPT
-    words = name.split()
     if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and is_first_name(words[0])):
         head = words[-1].lower()  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
         if head in EVENT_HEADS:
@@ -322,9 +384,20 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
             return ORGANIZATION
         if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
             return WORK  # "the Working Time Regulations 1998"
-    if entity_type == PERSON and any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
+    return _person_corrected(words) if entity_type == PERSON else entity_type
+
+
+def _person_corrected(words: list[str]) -> str:
+    """What a name typed person is when its words say it cannot be one."""
+    if any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
         return CONCEPT  # an acronym is not a person
-    return entity_type
+    if len(words) > 1 and words[0].lower() in PLACE_PREFIXES:
+        return LOCATION  # "San Ramon", "Santa Ana": a place's prefix
+    return PERSON
+
+
+# A word that names a gathering by its ending: "KubeCon", "PyCon", "RustConf", "DevFest", "BarCamp".
+_EVENT_WORD = re.compile(r"[A-Z][a-z]+(?:Con|Conf|Fest|Camp)")
 
 
 # The model's labels that the words around a name may overrule: its organisations and places are
@@ -356,6 +429,15 @@ def type_from_context(span, entity_type: str) -> str | None:
     return None
 
 
+def _said_by_context(span, key: str) -> str | None:
+    """What the sentence says the name is (graph.extraction.context), unless a person's name or a
+    known organisation is read or owned: "read Kahneman", "my Nationwide" keep their kind."""
+    said = kind_from_context(span)
+    if said is None or key in organization_keys() or is_first_name(span[0].text):
+        return None
+    return said
+
+
 def shouted_word(name: str) -> bool:
     """An English word in capitals: a keyword of code (SQL's SELECT, INTERVAL) or emphasis."""
     return len(name) > 2 and name.isalpha() and name.isupper() and name.lower() in english_words()
@@ -370,6 +452,10 @@ def retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str
     if shouted_word(name):
         return None  # "INTERVAL", "SELECT", "NOTE": code or emphasis, not a name
     settled = type_for_name(name, key, entity_type)
+    if settled is not None and settled != TECHNOLOGY:
+        said = _said_by_context(span, key)
+        if said is not None:
+            return said
     if settled != entity_type:
         return settled
     if entity_type == TECHNOLOGY:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from core import workers
 from core.retry import run_with_retry
 from graph import extraction as extractor
+from graph.extraction.documents import MAX_ENTITIES_PER_DOCUMENT, mask_running_lines, salient_keys
 from graph.models import ALIASED_SQL, EntityMention, MemoryExtraction, Relationship, RelationshipEvidence
 from graph.services.links import memory_links_refresh
 from graph.services.sql import copy_rows, lock_owner_graph
@@ -71,9 +72,7 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     chunkless = [(None, memory_id, None, None) for memory_id in hashes if memory_id not in chunked]
     if chunkless:
         units.append(chunkless)
-    graphs = extractor.extract_batches(
-        ([row[3] for row in unit if row[0] is not None] for unit in units), processes=processes, max_chars=limit
-    )
+    graphs = extractor.extract_batches((_unit_texts(unit) for unit in units), processes=processes, max_chars=limit)
     totals: Counter = Counter()
     entities: set[int] = set()
     stored: set[int] = set()
@@ -125,6 +124,22 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
         "relationships_removed": totals["relationships_removed"],
         "aliases_merged": totals["aliases_merged"],
     }
+
+
+def _unit_texts(unit: list[tuple]) -> list[str]:
+    """The texts of a unit's chunks as extraction reads them: each memory's running headers and footers
+    blanked (a unit holds whole memories, in chunk order)."""
+    texts: list[str] = []
+    memory_chunks: list[str] = []
+    for index, (chunk_id, memory_id, _, text) in enumerate(unit):
+        if chunk_id is None:
+            continue
+        memory_chunks.append(text)
+        following = unit[index + 1] if index + 1 < len(unit) else None
+        if following is None or following[1] != memory_id or following[0] is None:
+            texts.extend(mask_running_lines(memory_chunks))
+            memory_chunks = []
+    return texts
 
 
 def _mark_extracted(hashes: dict[int, str]) -> None:
@@ -205,6 +220,7 @@ def _store_owner_graph(
         EntityMention.objects.filter(memory_id__in=memory_ids).delete()
         RelationshipEvidence.objects.filter(memory_id__in=memory_ids).delete()
 
+        items = _salient_only(owner_id=owner_id, items=items)
         names: dict[str, Counter] = defaultdict(Counter)
         types: dict[str, Counter] = defaultdict(Counter)
         for _, _, graph in items:
@@ -251,6 +267,44 @@ def _store_owner_graph(
     counts["relationships"] = len(new_relationships)
     counts["relationships_removed"] = removed_relationships
     return counts, set(memory_ids)
+
+
+def _salient_only(*, owner_id: int, items: list) -> list:
+    """Each memory's mentions and relations limited to the entities it keeps: at most
+    MAX_ENTITIES_PER_DOCUMENT, the names the account already knows first (graph.extraction.documents)."""
+    mentions: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    for _, memory_id, graph in items:
+        mentions[memory_id].extend((m.key, m.type) for m in graph.mentions)
+    crowded = {
+        memory_id: found
+        for memory_id, found in mentions.items()
+        if len({key for key, _ in found}) > MAX_ENTITIES_PER_DOCUMENT
+    }
+    if not crowded:
+        return items
+    known = _known_keys(owner_id=owner_id, keys={key for found in crowded.values() for key, _ in found})
+    kept = {memory_id: salient_keys(found, known=known) for memory_id, found in crowded.items()}
+    bounded = []
+    for chunk_id, memory_id, graph in items:
+        keys = kept.get(memory_id)
+        if keys is not None:
+            graph = extractor.ChunkGraph(
+                mentions=[m for m in graph.mentions if m.key in keys],
+                relations=[r for r in graph.relations if r.source_key in keys and r.target_key in keys],
+            )
+        bounded.append((chunk_id, memory_id, graph))
+    return bounded
+
+
+def _known_keys(*, owner_id: int, keys: set[str]) -> set[str]:
+    """Those of these keys the owner's graph already has, as an entity's key or one of its aliases."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT key FROM graph_entity WHERE owner_id = %s AND key = ANY(%s)", [owner_id, list(keys)])
+        known = {key for (key,) in cursor.fetchall()}
+        cursor.execute(f"SELECT aliases FROM graph_entity WHERE owner_id = %s AND {ALIASED_SQL}", [owner_id])
+        for (aliases,) in cursor.fetchall():
+            known.update(keys.intersection(aliases))
+    return known
 
 
 def _surface_aliases_add(*, items: list, entity_ids: dict[str, int]) -> None:

@@ -9,30 +9,44 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
+from graph.extraction.lexicon import english_words
 from graph.models import Entity, EntityMention, EntityType, MemoryExtraction, Relationship, RelationshipEvidence
 from graph.services.sql import lock_owner_graph
 from graph.vocabulary import TYPE_PRIORITY
 from memories.models import Memory
 
+# Lone names the rules may have typed otherwise ("Kahneman argues" as a concept) that can still be the
+# given or family name of a person the account names in full.
+_LONE_NAME_TYPES = (EntityType.PERSON, EntityType.CONCEPT, EntityType.ORGANIZATION, EntityType.PRODUCT)
+
 
 def person_aliases_merge(*, owner_id: int, entity_ids: set[int]) -> int:
-    """A lone first or last name ("Alice") becomes an alias of the one full name it can stand for
-    ("Alice Smith") in the owner's graph. Ambiguous short names (two Alices) stay separate."""
-    persons = list(Entity.objects.filter(owner_id=owner_id, type=EntityType.PERSON).values_list("id", "key"))
+    """A lone given or family name ("Priya", "Kahneman") becomes an alias of the one full name it can
+    stand for ("Priya Nair", "Daniel Kahneman") in the owner's graph, and its mentions become the
+    person's. Ambiguous short names (two Priyas) stay separate. A lone name typed other than person
+    merges only when it is capitalised and no English word: "Wood" the concept is not "Jack Wood"."""
+    rows = list(
+        Entity.objects.filter(owner_id=owner_id, type__in=_LONE_NAME_TYPES).values_list("id", "key", "name", "type")
+    )
     full_names: dict[str, set[int]] = defaultdict(set)
-    for pk, key in persons:
+    for pk, key, _, entity_type in rows:
         parts = key.split()
-        if len(parts) > 1:
+        if len(parts) > 1 and entity_type == EntityType.PERSON:
             full_names[parts[0]].add(pk)
             full_names[parts[-1]].add(pk)
     merged = 0
-    for pk, key in persons:
-        if " " in key:
+    for pk, key, name, entity_type in rows:
+        if " " in key or key not in full_names:
             continue
-        candidates = full_names.get(key, set())
+        if entity_type != EntityType.PERSON and not (name[:1].isupper() and key not in english_words()):
+            continue
+        candidates = full_names[key]
         if len(candidates) == 1:
             (target,) = candidates
             if pk in entity_ids or target in entity_ids:
+                EntityMention.objects.filter(entity_id=pk).exclude(type=EntityType.PERSON).update(
+                    type=EntityType.PERSON
+                )
                 entity_merge(source_id=pk, target_id=target)
                 entity_ids.discard(pk)
                 entity_ids.add(target)
@@ -158,6 +172,8 @@ def relationships_recount(*, relationship_ids: Iterable[int]) -> int:
 # just recounted): when the owner's maximum grows, the thousands of rarely-mentioned entities shift
 # by less than a rounding error, and rewriting every row of a large graph per batch is the cost.
 NORMALISE_TOLERANCE = 0.005
+# The mentions of one memory that count towards an entity's salience.
+MENTIONS_PER_MEMORY = 3
 
 
 def owner_graph_normalise(
@@ -165,8 +181,12 @@ def owner_graph_normalise(
 ) -> None:
     """Salience and weight are relative to the owner's whole graph, so both are renormalised in SQL.
 
-    salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions)/ln(1+max mentions)
+    salience = 0.6 · ln(1+memories)/ln(1+max memories) + 0.4 · ln(1+mentions')/ln(1+max mentions')
     weight   = ln(1+evidence)/ln(1+max evidence)
+
+    where mentions' counts at most MENTIONS_PER_MEMORY mentions per memory: how many memories name
+    an entity says how prominent it is, and one long document repeating a word ("MD" on every page)
+    does not make it so.
 
     The entities and relationships named (the ones whose counts just changed) get the exact value;
     every other row is rewritten only when it is off by more than NORMALISE_TOLERANCE, and not at all
@@ -174,7 +194,7 @@ def owner_graph_normalise(
     """
     salience = (
         "LEAST(1.0, 0.6 * ln(1 + e.memory_count) / ln(1 + m.max_memories)"
-        " + 0.4 * ln(1 + e.mention_count) / ln(1 + m.max_mentions))"
+        f" + 0.4 * ln(1 + LEAST(e.mention_count, {MENTIONS_PER_MEMORY} * e.memory_count)) / ln(1 + m.max_mentions))"
     )
     weight = "LEAST(1.0, ln(1 + r.evidence_count) / ln(1 + m.max_evidence))"
     params: dict[str, int | float | list[int]] = {
@@ -189,7 +209,8 @@ def owner_graph_normalise(
             f"""
             UPDATE graph_entity e SET salience = {salience}
               FROM (SELECT GREATEST(max(memory_count), 1) AS max_memories,
-                           GREATEST(max(mention_count), 1) AS max_mentions
+                           GREATEST(max(LEAST(mention_count, {MENTIONS_PER_MEMORY} * memory_count)), 1)
+                               AS max_mentions
                       FROM graph_entity WHERE owner_id = %(owner)s) m
              WHERE e.owner_id = %(owner)s
                AND ((abs(e.salience - {salience}) > %(tolerance)s {others})
