@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Subquery
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.errors import HttpError, Throttled
@@ -22,7 +23,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from core import throttling
 from core.actors import Actor, set_actor
-from core.models import ApiToken, TokenScope
+from core.models import ApiToken, RateCounter, TokenScope
 from core.tokens import TOKEN_PREFIX, api_token_create
 
 __all__ = [
@@ -77,23 +78,36 @@ def api_token_authenticate(request: HttpRequest, key: str) -> ApiToken | None:
     presented too many wrong tokens lately (KYBERNESIS_API_AUTH_FAILURE_RATE) is refused with Throttled
     (429, Retry-After) whatever token it sends now, so tokens cannot be guessed at speed. A real token
     that expired or was revoked is a TokenRefused: it is no guess, so it is not counted as one."""
-    wait = throttling.auth_failure_wait(request)
-    if wait is not None:
-        raise TooManyWrongTokens(wait)
-    token = api_token_find(key)
+    token = api_token_find(key, failure_key=throttling.auth_failure_key(request))
     if token is None:
+        if (wait := throttling.auth_failure_wait(request)) is not None:
+            raise TooManyWrongTokens(wait)
         throttling.auth_failure_record(request)
     return token
 
 
-def api_token_find(key: str) -> ApiToken | None:
+def api_token_find(key: str, *, failure_key: str | None = None) -> ApiToken | None:
     """The token with this key, its user loaded, or None when there is none or its user is inactive.
-    A token that expired or was revoked raises TokenRefused with the reason."""
+    A token that expired or was revoked raises TokenRefused with the reason.
+
+    With `failure_key` (core.throttling.auth_failure_key) the same statement reads that address's count
+    of wrong tokens, so the request that presents a real token makes one round trip, not two; an address
+    over its limit is refused (TooManyWrongTokens) before anything about the token is said."""
     if not key or len(key) > 200:
         return None
-    token = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash_key(key)).first()
+    tokens = ApiToken.objects.select_related("user").filter(key_hash=ApiToken.hash_key(key))
+    if failure_key is not None:
+        failures = RateCounter.objects.filter(key=failure_key)
+        tokens = tokens.annotate(
+            **{f"failure_{name}": Subquery(failures.values(name)[:1]) for name in ("slot", "count", "previous")}
+        )
+    token = tokens.first()
     if token is None or not token.user.is_active:
         return None
+    if failure_key is not None:
+        counts = (token.failure_slot, token.failure_count, token.failure_previous)  # type: ignore[attr-defined]
+        if (wait := throttling.auth_failure_wait(None, counts=counts)) is not None:
+            raise TooManyWrongTokens(wait)
     now = timezone.now()
     if (reason := token.refusal(now)) is not None:
         raise TokenRefused(reason)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -175,11 +176,21 @@ def search_candidates(
         extra_candidates=extra_candidates,
         exact=exact_for(owner_id),
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
-            "SET LOCAL hnsw.iterative_scan = relaxed_order"
-        )
+    index_settings = (
+        f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
+        "SET LOCAL hnsw.iterative_scan = relaxed_order"
+    )
+    with connection.cursor() as cursor:
+        if isinstance(cursor.cursor, psycopg.ClientCursor):
+            # One round trip instead of four (BEGIN, SET, the statement, COMMIT): parameters are bound
+            # client-side, so the settings and the statement go as one simple query, which PostgreSQL
+            # runs as one implicit transaction that the SET LOCALs last for.
+            cursor.execute(f"{index_settings};\n{sql}", params)
+            while cursor.description is None and cursor.nextset():
+                pass  # past the two SETs' empty results
+            return [Candidate(*row) for row in cursor.fetchall()]
+    with transaction.atomic(), connection.cursor() as cursor:  # server-side binding: one statement each
+        cursor.execute(index_settings)
         cursor.execute(sql, params)
         return [Candidate(*row) for row in cursor.fetchall()]
 
