@@ -14,6 +14,7 @@ pass with the default good-match rule is reported beside it.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import shutil
 import statistics
@@ -250,6 +251,8 @@ def chroma_default_model():
 def run_bm25s(data: SciFact) -> dict:
     import bm25s
 
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each step at DEBUG
+
     started = time.perf_counter()
     tokens = bm25s.tokenize([document_text(d) for d in data.corpus], stopwords="en", show_progress=False)
     retriever = bm25s.BM25()
@@ -268,4 +271,31 @@ def run_bm25s(data: SciFact) -> dict:
         "ingest_s": round(ingest_s, 3),
         "query": _timings(timings, digits=2),
         "ndcg_at_10": data.ndcg(ranked),
+    }
+
+
+def targets(result: dict) -> dict:
+    """The issue's targets against this run's figures (a ratio is None when a side did not run)."""
+    ours, chroma = result.get("kybernesis") or {}, result.get("chroma") or {}
+
+    def ratio(a, b):
+        return round(a / b, 2) if a and b else None
+
+    ingest = ratio(ours.get("ingest_docs_per_s"), chroma.get("ingest_docs_per_s"))
+    query = ratio((ours.get("query") or {}).get("p50_ms"), (chroma.get("query") or {}).get("p50_ms"))
+    ndcg_gain = (
+        round(ours["ndcg_at_10"] - chroma["ndcg_at_10"], 4)
+        if ours.get("ndcg_at_10") is not None and chroma.get("ndcg_at_10") is not None
+        else None
+    )
+    busy = ours.get("busy_p95_over_idle_p95")
+    return {
+        "ingest_over_chroma": ingest,
+        "ingest_met": None if ingest is None else ingest >= 1.5,
+        "query_p50_over_chroma": query,
+        "query_met": None if query is None else query <= 2.0,
+        "ndcg_over_chroma": ndcg_gain,
+        "ndcg_met": None if ndcg_gain is None else ndcg_gain >= 0.08,
+        "busy_p95_over_idle": busy,
+        "busy_met": None if busy is None else busy <= 1.3,
     }
