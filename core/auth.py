@@ -139,17 +139,21 @@ def _token_row(key_hash: str, failure_key: str) -> tuple[ApiToken, tuple | None]
 def _token_sql() -> tuple[str, list[str], list[str]]:
     user_model = get_user_model()
     quote = connection.ops.quote_name
+
+    def column(field) -> str:
+        return quote(str(field.column))
+
     token_fields = [f.attname for f in ApiToken._meta.concrete_fields]
     user_fields = [f.attname for f in user_model._meta.concrete_fields]
-    columns = [f"t.{quote(f.column)}" for f in ApiToken._meta.concrete_fields]
-    columns += [f"u.{quote(f.column)}" for f in user_model._meta.concrete_fields]
-    user_pk = quote(user_model._meta.pk.column)
+    columns = [f"t.{column(f)}" for f in ApiToken._meta.concrete_fields]
+    columns += [f"u.{column(f)}" for f in user_model._meta.concrete_fields]
     sql = (
         f"SELECT {', '.join(columns)}, rc.slot, rc.count, rc.previous "
         f"FROM {quote(ApiToken._meta.db_table)} t "
-        f"JOIN {quote(user_model._meta.db_table)} u ON u.{user_pk} = t.{quote(ApiToken._meta.get_field('user').column)} "
+        f"JOIN {quote(user_model._meta.db_table)} u "
+        f"ON u.{column(user_model._meta.pk)} = t.{column(ApiToken._meta.get_field('user'))} "
         f"LEFT JOIN {quote(RateCounter._meta.db_table)} rc ON rc.key = %s "
-        f"WHERE t.{quote(ApiToken._meta.get_field('key_hash').column)} = %s"
+        f"WHERE t.{column(ApiToken._meta.get_field('key_hash'))} = %s"
     )
     return sql, token_fields, user_fields
 
