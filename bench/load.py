@@ -218,8 +218,9 @@ class Results:
 class Client:
     """One client thread's connection: kept alive, or opened anew for every request."""
 
-    def __init__(self, base_url: str, token: str, *, keep_alive: bool):
+    def __init__(self, base_url: str, token: str, *, keep_alive: bool, timeout: float = 60):
         self.base_url = base_url
+        self.timeout = timeout
         self.host, self.port = base_url.removeprefix("http://").split(":")
         self.headers = {
             "Authorization": f"Bearer {token}",
@@ -232,9 +233,11 @@ class Client:
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         data = json.dumps(body).encode() if body is not None else None
         if self.session is not None:
-            response = self.session.request(method, self.base_url + path, data=data, headers=self.headers, timeout=60)
+            response = self.session.request(
+                method, self.base_url + path, data=data, headers=self.headers, timeout=self.timeout
+            )
             return response.status_code, response.content
-        connection = http.client.HTTPConnection(self.host, int(self.port), timeout=60)
+        connection = http.client.HTTPConnection(self.host, int(self.port), timeout=self.timeout)
         try:
             connection.request(method, path, body=data, headers={**self.headers, "Connection": "close"})
             response = connection.getresponse()
@@ -359,7 +362,8 @@ def _seed(target: Target, *, users: int, memories: int, texts: list[tuple[str, s
     per_user = [memories // users + (1 if i < memories % users else 0) for i in range(users)]
     position = 0
     for token, count in zip(target.tokens, per_user, strict=True):
-        client = Client(server.base_url, token, keep_alive=True)
+        # A batch embeds all its chunks before it answers: on a busy machine that can take minutes.
+        client = Client(server.base_url, token, keep_alive=True, timeout=900)
         ids = target.known_ids.setdefault(token, [])
         for first in range(0, count, 50):
             items = [

@@ -29,7 +29,7 @@ from bench.datasets import read_jsonl, read_qrels
 from bench.load import SEED_SCRIPT, Client, Server, free_port, percentile
 
 QUEUE_SCRIPT = "from django_q.models import OrmQ; print(OrmQ.objects.count())"
-BATCH = 100  # memories per POST /memories/batch (the API takes up to 500)
+BATCH = 50  # memories per POST /memories/batch (the API takes up to 500), and per Chroma add
 
 
 def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
@@ -90,7 +90,8 @@ def run_kybernesis(data: SciFact, *, log: Callable[[str], None], extract_timeout
         server.manage("build_embedding_model")
         token = json.loads(server.manage("shell", "-c", SEED_SCRIPT.format(users=1)).strip().splitlines()[-1])[0]
         server.start()
-        client = Client(server.base_url, token, keep_alive=True)
+        # A batch embeds all its chunks before it answers: on a busy machine that can take minutes.
+        client = Client(server.base_url, token, keep_alive=True, timeout=900)
         log(f"kybernesis: importing {len(data.corpus)} documents in batches of {BATCH}")
         memory_doc: dict[int, str] = {}
         started = time.perf_counter()
