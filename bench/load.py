@@ -60,7 +60,9 @@ def percentile(sorted_values: list[float], q: float) -> float:
 class Server:
     """`python -m kybernesis.serve` (gunicorn + qcluster) on its own data directory and port."""
 
-    def __init__(self, *, data_dir: Path, port: int, log_path: Path, extra_env: dict | None = None):
+    def __init__(self, *, data_dir: Path, port: int, log_path: Path, extra_env: dict | None = None, root: Path = ROOT):
+        self.root = root
+        self.data_dir = data_dir
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
@@ -76,8 +78,8 @@ class Server:
 
     def manage(self, *args: str, timeout: float = 600) -> str:
         done = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *args],
-            cwd=ROOT,
+            [sys.executable, str(self.root / "manage.py"), *args],
+            cwd=self.root,
             env=self.env,
             capture_output=True,
             text=True,
@@ -92,7 +94,7 @@ class Server:
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child writes to it until stop()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "kybernesis.serve"],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -129,6 +131,18 @@ class Server:
             rss.append(round(kb / 1024, 1))
         return rss
 
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time used so far (user + system) by the server's processes (gunicorn, the task worker)
+        and by the embedded PostgreSQL's (its postmaster and every backend)."""
+        own = _cpu_seconds(_descendants(self.process.pid)) if self.process else 0.0
+        database = 0.0
+        try:
+            postmaster = int((self.data_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
+            database = _cpu_seconds([postmaster, *_descendants(postmaster)])
+        except (OSError, ValueError, IndexError):
+            pass
+        return {"server": own, "postgres": database, "total": own + database}
+
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return
@@ -138,6 +152,18 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of these processes (those that exited meanwhile count for nothing)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _descendants(pid: int) -> list[int]:
@@ -192,8 +218,9 @@ class Results:
 class Client:
     """One client thread's connection: kept alive, or opened anew for every request."""
 
-    def __init__(self, base_url: str, token: str, *, keep_alive: bool):
+    def __init__(self, base_url: str, token: str, *, keep_alive: bool, timeout: float = 60):
         self.base_url = base_url
+        self.timeout = timeout
         self.host, self.port = base_url.removeprefix("http://").split(":")
         self.headers = {
             "Authorization": f"Bearer {token}",
@@ -206,9 +233,11 @@ class Client:
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         data = json.dumps(body).encode() if body is not None else None
         if self.session is not None:
-            response = self.session.request(method, self.base_url + path, data=data, headers=self.headers, timeout=60)
+            response = self.session.request(
+                method, self.base_url + path, data=data, headers=self.headers, timeout=self.timeout
+            )
             return response.status_code, response.content
-        connection = http.client.HTTPConnection(self.host, int(self.port), timeout=60)
+        connection = http.client.HTTPConnection(self.host, int(self.port), timeout=self.timeout)
         try:
             connection.request(method, path, body=data, headers={**self.headers, "Connection": "close"})
             response = connection.getresponse()
@@ -309,88 +338,187 @@ def load_texts(data: Path | None, count: int, rng: random.Random) -> tuple[list[
     return docs, queries
 
 
+@dataclass
+class Target:
+    """One server under test: its source tree, its seeded tokens and memories."""
+
+    name: str
+    server: Server
+    data_dir: Path
+    tokens: list[str] = field(default_factory=list)
+    known_ids: dict[str, list[int]] = field(default_factory=dict)
+
+
+def _seed(target: Target, *, users: int, memories: int, texts: list[tuple[str, str]], log) -> None:
+    server = target.server
+    log(f"{target.name}: fresh data directory {target.data_dir} (source {server.root}); migrating")
+    server.manage("migrate", "--noinput")
+    server.manage("build_embedding_model")  # as `make run` does (the model cache is shared)
+    target.tokens = json.loads(server.manage("shell", "-c", SEED_SCRIPT.format(users=users)).strip().splitlines()[-1])
+    log(f"{target.name}: starting the server on {server.base_url}")
+    started = time.monotonic()
+    server.start()
+    log(f"{target.name}: answering after {time.monotonic() - started:.1f} s; seeding {memories} memories")
+    per_user = [memories // users + (1 if i < memories % users else 0) for i in range(users)]
+    position = 0
+    for token, count in zip(target.tokens, per_user, strict=True):
+        # A batch embeds all its chunks before it answers: on a busy machine that can take minutes.
+        client = Client(server.base_url, token, keep_alive=True, timeout=900)
+        ids = target.known_ids.setdefault(token, [])
+        for first in range(0, count, 50):
+            items = [
+                {"title": title[:200], "content": text, "tags": ["bench-load"]}
+                for title, text in texts[position + first : position + min(count, first + 50)]
+            ]
+            status, content = client.request("POST", "/api/v1/memories/batch", {"items": items})
+            if status != 201:
+                raise RuntimeError(f"seeding failed with {status}: {content[:500]!r}")
+            ids.extend(item["id"] for item in json.loads(content)["items"])
+        position += count
+
+
+def _settle(target: Target, *, timeout: float, log) -> float | None:
+    """Wait until the server's task worker has nothing queued (the seed's graph extraction, tags and
+    tiers), so that the phases measure serving, not serving beside a bulk enrichment."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        queued = int(target.server.manage("shell", "-c", QUEUE_SCRIPT).strip().splitlines()[-1])
+        if queued == 0:
+            return round(time.monotonic() - started, 1)
+        log(f"{target.name}: {queued} tasks queued; waiting")
+        time.sleep(5)
+    log(f"{target.name}: still busy after {timeout:.0f} s; measuring anyway")
+    return None
+
+
+QUEUE_SCRIPT = "from django_q.models import OrmQ; print(OrmQ.objects.count())"
+PHASES = (
+    ("search", [True], False),
+    ("search_new_connection", [False], False),
+    ("mixed", [True, False], True),
+)
+
+
 def bench_load(
-    *, seconds: float, clients: int, memories: int, users: int, data: Path | None, keep: bool, seed: int, log
+    *,
+    seconds: float,
+    clients: int,
+    memories: int,
+    users: int,
+    data: Path | None,
+    keep: bool,
+    seed: int,
+    log,
+    baseline: Path | None = None,
+    settle_timeout: float = 600,
 ) -> dict:
+    """The phases against a server of this source tree, and with `baseline` (another checkout, e.g.
+    the main branch) against one of that tree too: both are seeded and settled first, then each
+    phase runs against one and then the other, so the two see the same machine load."""
     rng = random.Random(seed)
     texts, queries = load_texts(data, memories, rng)
-    data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-bench-load-"))
-    # A fresh database and data directory; the built embedding model is reused from this install.
-    server = Server(
-        data_dir=data_dir,
-        port=free_port(),
-        log_path=data_dir / "server.log",
-        # The query-vector cache is off: queries repeat here far more than in real use.
-        extra_env={
-            "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
-            "KYBERNESIS_QUERY_CACHE_SIZE": "0",
-        },
-    )
-    try:
-        log(f"fresh data directory {data_dir}; migrating")
-        server.manage("migrate", "--noinput")
-        server.manage("build_embedding_model")  # as `make run` does (the model cache is shared)
-        tokens = json.loads(server.manage("shell", "-c", SEED_SCRIPT.format(users=users)).strip().splitlines()[-1])
-        log(f"starting the server on {server.base_url}")
-        started = time.monotonic()
-        server.start()
-        log(f"server answering after {time.monotonic() - started:.1f} s; seeding {memories} memories")
-        known_ids: dict[str, list[int]] = {}
-        per_user = [memories // users + (1 if i < memories % users else 0) for i in range(users)]
-        position = 0
-        for token, count in zip(tokens, per_user, strict=True):
-            client = Client(server.base_url, token, keep_alive=True)
-            ids = known_ids.setdefault(token, [])
-            for first in range(0, count, 50):
-                items = [
-                    {"title": title[:200], "content": text, "tags": ["bench-load"]}
-                    for title, text in texts[position + first : position + min(count, first + 50)]
-                ]
-                status, content = client.request("POST", "/api/v1/memories/batch", {"items": items})
-                if status != 201:
-                    raise RuntimeError(f"seeding failed with {status}: {content[:500]!r}")
-                ids.extend(item["id"] for item in json.loads(content)["items"])
-            position += count
-        texts = texts[position:] or texts
-        phases = {}
-        common = {
-            "base_url": server.base_url,
-            "tokens": tokens,
-            "queries": queries,
-            "known_ids": known_ids,
-            "clients": clients,
-            "texts": texts,
-        }
-        log("warm-up: 5 s of searches (not measured)")
-        run_phase(**common, seconds=min(5, seconds), keep_alive=[True], mixed=False, seed=seed)
-        created: list[tuple[str, int]] = []
-        for name, keep_alive, mixed in (
-            ("search", [True], False),
-            ("search_new_connection", [False], False),
-            ("mixed", [True, False], True),
-        ):
-            log(f"phase {name}: {clients} clients for {seconds:g} s")
-            results = run_phase(**common, seconds=seconds, keep_alive=keep_alive, mixed=mixed, seed=seed + len(phases))
-            phases[name] = results.summary(seconds)
-            created.extend(results.created)
-            log(f"  {json.dumps(phases[name])}")
-        rss = server.web_worker_rss_mb()
-        lost = sum(
-            not _stored(Client(server.base_url, token, keep_alive=True), memory_id) for token, memory_id in created
+    seeded = texts[:memories]
+    texts = texts[memories:] or texts
+    targets: list[Target] = []
+    for name, root in (("baseline", baseline), ("this", ROOT)) if baseline else (("this", ROOT),):
+        data_dir = Path(tempfile.mkdtemp(prefix=f"kybernesis-bench-load-{name}-"))
+        # A fresh database and data directory; the built embedding model is reused from this install.
+        server = Server(
+            data_dir=data_dir,
+            port=free_port(),
+            log_path=data_dir / "server.log",
+            root=Path(root),
+            # The query-vector cache is off: queries repeat here far more than in real use.
+            extra_env={
+                "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
+                "KYBERNESIS_QUERY_CACHE_SIZE": "0",
+            },
         )
-        return {
-            **phases,
-            "errors": sum(phase["errors"] for phase in phases.values()),
-            "lost_writes": lost,
-            "writes": len(created),
-            "clients": clients,
-            "seconds": seconds,
-            "web_workers": len(rss),
-            "web_worker_rss_mb": rss,
-        }
+        targets.append(Target(name=name, server=server, data_dir=data_dir))
+    try:
+        for target in targets:
+            _seed(target, users=users, memories=memories, texts=seeded, log=log)
+        settled = {target.name: _settle(target, timeout=settle_timeout, log=log) for target in targets}
+        phases: dict[str, dict] = {target.name: {} for target in targets}
+        created: dict[str, list[tuple[str, int]]] = {target.name: [] for target in targets}
+        for target in targets:
+            log(f"{target.name}: warm-up, 5 s of searches (not measured)")
+            run_phase(
+                **_common(target, queries, clients, texts),
+                seconds=min(5, seconds),
+                keep_alive=[True],
+                mixed=False,
+                seed=seed,
+            )
+        for index, (phase, keep_alive, mixed) in enumerate(PHASES):
+            for target in targets:
+                log(f"{target.name}: phase {phase}, {clients} clients for {seconds:g} s")
+                cpu_before = target.server.cpu_seconds()
+                results = run_phase(
+                    **_common(target, queries, clients, texts),
+                    seconds=seconds,
+                    keep_alive=keep_alive,
+                    mixed=mixed,
+                    seed=seed + 1 + index,
+                )
+                cpu = {key: value - cpu_before[key] for key, value in target.server.cpu_seconds().items()}
+                summary = results.summary(seconds)
+                served = max(1, summary["requests"])
+                summary["cpu_ms_per_request"] = {key: round(value * 1000 / served, 2) for key, value in cpu.items()}
+                summary["load_average"] = round(os.getloadavg()[0], 2)
+                phases[target.name][phase] = summary
+                created[target.name].extend(results.created)
+                log(f"  {json.dumps(summary)}")
+        reports = {}
+        for target in targets:
+            rss = target.server.web_worker_rss_mb()
+            lost = sum(
+                not _stored(Client(target.server.base_url, token, keep_alive=True), memory_id)
+                for token, memory_id in created[target.name]
+            )
+            reports[target.name] = {
+                **phases[target.name],
+                "errors": sum(phase["errors"] for phase in phases[target.name].values()),
+                "lost_writes": lost,
+                "writes": len(created[target.name]),
+                "settled_s": settled[target.name],
+                "web_workers": len(rss),
+                "web_worker_rss_mb": rss,
+            }
+        result = {**reports["this"], "clients": clients, "seconds": seconds}
+        if baseline:
+            result["baseline"] = {**reports["baseline"], "source": str(baseline)}
+            result["this_over_baseline"] = {
+                phase: {
+                    "rps": _ratio(reports["this"][phase]["rps"], reports["baseline"][phase]["rps"]),
+                    "p95_ms": _ratio(reports["this"][phase]["p95_ms"], reports["baseline"][phase]["p95_ms"]),
+                    "cpu_ms_per_request": _ratio(
+                        reports["this"][phase]["cpu_ms_per_request"]["total"],
+                        reports["baseline"][phase]["cpu_ms_per_request"]["total"],
+                    ),
+                }
+                for phase, _, _ in PHASES
+            }
+        return result
     finally:
-        server.stop()
-        if keep:
-            log(f"kept {data_dir}")
-        else:
-            shutil.rmtree(data_dir, ignore_errors=True)
+        for target in targets:
+            target.server.stop()
+            if keep:
+                log(f"kept {target.data_dir}")
+            else:
+                shutil.rmtree(target.data_dir, ignore_errors=True)
+
+
+def _common(target: Target, queries: list[str], clients: int, texts: list[tuple[str, str]]) -> dict:
+    return {
+        "base_url": target.server.base_url,
+        "tokens": target.tokens,
+        "queries": queries,
+        "known_ids": target.known_ids,
+        "clients": clients,
+        "texts": texts,
+    }
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None

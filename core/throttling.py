@@ -142,19 +142,34 @@ def request_limits(request: HttpRequest, user) -> list[Limit]:
     ]
 
 
-def auth_failure_wait(request: HttpRequest) -> int | None:
+def auth_failure_key(request: HttpRequest) -> str | None:
+    """The counter of wrong tokens from this request's address; None while that limit is off."""
+    if parse_rate(settings.KYBERNESIS_API_AUTH_FAILURE_RATE) is None:
+        return None
+    return f"auth-failure:{client_address(request)}"
+
+
+_UNREAD = object()
+
+
+def auth_failure_wait(request: HttpRequest | None, *, counts=_UNREAD) -> int | None:
     """Seconds this address must wait before it may present another token, after too many wrong
-    ones within KYBERNESIS_API_AUTH_FAILURE_RATE; None when it may try now. Does not count."""
+    ones within KYBERNESIS_API_AUTH_FAILURE_RATE; None when it may try now. Does not count.
+
+    `counts` is the address's counter row (slot, count, previous), or None when it has none, for a
+    caller that read it with a statement of its own (the token lookup does); otherwise it is read here."""
     rate = parse_rate(settings.KYBERNESIS_API_AUTH_FAILURE_RATE)
     if rate is None:
         return None
-    key, now = f"auth-failure:{client_address(request)}", time.time()
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT slot, count, previous FROM core_ratecounter WHERE key = %s", [key])
-        row = cursor.fetchone()
-    if row is None:
+    if counts is _UNREAD:
+        with connection.cursor() as cursor:
+            key = f"auth-failure:{client_address(request)}"  # type: ignore[arg-type]
+            cursor.execute("SELECT slot, count, previous FROM core_ratecounter WHERE key = %s", [key])
+            counts = cursor.fetchone()
+    if counts is None or counts[0] is None:
         return None
-    slot, count, previous = row
+    slot, count, previous = counts
+    now = time.time()
     current = int(now // rate.seconds)
     if slot != current:  # the stored slot is over: it is now the previous one, or older
         count, previous = 0, count if slot == current - 1 else 0

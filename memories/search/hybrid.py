@@ -35,13 +35,12 @@ import numpy as np
 from django.conf import settings
 
 from memories import embedding
-from memories.models import CorpusStat, MemoryChunk
 from memories.search import relevance
 from memories.search.filters import SearchError, SearchFilters, validate_request
 from memories.search.results import SearchResponse, SearchResult, group_by_memory
 from memories.search.scoring import candidate_scores, order_results, term_pattern
 from memories.search.snippets import make_snippet
-from memories.search.statement import search_candidates
+from memories.search.statement import owner_chunk_count, passage_details, search_candidates
 
 
 def default_min_score() -> float:
@@ -157,12 +156,7 @@ def hybrid_search(
     results = order_results(kept, floor=None if floor is None else limits[2])[:limit]
     # Chunk texts are read for the returned passages only, not for every candidate.
     wanted = [r.chunk_id for r in results] + [p.chunk_id for r in results for p in r.more_passages]
-    details = {
-        pk: (text, created, start, end)
-        for pk, text, created, start, end in MemoryChunk.objects.filter(
-            owner_id=owner_id, pk__in=wanted, memory__trashed_at=None
-        ).values_list("pk", "text", "memory__created_at", "char_start", "char_end")
-    }
+    details = passage_details(owner_id, wanted)
     results = [r for r in results if r.chunk_id in details]  # a memory deleted or trashed mid-search drops out
     for result in results:
         result.text, result.created_at, result.char_start, result.char_end = details[result.chunk_id]
@@ -188,8 +182,7 @@ def _other_memories_too(owner_id: int, query: str, qvec, candidates: list, *, li
     per_memory = Counter(c.memory_id for c in candidates)
     if not per_memory or len(per_memory) >= limit or max(per_memory.values()) < _FLOODING_CHUNKS:
         return candidates
-    owner_chunks = CorpusStat.objects.filter(owner_id=owner_id).values_list("chunk_count", flat=True).first() or 0
-    if len(candidates) >= owner_chunks:  # every chunk was a candidate: nothing is hidden
+    if len(candidates) >= owner_chunk_count(owner_id):  # every chunk was a candidate: nothing is hidden
         return candidates
     others = replace(filters, exclude_memory_ids=(*filters.exclude_memory_ids, *per_memory, *excluded))
     return candidates + search_candidates(owner_id, query, qvec, limit=limit, filters=others)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -107,8 +108,16 @@ def exact_for(owner_id: int) -> bool:
     bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
     if bound <= 0:
         return False
-    chunks = CorpusStat.objects.filter(owner_id=owner_id).values_list("chunk_count", flat=True).first()
-    return (chunks or 0) <= bound
+    return owner_chunk_count(owner_id) <= bound
+
+
+def owner_chunk_count(owner_id: int) -> int:
+    """How many chunks the owner has, as the lexical index counts them (CorpusStat); 0 for none.
+    Read on every search, so as one plain statement rather than a queryset built each time."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT chunk_count FROM {CorpusStat._meta.db_table} WHERE owner_id = %s", [owner_id])
+        row = cursor.fetchone()
+    return row[0] if row else 0
 
 
 def search_statement(
@@ -175,11 +184,21 @@ def search_candidates(
         extra_candidates=extra_candidates,
         exact=exact_for(owner_id),
     )
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
-            "SET LOCAL hnsw.iterative_scan = relaxed_order"
-        )
+    index_settings = (
+        f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
+        "SET LOCAL hnsw.iterative_scan = relaxed_order"
+    )
+    with connection.cursor() as cursor:
+        if isinstance(cursor.cursor, psycopg.ClientCursor):
+            # One round trip instead of four (BEGIN, SET, the statement, COMMIT): parameters are bound
+            # client-side, so the settings and the statement go as one simple query, which PostgreSQL
+            # runs as one implicit transaction that the SET LOCALs last for.
+            cursor.execute(f"{index_settings};\n{sql}", params)
+            while cursor.description is None and cursor.nextset():
+                pass  # past the two SETs' empty results
+            return [Candidate(*row) for row in cursor.fetchall()]
+    with transaction.atomic(), connection.cursor() as cursor:  # server-side binding: one statement each
+        cursor.execute(index_settings)
         cursor.execute(sql, params)
         return [Candidate(*row) for row in cursor.fetchall()]
 
@@ -187,3 +206,20 @@ def search_candidates(
 def _vector_literal(vector) -> str:
     """The query vector as pgvector reads it."""
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+_PASSAGES_SQL = """
+SELECT c.id, c.text, m.created_at, c.char_start, c.char_end
+FROM memories_memorychunk c JOIN memories_memory m ON m.id = c.memory_id
+WHERE c.owner_id = %s AND c.id = ANY(%s) AND m.trashed_at IS NULL
+"""
+
+
+def passage_details(owner_id: int, chunk_ids: list[int]) -> dict[int, tuple]:
+    """(text, memory created_at, char_start, char_end) of the chunks a search returns, by chunk id; a
+    chunk whose memory was deleted or trashed meanwhile is absent."""
+    if not chunk_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(_PASSAGES_SQL, [owner_id, list(chunk_ids)])
+        return {pk: (text, created, start, end) for pk, text, created, start, end in cursor.fetchall()}

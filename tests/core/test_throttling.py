@@ -12,6 +12,7 @@ from core import throttling
 from core.auth import api_token_create
 from core.models import RateCounter
 from core.throttling import Limit, Rate, estimate, hit, parse_rate, retry_after
+from core.tokens import api_token_revoke
 
 
 @pytest.mark.parametrize(
@@ -158,3 +159,28 @@ def test_the_ninja_throttle_keeps_its_wait_per_thread(rf):
     thread.start()
     thread.join()
     assert seen == [None] and throttle.wait() == 7
+
+
+@pytest.mark.django_db
+def test_a_revoked_token_from_a_locked_out_address_is_refused_as_a_guess_would_be(client, user, settings):
+    # The lookup reads the address's wrong-token count in the token's own statement; the lock-out is
+    # decided before anything about the token is said, so the 429 tells a guesser nothing.
+    settings.KYBERNESIS_API_AUTH_FAILURE_RATE = "2/m"
+    token, revoked = api_token_create(user=user)
+    api_token_revoke(token=token)
+    assert client.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer {revoked}").status_code == 401
+    for i in range(2):
+        client.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer kyb_wrong{i}")
+    assert client.get("/api/v1/memories", HTTP_AUTHORIZATION=f"Bearer {revoked}").status_code == 429
+
+
+@pytest.mark.django_db
+def test_a_working_token_costs_one_statement_with_the_address_count_in_it(user, settings, django_assert_num_queries):
+    from core.auth import api_token_find
+
+    settings.KYBERNESIS_API_AUTH_FAILURE_RATE = "5/m"
+    _, key = api_token_create(user=user)
+    api_token_find(key)  # the first use writes last_used_at (at most once a minute)
+    with django_assert_num_queries(1):
+        token = api_token_find(key, failure_key="auth-failure:10.0.0.1")
+    assert token.user == user and token.user.is_active

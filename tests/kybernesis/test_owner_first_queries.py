@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -62,7 +62,7 @@ BY_ANOTHER_KEY = {
 # would pass on the shapes it never saw (module:function of the innermost project frame).
 CALL_SITES = {
     "memories.search.statement:search_candidates",  # the search statement (vector, lexical, metadata CTEs)
-    "memories.search.hybrid:hybrid_search",  # the returned results' chunk texts, for snippets
+    "memories.search.statement:passage_details",  # the returned results' chunk texts, for snippets
     "memories.search.lexical:index_memories",  # postings, term and corpus statistics of new chunks
     "memories.search.lexical:unindex_memories",  # and their removal before chunks go
     "memories.services.memory:_create",  # chunk rows of new memories
@@ -81,6 +81,7 @@ CALL_SITES = {
     "graph.services.links:_semantic_evidence",  # memory links: centroids of each memory's chunks
 }
 OWNER_CONDITION = re.compile(r"\bowner_id\s*=|=\s*\(?\w*\.?owner_id\b")
+LEADING_SETTINGS = re.compile(r"^(?:SET\s+LOCAL\s[^;]*;\s*)+", re.IGNORECASE)
 JOIN_CONDITIONS = ("Hash Cond", "Merge Cond", "Join Filter")
 SCAN_CONDITIONS = ("Filter", "Index Cond", "Recheck Cond", "TID Cond")
 INSERT_INTO_CHUNKS = re.compile(
@@ -174,7 +175,9 @@ def explain(statement: Statement) -> dict:
 def problems_of(statement: Statement, excused: set | None = None) -> list[str]:
     """Why this statement on the chunk tables does not name the owner (empty when it does). The
     exceptions of BY_ANOTHER_KEY it falls under are added to `excused`."""
-    sql = statement.sql.strip()
+    # The search sends its SET LOCALs and its statement as one query string: the statement is checked.
+    sql = LEADING_SETTINGS.sub("", statement.sql.strip())
+    statement = replace(statement, sql=sql)
     if sql.startswith(CASCADE_COLLECTOR):
         return []
     problems = [

@@ -16,7 +16,7 @@ TOO_MANY = "connection failed: FATAL:  sorry, too many clients already"
 
 @pytest.fixture
 def refusing_token_lookup(monkeypatch):
-    def refuse(_token):
+    def refuse(_token, **_lookup):
         raise OperationalError(TOO_MANY)
 
     monkeypatch.setattr("core.auth.api_token_find", refuse)
@@ -57,7 +57,7 @@ def test_a_page_whose_session_cannot_be_loaded_gets_a_busy_page_with_retry_after
 
 
 def test_other_errors_stay_500s(db, monkeypatch):
-    def broken(_token):
+    def broken(_token, **_lookup):
         raise RuntimeError("a real bug")
 
     monkeypatch.setattr("core.auth.api_token_find", broken)

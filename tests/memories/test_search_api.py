@@ -190,3 +190,14 @@ def test_a_title_filter_too_long_counts_characters(api):
     ):
         assert response.status_code == 422
         assert "at most 500 characters" in json.dumps(response.json())
+
+
+def test_an_api_search_makes_five_statements(api, notes, settings, django_assert_num_queries):
+    settings.KYBERNESIS_API_RATE = "600/m"  # the tests' settings turn the limits off
+    # The token with the address's wrong-token count, the rate counters, the owner's chunk count, the
+    # search statement (its SET LOCALs in the same round trip) and the returned passages' texts.
+    api.post("/api/v1/search", {"query": "garage repair"})  # the token's last use is written once a minute
+    with django_assert_num_queries(5):
+        response = api.post("/api/v1/search", {"query": "garage repair"})
+    assert response.status_code == 200
+    assert [r["title"] for r in response.json()["results"]] == ["Garage"]
