@@ -59,7 +59,11 @@ def search_latency(data_dir: Path) -> Figure:
     points = []
     for size in sizes:
         figures = latest(
-            data["rows"], lambda f, size=size: f["chunks"] == size and f["product_choice"] and "p50_ms" in f
+            data["rows"],
+            # The runs before the scale runs (uniform random vectors, a quieter machine); those have their own plot.
+            lambda f, size=size: (
+                f["chunks"] == size and f["product_choice"] and "p50_ms" in f and "recall_at_10" not in f
+            ),
         )
         if figures:
             points.append(figures)
@@ -84,7 +88,7 @@ def search_latency(data_dir: Path) -> Figure:
     ax.set_xlabel("chunks of the searching owner")
     ax.set_ylabel("ms per search")
     ax.set_ylim(0, max(data["target"]["p95_ms"], *(p["p99_ms"] for p in points)) * 1.2)
-    ax.set_title("Hybrid search latency against collection size")
+    ax.set_title("Hybrid search latency against collection size (uniform random vectors)")
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     return fig
 
@@ -136,8 +140,10 @@ def search_scale(data_dir: Path) -> Figure:
     cost.set_ylabel("build minutes (data and indexes)")
     disk.set_ylabel("HNSW index, GB")
     cost.set_title("Cost", fontsize=10)
-    cost.legend(loc="upper left", fontsize=7, frameon=False)
-    disk.legend(loc="upper left", fontsize=7, frameon=False, bbox_to_anchor=(0, 0.9))
+    handles = cost.get_legend_handles_labels()[0] + disk.get_legend_handles_labels()[0]
+    cost.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
+    cost.set_ylim(0, max([p["build"]["total_min"] for p in points] or [1]) * 1.3)
+    disk.set_ylim(0, max([p["sizes_mb"]["hnsw_active_index"] / 1024 for p in points] or [1]) * 1.3)
     for ax in (latency, recall):
         ax.set_xscale("log")
         ax.set_xticks(xs, labels)
@@ -157,7 +163,7 @@ def search_ef(data_dir: Path) -> Figure:
     fig = Figure(figsize=(6.4, 3.6))
     ax = fig.subplots()
     for p in _scale_rows(data):
-        sweep = p["ef_search_sweep"]
+        sweep = [{"ef_search": int(ef), **figures} for ef, figures in p["ef_search_sweep"].items()]
         ax.plot([s["p95_ms"] for s in sweep], [s["recall_at_10"] for s in sweep], "o-", label=f"{p['chunks']:,} chunks")
         for s in sweep:
             ax.annotate(

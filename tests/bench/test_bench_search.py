@@ -85,9 +85,7 @@ def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["chunks"] == 300 and result["build"]["mode"] == "bulk"
     assert set(result["build"]["index_mb"]) == set(indexes)
-    assert {"load", "lexical", "constraints", "index memorychunk_hnsw_active"} <= set(
-        result["build"]["phases_s"]
-    )
+    assert {"load", "lexical", "constraints", "index memorychunk_hnsw_active"} <= set(result["build"]["phases_s"])
     assert bulk.constraint_definitions() == constraints
     _assert_same_indexes(bulk.index_definitions(), indexes)
 
