@@ -6,6 +6,7 @@ import json
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,7 @@ def test_bench_search_builds_its_corpus_and_reports_percentiles():
     # Disk and memory.
     assert result["sizes_mb"]["postings_rows"] > 0 and result["sizes_mb"]["database"] > 0
     assert result["memory"]["shared_buffers"]
-    assert result["hnsw"] == {"m": 16, "ef_construction": 64, "ef_search": 40}
+    assert result["hnsw"] == {"m": 16, "ef_construction": 64, "ef_search": settings.KYBERNESIS_SEARCH_EF_SEARCH}
 
 
 @pytest.mark.parametrize(
