@@ -5,8 +5,9 @@ their lexical postings, is far too slow: every row walks the HNSW graph. Here, i
 
 1. the indexes that slow a load are dropped, their definitions read from `pg_indexes` first, so
    what is re-created is exactly what the migrations made (nothing is restated here);
-2. the memories are inserted, then every chunk in one binary COPY (pgvector's psycopg dumper sends
-   each vector as 1,536 bytes instead of 384 formatted floats);
+2. the corpus is generated and sent in batches of COPY_BATCH chunks: each batch's memories by one
+   COPY (their ids drawn from the table's sequence first), then its chunks by one binary COPY
+   (pgvector's psycopg dumper sends each vector as 1,536 bytes instead of 384 formatted floats);
 3. the lexical index is built set-based, per owner (`lexical.reindex_owner`);
 4. the dropped indexes are re-created, the HNSW ones with parallel maintenance workers and enough
    `maintenance_work_mem` for the graph to fit (pgvector's notice when it does not is reported).
@@ -21,16 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-import numpy as np
 from django.db import connection, transaction
-from django.utils import timezone
 
-from bench.synthetic import sentence
+from bench import pgmemory
+from bench.synthetic import Corpus
 from memories import embedding
 from memories.models import Memory
 from memories.search import lexical
@@ -48,7 +46,7 @@ DEFERRED_INDEXES = (
 DEFERRED_CONSTRAINT_TABLES = ("memories_memorychunk", "memories_chunkterm")
 DEFERRED_UNIQUE = ("chunkterm_chunk_lexeme_unique",)
 CHUNKS_PER_MEMORY = 4
-MEMORY_BATCH = 5000
+COPY_BATCH = 10_000  # chunks generated and sent per COPY
 LEXICAL_BATCH = 20_000  # memories per set-based statement (80,000 chunks)
 # What the HNSW graph of one 384-dimension vector takes in memory while it is built (the vector,
 # its neighbour lists at m=16 and pgvector's element header, about 2.3 KB), with headroom.
@@ -98,8 +96,9 @@ def build_workers() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-def bulk_build(owner, chunks: int, rng: random.Random, *, progress: Callable[[str], None]) -> dict:
-    """Replace `owner`'s corpus with `chunks` synthetic chunks; returns the phase timings and sizes."""
+def bulk_build(owner, chunks: int, corpus: Corpus, *, progress: Callable[[str], None]) -> dict:
+    """Replace `owner`'s corpus with `chunks` synthetic chunks; returns the phase timings, the index
+    sizes and PostgreSQL's memory peaks while it built."""
     from pgvector.psycopg import register_vector
 
     report: dict = {"mode": "bulk", "phases_s": {}, "index_mb": {}}
@@ -122,9 +121,7 @@ def bulk_build(owner, chunks: int, rng: random.Random, *, progress: Callable[[st
         definitions = index_definitions()
         constraints = constraint_definitions()
         workers = build_workers()
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_backend_pid()")
-            backend_pid = cursor.fetchone()[0]
+        with connection.cursor() as cursor, pgmemory.Sampler(pgmemory.backend_pid()) as memory:
             # Django's foreign keys are deferred to the commit; the ones left in place (the
             # memories') are checked row by row instead, so no trigger events queue up for the
             # commit (and CREATE INDEX refuses a table with pending trigger events).
@@ -135,8 +132,7 @@ def bulk_build(owner, chunks: int, rng: random.Random, *, progress: Callable[[st
                 cursor.execute(f'ALTER TABLE "{table}" DROP CONSTRAINT "{name}"')
             # Sorts and hashes of the set-based lexical build and the index builds stay in memory.
             cursor.execute("SET LOCAL work_mem = '256MB'")
-            memory_ids = timed("load_memories", lambda: _insert_memories(owner, chunks, rng))
-            timed("load_chunks", lambda: _copy_chunks(cursor, owner.pk, memory_ids, chunks, rng))
+            timed("load", lambda: _copy_chunks(cursor, owner.pk, chunks, corpus))
             timed("lexical", lambda: lexical.reindex_owner(owner.pk, batch=LEXICAL_BATCH))
             cursor.execute("SELECT count(*) FROM memories_memorychunk")
             rows = cursor.fetchone()[0]
@@ -155,14 +151,14 @@ def bulk_build(owner, chunks: int, rng: random.Random, *, progress: Callable[[st
             for name in definitions:
                 cursor.execute("SELECT pg_relation_size(%s::regclass)", [name])
                 report["index_mb"][name] = round(cursor.fetchone()[0] / 2**20, 1)
-            report.update(
-                table_rows=rows,
-                maintenance_work_mem_mb=mem_mb,
-                parallel_maintenance_workers=workers,
-                graph_fit_maintenance_work_mem=not any("maintenance_work_mem" in n for n in notices),
-                build_notices=notices,
-                backend_peak_rss_mb=_peak_rss_mb(backend_pid),
-            )
+        report.update(
+            table_rows=rows,
+            maintenance_work_mem_mb=mem_mb,
+            parallel_maintenance_workers=workers,
+            graph_fit_maintenance_work_mem=not any("maintenance_work_mem" in n for n in notices),
+            build_notices=notices,
+            memory_peaks_mb=memory.peaks,
+        )
     # After the commit: VACUUM cannot run in a transaction. It sets the visibility map, which the
     # lexical index's index-only scans need (autovacuum would do the same a little later).
     with connection.cursor() as cursor:
@@ -170,10 +166,32 @@ def bulk_build(owner, chunks: int, rng: random.Random, *, progress: Callable[[st
             "vacuum_analyze",
             lambda: cursor.execute("VACUUM (ANALYZE) memories_memorychunk, memories_chunkterm, memories_memory"),
         )
-        cursor.execute("SHOW shared_buffers")
-        report["shared_buffers"] = cursor.fetchone()[0]
     report["build_s"] = round(sum(phases.values()), 1)
     return report
+
+
+def sizes_mb() -> dict:
+    """Disk taken by the search's tables and indexes (all owners), and by the whole database."""
+    out: dict = {}
+    with connection.cursor() as cursor:
+        for key, expression in (
+            ("chunk_table", "pg_table_size('memories_memorychunk')"),
+            ("hnsw_active_index", "pg_relation_size('memorychunk_hnsw_active')"),
+            (
+                "chunk_other_indexes",
+                "pg_indexes_size('memories_memorychunk') - pg_relation_size('memorychunk_hnsw_active') - pg_relation_size('memorychunk_hnsw_archive')",
+            ),
+            ("postings_table", "pg_table_size('memories_chunkterm')"),
+            ("postings_indexes", "pg_indexes_size('memories_chunkterm')"),
+            ("term_stats", "pg_total_relation_size('memories_termstat')"),
+            ("memory_table", "pg_total_relation_size('memories_memory')"),
+            ("database", "pg_database_size(current_database())"),
+        ):
+            cursor.execute(f"SELECT {expression}")
+            out[key] = round(cursor.fetchone()[0] / 2**20, 1)
+        cursor.execute("SELECT count(*) FROM memories_chunkterm")
+        out["postings_rows"] = cursor.fetchone()[0]
+    return out
 
 
 def _add_constraints(cursor, constraints: list[tuple[str, str, str]]) -> None:
@@ -190,52 +208,61 @@ def _delete_owner(cursor, owner_id: int) -> None:
     cursor.execute("DELETE FROM memories_memory WHERE owner_id = %s", [owner_id])
 
 
-def _insert_memories(owner, chunks: int, rng: random.Random) -> list[int]:
-    now = timezone.now()
-    count = -(-chunks // CHUNKS_PER_MEMORY)
-    ids: list[int] = []
-    for start in range(0, count, MEMORY_BATCH):
-        created = Memory.objects.bulk_create(
-            [
-                Memory(
-                    owner=owner,
-                    title=sentence(rng)[:80],
-                    content="(synthetic benchmark memory)",
-                    content_hash=hashlib.sha256(f"bulk-{i}".encode()).hexdigest(),
-                    auto_tags=[{"tag": "upload", "confidence": 1.0}],
-                    tags=["upload"],
-                    created_at=now,
-                    updated_at=now,
-                )
-                for i in range(start, min(count, start + MEMORY_BATCH))
-            ]
-        )
-        ids.extend(m.pk for m in created)
+def _memory_columns() -> tuple[list[str], list]:
+    """The memory table's columns (all but the id) and the values a new synthetic memory stores in
+    them, as Django itself would write them (defaults, auto_now, JSON): one template row."""
+    template = Memory(title="", content="(synthetic benchmark memory)", content_hash="")
+    template.auto_tags = [{"tag": "upload", "confidence": 1.0}]
+    template.tags = ["upload"]
+    columns, values = [], []
+    for field in Memory._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        columns.append(field.column)
+        values.append(field.get_db_prep_save(field.pre_save(template, add=True), connection))
+    return columns, values
+
+
+def _insert_memories(cursor, owner_id: int, titles: list[str], *, first: int) -> list[int]:
+    """One memory per title, by COPY (Django's bulk_create builds an object and a parameter list per
+    row: 130 s for 250,000 memories here), with ids drawn from the table's own sequence first so the
+    chunks can point at them. `first` numbers the content hashes across batches."""
+    columns, template = _memory_columns()
+    at = {name: columns.index(name) for name in ("owner_id", "title", "content_hash")}
+    cursor.execute(
+        "SELECT nextval(pg_get_serial_sequence('memories_memory', 'id')) FROM generate_series(1, %s)", [len(titles)]
+    )
+    ids = [row[0] for row in cursor.fetchall()]
+    with cursor.copy(f"COPY memories_memory (id, {', '.join(columns)}) FROM STDIN") as copy:
+        for i, (pk, title) in enumerate(zip(ids, titles, strict=True)):
+            row = [pk, *template]
+            row[1 + at["owner_id"]] = owner_id
+            row[1 + at["title"]] = title[:80]
+            row[1 + at["content_hash"]] = hashlib.sha256(f"bulk-{first + i}".encode()).hexdigest()
+            copy.write_row(row)
     return ids
 
 
-def _copy_chunks(cursor, owner_id: int, memory_ids: list[int], chunks: int, rng: random.Random) -> None:
+def _copy_chunks(cursor, owner_id: int, chunks: int, corpus: Corpus) -> None:
+    """The memories and their chunks, batch by batch: the memories of a batch by COPY first (their
+    ids are needed), then its chunks by one binary COPY each."""
     from pgvector import Vector
 
-    np_rng = np.random.default_rng(rng.randrange(2**32))
     model = embedding.model_name()
-    with cursor.copy(
-        "COPY memories_memorychunk (owner_id, memory_id, position, text, char_start, char_end, "
-        "text_hash, embedding, embedding_model, tier) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        copy.set_types(["int4", "int8", "int4", "text", "int4", "int4", "varchar", "vector", "varchar", "varchar"])
-        for start in range(0, chunks, 10_000):
-            n = min(10_000, chunks - start)
-            vectors = np_rng.normal(size=(n, 384)).astype(np.float32)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            for i in range(n):
-                k = start + i
-                text = " ".join(sentence(rng) for _ in range(rng.randint(4, 8)))
+    done = 0
+    for titles, texts, vectors in corpus.chunks(chunks, per_memory=CHUNKS_PER_MEMORY, batch=COPY_BATCH):
+        memory_ids = _insert_memories(cursor, owner_id, titles, first=done // CHUNKS_PER_MEMORY)
+        with cursor.copy(
+            "COPY memories_memorychunk (owner_id, memory_id, position, text, char_start, char_end, "
+            "text_hash, embedding, embedding_model, tier) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int4", "int8", "int4", "text", "int4", "int4", "varchar", "vector", "varchar", "varchar"])
+            for i, text in enumerate(texts):
                 copy.write_row(
                     (
                         owner_id,
-                        memory_ids[k // CHUNKS_PER_MEMORY],
-                        k % CHUNKS_PER_MEMORY,
+                        memory_ids[i // CHUNKS_PER_MEMORY],
+                        i % CHUNKS_PER_MEMORY,
                         text,
                         0,
                         len(text),
@@ -245,15 +272,13 @@ def _copy_chunks(cursor, owner_id: int, memory_ids: list[int], chunks: int, rng:
                         "hot",
                     )
                 )
+        done += len(texts)
 
 
-def _peak_rss_mb(pid: int) -> float | None:
-    """The database backend's peak resident memory (VmHWM, shared memory it touched included), when
-    the server runs on this machine."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        return None
-    return None
+def hnsw_parameters() -> dict:
+    """m and ef_construction of the active HNSW index as it was built (from its reloptions)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'memorychunk_hnsw_active'")
+        row = cursor.fetchone()
+    options = dict(option.split("=", 1) for option in (row[0] or [])) if row else {}
+    return {"m": int(options.get("m", 16)), "ef_construction": int(options.get("ef_construction", 64))}

@@ -17,6 +17,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+from matplotlib import ticker
 from matplotlib.figure import Figure
 
 PLOTS_DIR = "benchmarks/plots"
@@ -59,7 +60,11 @@ def search_latency(data_dir: Path) -> Figure:
     points = []
     for size in sizes:
         figures = latest(
-            data["rows"], lambda f, size=size: f["chunks"] == size and f["product_choice"] and "p50_ms" in f
+            data["rows"],
+            # The runs before the scale runs (uniform random vectors, a quieter machine); those have their own plot.
+            lambda f, size=size: (
+                f["chunks"] == size and f["product_choice"] and "p50_ms" in f and "recall_at_10" not in f
+            ),
         )
         if figures:
             points.append(figures)
@@ -84,7 +89,111 @@ def search_latency(data_dir: Path) -> Figure:
     ax.set_xlabel("chunks of the searching owner")
     ax.set_ylabel("ms per search")
     ax.set_ylim(0, max(data["target"]["p95_ms"], *(p["p99_ms"] for p in points)) * 1.2)
-    ax.set_title("Hybrid search latency against collection size")
+    ax.set_title("Hybrid search latency against collection size (uniform random vectors)")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    return fig
+
+
+def _scale_rows(data: dict) -> list[dict]:
+    """Per collection size, the newest run that measured recall (the scale runs), smallest first."""
+    rows = [row for row in data["rows"] if "recall_at_10" in row["figures"]]
+    sizes = sorted({row["figures"]["chunks"] for row in rows})
+    return [latest(rows, lambda f, size=size: f["chunks"] == size) for size in sizes]
+
+
+def search_scale(data_dir: Path) -> Figure:
+    """10k → 100k → 1M chunks: latency (and a tiny owner's beside the large one), recall@10 of the
+    HNSW index against exact search, and what the index costs to build and keep."""
+    data = load(data_dir, "bench_search")
+    points = _scale_rows(data)
+    xs = [p["chunks"] for p in points]
+    labels = [f"{x:,}" for x in xs]
+    fig = Figure(figsize=(9.6, 3.4))
+    latency, recall, cost = fig.subplots(1, 3)
+    latency.plot(xs, [p["p50_ms"] for p in points], "o-", label="p50")
+    latency.plot(xs, [p["p95_ms"] for p in points], "s-", label="p95")
+    latency.plot(xs, [p["tiny_owner_p95_ms"] for p in points], "^--", label="p95, a 200-chunk owner")
+    latency.axhline(data["target"]["p95_ms"], color="#b91c1c", linestyle="--", linewidth=1, label="p95 target")
+    for p in points:
+        latency.annotate(
+            VECTOR_PATHS[p["vector_search"]],
+            (p["chunks"], p["p95_ms"]),
+            textcoords="offset points",
+            xytext=(8, -3),
+            fontsize=8,
+            color="#555",
+        )
+    # Log scale: the runs of a shared machine differ several-fold in load, and the exact path of a
+    # small owner can be slower than the index path of a large one.
+    latency.set_yscale("log")
+    latency.set_ylabel("ms per search (log)")
+    latency.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    latency.yaxis.set_major_formatter(ticker.ScalarFormatter())
+    latency.yaxis.set_minor_formatter(ticker.NullFormatter())
+    latency.set_title("Latency", fontsize=10)
+    latency.legend(loc="upper right", fontsize=7, frameon=False)
+    recall.plot(xs, [p["recall_at_10"] for p in points], "o-", color="#0f766e", label="HNSW vector side")
+    recall.plot(xs, [p["hybrid_top10_overlap"] for p in points], "s--", color="#7c3aed", label="whole hybrid top 10")
+    recall.axhline(data["target"]["recall_at_10"], color="#b91c1c", linestyle="--", linewidth=1, label="target")
+    recall.set_ylim(0.8, 1.01)
+    recall.set_ylabel("recall@10 against exact search")
+    recall.set_title("Recall", fontsize=10)
+    recall.legend(loc="lower left", fontsize=7, frameon=False)
+    cost.bar(
+        [i - 0.2 for i in range(len(xs))], [p["build"]["total_min"] for p in points], width=0.4, label="build, minutes"
+    )
+    disk = cost.twinx()
+    disk.bar(
+        [i + 0.2 for i in range(len(xs))],
+        [p["sizes_mb"]["hnsw_active_index"] / 1024 for p in points],
+        width=0.4,
+        color="#d4a106",
+        label="HNSW index, GB",
+    )
+    disk.spines["right"].set_visible(True)
+    cost.set_xticks(range(len(xs)), labels)
+    cost.set_ylabel("build minutes (data and indexes)")
+    disk.set_ylabel("HNSW index, GB")
+    cost.set_title("Cost", fontsize=10)
+    handles = cost.get_legend_handles_labels()[0] + disk.get_legend_handles_labels()[0]
+    cost.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
+    cost.set_ylim(0, max([p["build"]["total_min"] for p in points] or [1]) * 1.3)
+    disk.set_ylim(0, max([p["sizes_mb"]["hnsw_active_index"] / 1024 for p in points] or [1]) * 1.3)
+    for ax in (latency, recall):
+        ax.set_xscale("log")
+        ax.set_xticks(xs, labels)
+        ax.set_xlabel("chunks of the searching owner")
+    cost.set_xlabel("chunks of the searching owner")
+    hnsw = points[-1]["hnsw"] if points else {}
+    fig.suptitle(
+        f"Search at scale: HNSW m={hnsw.get('m')}, ef_construction={hnsw.get('ef_construction')}, "
+        f"ef_search={hnsw.get('ef_search')}"
+    )
+    return fig
+
+
+def search_ef(data_dir: Path) -> Figure:
+    """What a larger hnsw.ef_search buys and costs at each size: recall@10 against p95 latency."""
+    data = load(data_dir, "bench_search")
+    fig = Figure(figsize=(6.4, 3.6))
+    ax = fig.subplots()
+    for p in _scale_rows(data):
+        sweep = [{"ef_search": int(ef), **figures} for ef, figures in p["ef_search_sweep"].items()]
+        ax.plot([s["p95_ms"] for s in sweep], [s["recall_at_10"] for s in sweep], "o-", label=f"{p['chunks']:,} chunks")
+        for s in sweep:
+            ax.annotate(
+                f"ef {s['ef_search']}",
+                (s["p95_ms"], s["recall_at_10"]),
+                textcoords="offset points",
+                xytext=(4, -10),
+                fontsize=7,
+                color="#555",
+            )
+    ax.axhline(data["target"]["recall_at_10"], color="#b91c1c", linestyle="--", linewidth=1, label="recall target")
+    ax.axvline(data["target"]["p95_ms"], color="#b91c1c", linestyle=":", linewidth=1, label="p95 target")
+    ax.set_xlabel("p95 ms per hybrid search")
+    ax.set_ylabel("recall@10 of the HNSW index")
+    ax.set_title("hnsw.ef_search: recall against latency")
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     return fig
 
@@ -184,6 +293,8 @@ def relevance_reliability(data_dir: Path) -> Figure:
 
 PLOTS: dict[str, Callable[[Path], Figure]] = {
     "search-latency": search_latency,
+    "search-scale": search_scale,
+    "search-ef": search_ef,
     "tiers-90-days": tiers_over_time,
     "retrieval-quality": retrieval_quality,
     "relevance-reliability": relevance_reliability,

@@ -6,6 +6,7 @@ import json
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db
@@ -13,11 +14,49 @@ pytestmark = pytest.mark.django_db
 
 def test_bench_search_builds_its_corpus_and_reports_percentiles():
     out = StringIO()
-    call_command("bench_search", "--chunks", "40", "--queries", "5", stdout=out, stderr=StringIO())
+    call_command(
+        "bench_search",
+        "--chunks",
+        "40",
+        "--queries",
+        "5",
+        "--tiny-chunks",
+        "8",
+        "--ef-search",
+        "10,40",
+        stdout=out,
+        stderr=StringIO(),
+    )
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["chunks"] == 40 and result["queries"] == 5
     assert 0 < result["p50_ms"] <= result["p95_ms"] <= result["p99_ms"]
     assert result["embed_query_ms"] > 0
+    # A second, tiny owner searched in the same run.
+    assert result["tiny_owner"]["chunks"] == 8 and result["tiny_owner"]["p95_ms"] > 0
+    # Recall of the index against exact search, at each ef_search asked for (at least the candidates).
+    recall = result["recall"]
+    assert [row["ef_search"] for row in recall["ef_search"]] == [40, 40]
+    assert all(0 <= row["recall_at_10"] <= 1 and row["p50_ms"] > 0 for row in recall["ef_search"])
+    assert 0 <= recall["hybrid_top10_overlap"] <= 1
+    # Disk and memory.
+    assert result["sizes_mb"]["postings_rows"] > 0 and result["sizes_mb"]["database"] > 0
+    assert result["memory"]["shared_buffers"]
+    assert result["hnsw"] == {"m": 16, "ef_construction": 64, "ef_search": settings.KYBERNESIS_SEARCH_EF_SEARCH}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--chunks", "0"], "at least 1"),
+        (["--ef-search", "forty"], "comma-separated integers"),
+        (["--ef-search", "0"], "between 1 and 1000"),
+    ],
+)
+def test_bench_search_refuses_bad_arguments(args, message):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match=message):
+        call_command("bench_search", "--queries", "5", *args, stdout=StringIO(), stderr=StringIO())
 
 
 @pytest.mark.django_db(transaction=True)
@@ -47,9 +86,7 @@ def test_bench_search_bulk_path_recreates_the_production_indexes_and_searches():
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["chunks"] == 300 and result["build"]["mode"] == "bulk"
     assert set(result["build"]["index_mb"]) == set(indexes)
-    assert {"load_chunks", "lexical", "constraints", "index memorychunk_hnsw_active"} <= set(
-        result["build"]["phases_s"]
-    )
+    assert {"load", "lexical", "constraints", "index memorychunk_hnsw_active"} <= set(result["build"]["phases_s"])
     assert bulk.constraint_definitions() == constraints
     _assert_same_indexes(bulk.index_definitions(), indexes)
 
