@@ -47,7 +47,7 @@ def on_worker_spawn(sender=None, proc_name: str = "", **kwargs) -> None:
     nice = lower_priority(max(0, settings.KYBERNESIS_WORKER_NICE))
     with contextlib.suppress(OSError, AttributeError):
         c_library().prctl(PR_SET_NAME, ctypes.c_char_p(PROCESS_NAME), 0, 0, 0)
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     threadpool_limits(limits=1, user_api="blas")
     if nice > 0:

@@ -293,6 +293,9 @@ Q_CLUSTER: dict[str, Any] = {
     "max_attempts": env_int("KYBERNESIS_Q_MAX_ATTEMPTS", 3),
     # Prefetch no more than one task per worker, so a claimed task does not wait long behind others.
     "queue_limit": KYBERNESIS_Q_WORKERS,
+    # A worker whose resident memory has peaked above this is replaced once its task ends: the
+    # peak of one large task (an import, a 300-page OCR) goes back to the system, not kept for good.
+    "max_rss": max(0, env_int("KYBERNESIS_Q_MAX_RSS_MB", 512)) * 1024 or None,
     "catch_up": False,
     "sync": env_bool("KYBERNESIS_TASKS_SYNC", False),
     "label": "Task queue",

@@ -50,6 +50,8 @@ def test_the_worker_count_defaults_to_one_per_two_cores_and_bounds_the_prefetch(
     if not os.environ.get("KYBERNESIS_Q_WORKERS"):
         assert max(1, cores // 2) == settings.KYBERNESIS_Q_WORKERS
     assert settings.Q_CLUSTER["workers"] == settings.KYBERNESIS_Q_WORKERS == settings.Q_CLUSTER["queue_limit"]
+    # A worker that peaked past 512 MB is recycled after its task (django-q2 counts in KB).
+    assert settings.Q_CLUSTER["max_rss"] == 512 * 1024
 
 
 def _rss_kb() -> int:
