@@ -279,7 +279,7 @@ KYBERNESIS_JOB_SWEEP_MINUTES = env_int("KYBERNESIS_JOB_SWEEP_MINUTES", 5)
 KYBERNESIS_IMPORT_STALE_MINUTES = env_int("KYBERNESIS_IMPORT_STALE_MINUTES", 15)
 KYBERNESIS_JOB_MAX_RECOVERIES = env_int("KYBERNESIS_JOB_MAX_RECOVERIES", 2)
 # Task worker processes per qcluster; 0: one per two cores, at least 1. Each worker that extracts
-# holds its own spaCy pipeline (about 180 MB), so a worker more buys throughput with memory.
+# holds its own spaCy pipeline, so a worker more buys throughput with memory (docs/deployment.md).
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 KYBERNESIS_Q_WORKERS = env_int("KYBERNESIS_Q_WORKERS", 0) or max(1, _CORES // 2)
 # How much lower the task workers' CPU priority is than the web server's (os.nice; 0: the same).
