@@ -20,3 +20,4 @@ class CoreConfig(AppConfig):
         post_execute.connect(queue.release_failed_task, dispatch_uid="core.queue.release_failed_task")
         post_spawn.connect(task_workers.on_worker_spawn, dispatch_uid="core.task_workers.spawn")
         post_execute_in_worker.connect(task_workers.on_task_done, dispatch_uid="core.task_workers.done")
+        task_workers.follow_with_database()  # a process started by a task worker inherits its nice value

@@ -9,9 +9,10 @@ Connected in core.apps to django-q2's signals:
   sleep cycle's process, a forked extraction pool, OCR) inherit it. BLAS runs on one thread in the
   worker, so one worker's task occupies one core, and KYBERNESIS_Q_WORKERS bounds how many run at once.
   The process is named `qcluster-worker` (its comm, as `ps` and `top` show it).
-- The PostgreSQL backend serving a task worker's connection, when it runs on this machine under a
-  user this process may renice (the embedded database), gets the same lower priority: a task's
-  writes then queue behind a search's reads too, not only its Python.
+- The PostgreSQL backend serving a task worker's connection (or that of a process it started, which
+  inherits its nice value), when it runs on this machine under a user this process may renice (the
+  embedded database), gets the same lower priority: a task's writes then queue behind a search's
+  reads too, not only its Python.
 - post_execute_in_worker (after each task): return the freed heap to the system (malloc_trim), so a
   worker that just extracted a large batch does not keep its peak.
 """
@@ -50,11 +51,17 @@ def on_worker_spawn(sender=None, proc_name: str = "", **kwargs) -> None:
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
     threadpool_limits(limits=1, user_api="blas")
-    if nice > 0:
+    follow_with_database(nice)
+    logger.info("task worker %s (pid %s) running at nice %s", proc_name, os.getpid(), nice)
+
+
+def follow_with_database(nice: int | None = None) -> None:
+    """When this process runs below normal priority (a task worker, or a process one started, such
+    as the sleep cycle's), give each new database connection's server process the same priority."""
+    if (os.nice(0) if nice is None else nice) > 0:
         from django.db.backends.signals import connection_created
 
         connection_created.connect(_lower_backend_priority, dispatch_uid="core.task_workers.backend")
-    logger.info("task worker %s (pid %s) running at nice %s", proc_name, os.getpid(), nice)
 
 
 def _lower_backend_priority(sender, connection, **kwargs) -> None:
@@ -68,7 +75,7 @@ def _lower_backend_priority(sender, connection, **kwargs) -> None:
         if Path(f"/proc/{backend}/comm").read_text().strip() != "postgres":
             return
         os.setpriority(os.PRIO_PROCESS, backend, os.nice(0))
-    except (OSError, AttributeError):
+    except Exception:  # noqa: BLE001 - a priority is an optimisation, never a reason to fail a connection
         return  # another machine's server, another user's process, or no /proc: left as it is
 
 

@@ -76,3 +76,45 @@ def test_release_memory_gives_a_freed_batch_back_to_the_system():
     assert freed > peak - 50_000  # freed, but glibc still holds most of it
     assert trimmed
     assert after < freed - 100_000  # more than 100 MB of the ~200 MB batch came back
+
+
+def _backend_nice_of_a_niced_process(queue) -> None:
+    from django.db import connections
+
+    os.nice(5)
+    task_workers.follow_with_database()
+    connection = connections.create_connection("default")  # a new one: connection_created fires
+    connection.ensure_connection()
+    backend = connection.connection.info.backend_pid
+    stat = Path(f"/proc/{backend}/stat").read_text()
+    queue.put((os.nice(0), int(stat.rsplit(")", 1)[1].split()[16])))
+    connection.close()
+
+
+def test_a_niced_process_puts_its_local_database_backend_at_its_own_priority(db):
+    own, backend = _run_in_child(_backend_nice_of_a_niced_process)
+    assert backend == own > 0
+
+
+def test_the_sleep_cycle_child_forks_no_more_extractors_than_there_are_task_workers(settings, monkeypatch):
+    import subprocess
+
+    from sleep import child
+
+    seen = {}
+
+    def fake_run(argv, *, env, **kwargs):
+        seen.update(env)
+        return subprocess.CompletedProcess(argv, 0, stdout='{"status": "done"}\n', stderr="")
+
+    monkeypatch.setattr(child.subprocess, "run", fake_run)
+    monkeypatch.setattr(child, "_database_url", lambda: "postgres:///x")
+    settings.KYBERNESIS_WORKER_PROCESSES = 0
+    settings.KYBERNESIS_Q_WORKERS = 1
+    assert child.cycle_in_child(1) == {"status": "done"}
+    assert seen["KYBERNESIS_WORKER_PROCESSES"] == "1"
+    settings.KYBERNESIS_WORKER_PROCESSES = 3  # set by hand: the child uses it
+    monkeypatch.delenv("KYBERNESIS_WORKER_PROCESSES", raising=False)
+    seen.clear()
+    child.cycle_in_child(1)
+    assert "KYBERNESIS_WORKER_PROCESSES" not in seen or seen["KYBERNESIS_WORKER_PROCESSES"] != "1"
