@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -277,15 +278,24 @@ KYBERNESIS_UPLOAD_TASK_TIMEOUT = env_int("KYBERNESIS_UPLOAD_TASK_TIMEOUT", 900)
 KYBERNESIS_JOB_SWEEP_MINUTES = env_int("KYBERNESIS_JOB_SWEEP_MINUTES", 5)
 KYBERNESIS_IMPORT_STALE_MINUTES = env_int("KYBERNESIS_IMPORT_STALE_MINUTES", 15)
 KYBERNESIS_JOB_MAX_RECOVERIES = env_int("KYBERNESIS_JOB_MAX_RECOVERIES", 2)
+# Task worker processes per qcluster; 0: one per two cores, at least 1. Each worker that extracts
+# holds its own spaCy pipeline, so a worker more buys throughput with memory (docs/deployment.md).
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+KYBERNESIS_Q_WORKERS = env_int("KYBERNESIS_Q_WORKERS", 0) or max(1, _CORES // 2)
+# How much lower the task workers' CPU priority is than the web server's (os.nice; 0: the same).
+KYBERNESIS_WORKER_NICE = env_int("KYBERNESIS_WORKER_NICE", 10)
 Q_CLUSTER: dict[str, Any] = {
     "name": "kybernesis",
-    "workers": env_int("KYBERNESIS_Q_WORKERS", 2),
+    "workers": KYBERNESIS_Q_WORKERS,
     "timeout": KYBERNESIS_Q_TIMEOUT,
     "retry": KYBERNESIS_Q_TIMEOUT + 60,
     # A task that failed (raised) is run again up to this many times in all; every task is idempotent.
     "max_attempts": env_int("KYBERNESIS_Q_MAX_ATTEMPTS", 3),
     # Prefetch no more than one task per worker, so a claimed task does not wait long behind others.
-    "queue_limit": env_int("KYBERNESIS_Q_WORKERS", 2),
+    "queue_limit": KYBERNESIS_Q_WORKERS,
+    # A worker whose resident memory has peaked above this is replaced once its task ends: the
+    # peak of one large task (an import, a 300-page OCR) goes back to the system, not kept for good.
+    "max_rss": max(0, env_int("KYBERNESIS_Q_MAX_RSS_MB", 512)) * 1024 or None,
     "catch_up": False,
     "sync": env_bool("KYBERNESIS_TASKS_SYNC", False),
     "label": "Task queue",

@@ -1,7 +1,9 @@
 """Run a sleep cycle in a child process of its own, where spaCy and YAKE may use the forked worker pool.
 
 A django-q2 worker is a daemonic process, and a daemonic process may not fork workers: the hourly
-cycle would run every CPU-bound batch in that one process, at about half the speed two cores give.
+cycle would run every CPU-bound batch in that one process. The child may fork as many as the task
+workers are sized to (KYBERNESIS_Q_WORKERS, one per two cores) unless KYBERNESIS_WORKER_PROCESSES
+says otherwise: on two cores it works alone, leaving a core to the web server and its memory free.
 The task instead starts `manage.py sleep_execute RUN_ID` (an ordinary process, free to fork) and
 waits for it. The child dies with the worker (PR_SET_PDEATHSIG), so a worker killed by its timeout
 or by hand leaves no orphan behind; the run's heartbeat then goes stale and the next request resumes
@@ -51,6 +53,10 @@ def cycle_in_child(run_id: int, *, timeout: float | None = None) -> dict:
     """Execute the queued run `run_id` in a child process and return its JSON report."""
     manage = Path(settings.BASE_DIR) / "manage.py"
     env = {**os.environ, "DATABASE_URL": _database_url()}
+    if settings.KYBERNESIS_WORKER_PROCESSES <= 0:
+        # Background work gets the cores the task workers are sized to (one per two cores), not
+        # every core: each forked extractor holds its own growing copy of the batch's work.
+        env["KYBERNESIS_WORKER_PROCESSES"] = str(max(1, settings.KYBERNESIS_Q_WORKERS))
     done = subprocess.run(
         [sys.executable, str(manage), "sleep_execute", str(run_id)],
         cwd=settings.BASE_DIR,

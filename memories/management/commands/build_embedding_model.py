@@ -1,4 +1,6 @@
-"""Build (once) and verify the configured embedding backend; `make run` runs it before serving."""
+"""Build (once) and verify the configured embedding backend, and write the auto-tagger's word list;
+`make run` runs it before serving, so the server's processes find both ready (deriving the word list
+imports spaCy, which this short-lived process then takes away with it)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from memories import embedding
+from memories import auto_tags, embedding
 
 
 class Command(BaseCommand):
@@ -24,5 +26,6 @@ class Command(BaseCommand):
                 f"the {embedding.configured_backend()} backend is unavailable; torch serves instead "
                 "(see the warning above)"
             )
-        self.stderr.write(f"embedding model ready in {time.monotonic() - started:.1f} s")
+        auto_tags.warm_up()
+        self.stderr.write(f"embedding model and tagger ready in {time.monotonic() - started:.1f} s")
         self.stdout.write(embedding.backend_id())
