@@ -3,8 +3,8 @@ input of graph.linkrules for every pair worth judging.
 
 Judging all N² pairs is out of the question at 100,000 memories, and needless: a pair can only be
 linked by meaning if it is among either memory's nearest neighbours, or by shared things if it shares
-a rare one. So the pairs judged are each memory's CANDIDATES nearest neighbours, the pairs that share
-a name or tag of rarity RARE or more (at most √(2·COMMON_SHARE·N) memories carry one, so each gives
+a rare one. So the pairs judged are each memory's nearest neighbours (KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS
+of them), the pairs that share a name or tag of rarity RARE or more (at most √(2·COMMON_SHARE·N) memories carry one, so each gives
 few pairs), and the pairs already linked (so a link is judged again, and expires, by the same rules).
 """
 
@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
+from django.conf import settings
 from django.db.models import Aggregate
 from pgvector.django import VectorField
 
@@ -25,7 +26,6 @@ from graph.vocabulary import CONCEPT
 from memories.embedding import EMBEDDING_DIMENSIONS
 from memories.models import TRASH_LAYER, Memory, MemoryChunk
 
-CANDIDATES = 10  # the nearest neighbours of each memory judged for a link by meaning
 CONCEPT_WEIGHT = 0.75  # a concept ("dead tuples") says less about a memory than a name does
 BLOCK = 512  # rows of the similarity matrix computed at once
 
@@ -155,10 +155,12 @@ class Neighbourhoods:
         self.nearest: dict[int, list[int]] = {}
 
     def scan(self, memory_ids: Iterable[int]) -> None:
-        """Compute r and the CANDIDATES nearest (of similarity SEMANTIC_FLOOR or more) of these memories."""
+        """Compute r and the nearest (KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS of them, each of similarity
+        SEMANTIC_FLOOR or more) of these memories."""
         rows = [self.position[m] for m in memory_ids if m in self.position and m not in self.r]
         n = len(self.ids)
-        take = min(max(NEIGHBOURHOOD, CANDIDATES), n - 1)
+        candidates = settings.KYBERNESIS_LINK_SEMANTIC_NEIGHBOURS
+        take = min(max(NEIGHBOURHOOD, candidates), n - 1)
         for start in range(0, len(rows), BLOCK):
             block = rows[start : start + BLOCK]
             sims = self.matrix[block] @ self.matrix.T
@@ -174,7 +176,7 @@ class Neighbourhoods:
                 # A collection too small to give a memory a neighbourhood measures it against the floor.
                 near += [SEMANTIC_FLOOR] * (NEIGHBOURHOOD - len(near))
                 self.r[memory_id] = float(np.mean(near))
-                self.nearest[memory_id] = [self.ids[j] for j in best[:CANDIDATES] if row[j] >= SEMANTIC_FLOOR]
+                self.nearest[memory_id] = [self.ids[j] for j in best[:candidates] if row[j] >= SEMANTIC_FLOOR]
 
     def similarity(self, a: int, b: int) -> float | None:
         i, j = self.position.get(a), self.position.get(b)
