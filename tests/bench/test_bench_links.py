@@ -33,5 +33,5 @@ def test_bench_links_runs_on_a_tiny_scifact_and_ends_with_json():
 
 
 def test_bench_links_refuses_a_folder_without_scifact(tmp_path):
-    with pytest.raises(CommandError, match="corpus.jsonl"):
+    with pytest.raises(CommandError, match=r"corpus\.jsonl"):
         call_command("bench_links", "--data", str(tmp_path), stdout=StringIO())
