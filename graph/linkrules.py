@@ -18,9 +18,9 @@ collection. Both measures are relative to the collection, so the same rules hold
 A link needs either meaning (similarity of at least SEMANTIC_FLOOR, and standing plus overlap of at
 least STANDING_MIN) or several rare shared things (at least RARE_SHARED_MIN names or tags of rarity
 RARE or more, and similarity plus overlap of at least SHARED_MIN). A rare tag the person gave both
-memories by hand is a filing they made, like a wikilink: it links on its own. See docs/decisions for how these
-were calibrated. Its score, 1 − (1 − similarity)(1 − overlap), stays below 1 unless the two memories
-are near-duplicates (similarity of NEAR_DUPLICATE or more).
+memories by hand is a filing they made, like a wikilink: it links on its own. Its score,
+1 − (1 − similarity)(1 − overlap), stays below 1 unless the two memories are near-duplicates
+(similarity of NEAR_DUPLICATE or more). Decision record 0016 says how the constants were chosen.
 """
 
 from __future__ import annotations
