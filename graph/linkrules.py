@@ -17,7 +17,7 @@ collection. Both measures are relative to the collection, so the same rules hold
 
 A link needs either meaning (similarity of at least SEMANTIC_FLOOR, and standing plus overlap of at
 least STANDING_MIN) or several rare shared things (at least RARE_SHARED_MIN names or tags of rarity
-RARE or more, and similarity plus overlap of at least SHARED_MIN). A rare tag the person gave both
+RARE or more, an overlap of at least OVERLAP_MIN, and similarity plus overlap of at least SHARED_MIN). A rare tag the person gave both
 memories by hand is a filing they made, like a wikilink: it links on its own. Its score,
 1 − (1 − similarity)(1 − overlap), stays below 1 unless the two memories are near-duplicates
 (similarity of NEAR_DUPLICATE or more). Decision record 0016 says how the constants were chosen.
@@ -38,7 +38,8 @@ RARE_SHARED_MIN = 2
 NEIGHBOURHOOD = 5
 SEMANTIC_FLOOR = 0.35
 STANDING_MIN = 0.05
-SHARED_MIN = 0.5
+SHARED_MIN = 0.3
+OVERLAP_MIN = 0.05  # what rare things two memories share must be some part of what they are about
 NEAR_DUPLICATE = 0.95
 MAX_SCORE = 0.99  # the ceiling of anything short of a near-duplicate
 
@@ -86,7 +87,7 @@ def link_verdict(evidence: PairEvidence) -> LinkVerdict | None:
     """The link two memories warrant, or None. See the module docstring for the rules."""
     sim, overlap = evidence.similarity, evidence.overlap
     by_meaning = sim >= SEMANTIC_FLOOR and (evidence.standing + overlap >= STANDING_MIN or evidence.near_duplicate)
-    by_shared = evidence.rare_shared >= RARE_SHARED_MIN and sim + overlap >= SHARED_MIN
+    by_shared = evidence.rare_shared >= RARE_SHARED_MIN and overlap >= OVERLAP_MIN and sim + overlap >= SHARED_MIN
     by_filing = bool(evidence.filed)
     if not (by_meaning or by_shared or by_filing):
         return None

@@ -72,6 +72,9 @@ JIT_AND_SECURITY = evidence(
         (evidence(sim=0.2, overlap=0.4, tags=[("sourdough", 1.0), ("rye", 0.7)]), "shared_tags"),
         # Two rare names among hundreds (two long papers): an accident of length.
         (evidence(sim=0.2, overlap=0.05, entities=[("Priya Nair", 1.0), ("Hetzner", 0.8)]), None),
+        (evidence(sim=0.29, overlap=0.01, entities=[("Toronto", 1.0), ("wide range", 0.8), ("control", 0.8)]), None),
+        # Two people of one band in two short notes that hardly share a word.
+        (evidence(sim=0.24, overlap=0.09, entities=[("Megan Doyle", 1.0), ("Rosa Lindqvist", 0.8)]), "shared_entities"),
         # Common things link nothing, however many.
         (evidence(sim=0.2, overlap=0.1, entities=[("USA", 0.0), ("PDF", 0.0), ("Google", 0.1)]), None),
         # The example: a JIT compiler paper and a security note.
