@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import Aggregate
 from pgvector.django import VectorField
 
-from graph.linkrules import NEIGHBOURHOOD, RARE, SEMANTIC_FLOOR, PairEvidence, rarity
+from graph.linkrules import NEIGHBOURHOOD, RARE, RARE_SHARED_MIN, SEMANTIC_FLOOR, PairEvidence, rarity
 from graph.models import EntityMention
 from graph.selectors import topical_tags
 from graph.vocabulary import CONCEPT
@@ -87,14 +87,14 @@ class Features:
             for memory_id, carried in self.carried.items()
         }
 
-    def rare_pairs(self, focus: set[int] | None) -> set[Pair]:
-        """Pairs (touching the focus, if any) that share at least one rare name or tag."""
+    def rare_pairs(self, focus: set[int] | None) -> dict[Pair, int]:
+        """Pairs (touching the focus, if any) that share at least one rare name or tag, with how many."""
         postings: dict[Key, list[int]] = defaultdict(list)
         for memory_id, carried in self.carried.items():
             for key in carried:
                 if self.rarity[key] >= RARE:
                     postings[key].append(memory_id)
-        pairs: set[Pair] = set()
+        pairs: dict[Pair, int] = defaultdict(int)
         for members in postings.values():
             if len(members) < 2:
                 continue
@@ -102,12 +102,14 @@ class Features:
             for i, a in enumerate(members):
                 for b in members[i + 1 :]:
                     if focus is None or a in focus or b in focus:
-                        pairs.add((a, b))
+                        pairs[(a, b)] += 1
         return pairs
 
     def filed(self, a: int, b: int) -> list[str]:
         """The rare tags the person gave both memories by hand."""
-        both = self.manual.get(a, set()) & self.manual.get(b, set())
+        if a not in self.manual or b not in self.manual:
+            return []
+        both = self.manual[a] & self.manual[b]
         return sorted(tag for tag in both if self.rarity.get(("t", tag), 0.0) >= RARE)
 
     def shared(self, a: int, b: int) -> tuple[float, list[tuple[str, float]], list[tuple[str, float]]]:
@@ -178,11 +180,16 @@ class Neighbourhoods:
                 self.r[memory_id] = float(np.mean(near))
                 self.nearest[memory_id] = [self.ids[j] for j in best[:candidates] if row[j] >= SEMANTIC_FLOOR]
 
-    def similarity(self, a: int, b: int) -> float | None:
-        i, j = self.position.get(a), self.position.get(b)
-        if i is None or j is None:
-            return None
-        return float(self.matrix[i] @ self.matrix[j])
+    def similarities(self, pairs: Iterable[Pair]) -> dict[Pair, float]:
+        """The similarity of each pair whose two memories both have chunks, computed in blocks."""
+        known = [pair for pair in pairs if pair[0] in self.position and pair[1] in self.position]
+        found: dict[Pair, float] = {}
+        for start in range(0, len(known), 100_000):
+            block = known[start : start + 100_000]
+            left = self.matrix[[self.position[a] for a, _ in block]]
+            right = self.matrix[[self.position[b] for _, b in block]]
+            found.update(zip(block, np.einsum("ij,ij->i", left, right).tolist(), strict=True))
+        return found
 
 
 def pair_evidence(owner_id: int, focus: set[int] | None, existing: Iterable[Pair]) -> dict[Pair, PairEvidence]:
@@ -192,20 +199,31 @@ def pair_evidence(owner_id: int, focus: set[int] | None, existing: Iterable[Pair
     features = Features(owner_id, n_memories)
     space = Neighbourhoods(owner_id)
     space.scan(space.ids if focus is None else sorted(focus))
-    pairs = features.rare_pairs(focus)
+    rare = features.rare_pairs(focus)
+    pairs = set(rare)
     pairs.update(p for p in existing if focus is None or p[0] in focus or p[1] in focus)
     for memory_id, near in list(space.nearest.items()):
         if focus is None or memory_id in focus:
             pairs.update((min(memory_id, other), max(memory_id, other)) for other in near)
-    space.scan({m for pair in pairs for m in pair})
+    similarity = space.similarities(pairs)
+    # Only pairs that could pass a rule are weighed (graph.linkrules): close enough in meaning, or
+    # sharing enough rare things (one, if it may be a filing). The rest would only come out unlinked.
+    judged = [
+        pair
+        for pair in pairs
+        if similarity.get(pair, 0.0) >= SEMANTIC_FLOOR
+        or rare.get(pair, 0) >= RARE_SHARED_MIN
+        or (rare.get(pair, 0) and pair[0] in features.manual and pair[1] in features.manual)
+    ]
+    space.scan({m for pair in judged for m in pair})
     found: dict[Pair, PairEvidence] = {}
-    for a, b in pairs:
-        sim = space.similarity(a, b)
+    for a, b in judged:
         overlap, entities, tags = features.shared(a, b)
-        if sim is None:  # a memory with no chunks yet: only what it shares can speak for it
-            sim, standing = 0.0, 0.0
-        else:
+        if (a, b) in similarity:
+            sim = similarity[(a, b)]
             standing = 2 * sim - space.r[a] - space.r[b]
+        else:  # a memory with no chunks yet: only what it shares can speak for it
+            sim, standing = 0.0, 0.0
         found[(a, b)] = PairEvidence(
             similarity=sim,
             standing=standing,
