@@ -1,4 +1,4 @@
-"""The graph router: the graph for the topology page, entities, relationships."""
+"""The graph router: the graph for the topology page, entities, relationships, memory links."""
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -14,9 +14,11 @@ from graph.schemas import (
     EntityOut,
     GraphOut,
     GraphQueryIn,
+    RelatedMemoryOut,
     RelationshipListQueryIn,
     RelationshipOut,
 )
+from memories.selectors import memory_get
 
 router = Router(tags=["graph"], by_alias=True)
 
@@ -65,3 +67,14 @@ def list_relationships(request: HttpRequest, query: Query[RelationshipListQueryI
         relation_types=[str(t) for t in query.relationTypes],
         min_weight=query.minWeight,
     )
+
+
+@router.get(
+    "/memories/{memory_id}/links",
+    response={200: list[RelatedMemoryOut], **ERRORS},
+    summary="The memories linked to a memory, and why",
+)
+def memory_links(request: HttpRequest, memory_id: Id):
+    """Linked memories, strongest first, each with its links: reason, score, a sentence saying why,
+    and the evidence (the shared names and tags with their weights, the similarity)."""
+    return selectors.memory_links(memory=memory_get(user=request.auth, memory_id=memory_id), limit=50)

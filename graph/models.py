@@ -8,6 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from core.querysets import OwnedQuerySet
+from graph.linkrules import details_explanation
 from graph.vocabulary import ENTITY_TYPE_LABELS, RELATION_LABELS
 
 UNIT_INTERVAL = [MinValueValidator(0.0), MaxValueValidator(1.0)]
@@ -186,8 +187,15 @@ class MemoryLink(models.Model):
     score = models.FloatField(validators=UNIT_INTERVAL)
     confidence = models.FloatField(validators=UNIT_INTERVAL)
     # What the two memories share, as shown: the entity names or tags that carry the link, most
-    # distinctive first ("PostgreSQL|pgvector"); empty for a semantic link (its score says it).
+    # distinctive first ("PostgreSQL|pgvector"); empty when nothing shared names it.
     evidence = models.CharField(max_length=300, blank=True, default="")
+    # The evidence behind a link by content (graph.linkrules.link_details): the shared names and
+    # tags with their weights, the similarity of the two memories and how it stands out. Empty for
+    # a link the material states (a wikilink, a mail thread) and for links made before it was kept.
+    details = models.JSONField(default=dict, blank=True)
+    # graph.linkrules.LINK_RULES_VERSION when the link was last scored: the sleep agent rescores
+    # links older rules made.
+    rules_version = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     last_reinforced_at = models.DateTimeField()
 
@@ -209,8 +217,11 @@ class MemoryLink(models.Model):
 
     @property
     def explanation(self) -> str:
-        """Why the two memories are linked, in words: "both mention PostgreSQL and pgvector",
-        "shared tag project-phoenix", "close in meaning (0.71)"."""
+        """Why the two memories are linked, in words: "shares 2 rare names: PostgreSQL (0.8),
+        pgvector (0.6); similar meaning 0.71", "linked in note"; a link scored before its evidence
+        was kept says what it can: "both mention PostgreSQL and pgvector", "close in meaning (0.71)"."""
+        if self.details:
+            return details_explanation(self.details)
         shared = [item for item in self.evidence.split("|") if item]
         if self.reason == self.Reason.SEMANTIC or not shared:
             return (

@@ -159,3 +159,81 @@ class RelationshipListQueryIn(_Query):
     entityId: Id | None = None
     relationTypes: list[RelationType] = Field(default_factory=list)
     minWeight: float = Field(0.0, ge=0, le=1)
+
+
+class SharedThingOut(Schema):
+    """A name or tag two linked memories share, weighted by its rarity in the collection (1: only the
+    two carry it) times how firmly each carries it."""
+
+    name: str
+    weight: float
+
+
+class LinkEvidenceOut(Schema):
+    """Why a link by content exists (graph.linkrules): what the two memories share and how close they
+    are in meaning. similarity is None for a link the material states, or one scored before the
+    evidence was kept."""
+
+    similarity: float | None
+    standing: float | None
+    overlap: float | None
+    entities: list[SharedThingOut]
+    tags: list[SharedThingOut]
+    filed: list[str]
+    nearDuplicate: bool
+
+
+class MemoryLinkOut(OutSchema):
+    reason: str
+    score: float
+    confidence: float
+    explanation: str
+    evidence: LinkEvidenceOut
+    rules_version: int
+    created_at: datetime
+    last_reinforced_at: datetime
+
+    @staticmethod
+    def resolve_evidence(link) -> dict:
+        details = link.details or {}
+        shared = {
+            kind: [{"name": name, "weight": weight} for name, weight in details.get(kind) or []]
+            for kind in ("entities", "tags")
+        }
+        if not details and link.evidence:  # scored before the weights were kept: the names alone
+            shared["entities" if link.reason != "shared_tags" else "tags"] = [
+                {"name": name, "weight": 0.0} for name in link.evidence.split("|") if name
+            ]
+        return {
+            "similarity": details.get("similarity"),
+            "standing": details.get("standing"),
+            "overlap": details.get("overlap"),
+            **shared,
+            "filed": details.get("filed") or [],
+            "nearDuplicate": bool(details.get("nearDuplicate")),
+        }
+
+
+class LinkedMemoryRefOut(OutSchema):
+    id: int
+    title: str
+
+
+class RelatedMemoryOut(OutSchema):
+    """From memory_links' items: a linked memory, the strongest of its links' scores, and each link."""
+
+    memory: LinkedMemoryRefOut
+    score: float
+    links: list[MemoryLinkOut]
+
+    @staticmethod
+    def resolve_memory(item) -> object:
+        return item["memory"]
+
+    @staticmethod
+    def resolve_score(item) -> float:
+        return item["score"]
+
+    @staticmethod
+    def resolve_links(item) -> list:
+        return item["links"]

@@ -150,20 +150,22 @@ def memory_entities(*, memory: Memory, limit: int = 40) -> list[dict]:
 
 
 def memory_links(*, memory: Memory, limit: int = 20) -> list[dict]:
-    """Memories linked to this one, strongest first, each with every reason it is linked for."""
+    """Memories linked to this one, strongest first: {"memory", "score", "reasons" (each link's
+    explanation), "links" (the MemoryLink rows, with their evidence)}."""
     links = (
         MemoryLink.objects.filter(Q(source=memory) | Q(target=memory))
         .filter(source__trashed_at=None, target__trashed_at=None)
         .select_related("source", "target")
-        .order_by("-score")
+        .order_by("-score", "id")
     )
     related: dict[int, dict] = {}
     for link in links:
         other = link.target if link.source_id == memory.pk else link.source
-        item = related.setdefault(other.pk, {"memory": other, "score": 0.0, "reasons": []})
+        item = related.setdefault(other.pk, {"memory": other, "score": 0.0, "reasons": [], "links": []})
         item["score"] = max(item["score"], link.score)
         item["reasons"].append(link.explanation)
-    return sorted(related.values(), key=lambda item: -item["score"])[:limit]
+        item["links"].append(link)
+    return sorted(related.values(), key=lambda item: (-item["score"], item["memory"].pk))[:limit]
 
 
 # --- Graph views ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ call the same ones, and running them twice changes nothing the second time.
 """
 
 from graph.services.ingest import graph_extract_memories, graph_extraction_due, graph_ingest_memories, graph_rebuild
-from graph.services.links import memory_links_expire, memory_links_refresh
+from graph.services.links import memory_links_expire, memory_links_outdated_owners, memory_links_refresh
 from graph.services.retype import graph_owner_retype
 from graph.services.upkeep import (
     entity_merge,
@@ -29,5 +29,6 @@ __all__ = [
     "graph_rebuild",
     "graph_recount",
     "memory_links_expire",
+    "memory_links_outdated_owners",
     "memory_links_refresh",
 ]

@@ -1,4 +1,5 @@
-"""Link: entities and relationships for new or changed memories, then their memory links; stale links expire.
+"""Link: entities and relationships for new or changed memories, then their memory links; stale links
+expire, and links older link rules made (graph.linkrules.LINK_RULES_VERSION) are rescored.
 
 Extraction (spaCy, the slow part) goes batch by batch with checkpoints. Links are refreshed once per
 owner at the end of the step, for every memory due, because finding link evidence reads the owner's
@@ -11,7 +12,13 @@ from collections import defaultdict
 
 from django.db.models import Q
 
-from graph.services import graph_extract_memories, graph_extraction_due, graph_owner_retype, memory_links_refresh
+from graph.services import (
+    graph_extract_memories,
+    graph_extraction_due,
+    graph_owner_retype,
+    memory_links_outdated_owners,
+    memory_links_refresh,
+)
 from graph.vocabulary import EXTRACTION_RULES_VERSION
 from memories.models import Memory
 from sleep.steps import BatchOutcome, Scope, Step, one_by_one
@@ -76,6 +83,11 @@ class LinkStep(Step):
         due = set(self.due(scope).values_list("pk", flat=True)) | getattr(self, "processed_ids", set())
         for memory_id, owner_id in Memory.objects.filter(pk__in=sorted(due)).values_list("pk", "owner_id"):
             by_owner[owner_id].append(memory_id)
+        # Links older link rules made are rescored once, whole owner at a time, even when nothing
+        # of the owner's changed: the refresh below reads all their evidence anyway.
+        for owner_id in memory_links_outdated_owners():
+            if scope.owner_id is None or owner_id == scope.owner_id:
+                by_owner.setdefault(owner_id, [])
         metrics = {
             "links_created": 0,
             "links_reinforced": 0,

@@ -197,10 +197,10 @@ def test_links_form_in_a_small_collection_and_say_why(user, logged_in_client):
     graph_extract_memories(memory_ids=ids)
     memory_links_refresh(owner=user, memory_ids=ids)
     link = MemoryLink.objects.get(source_id=min(a.pk, b.pk), target_id=max(a.pk, b.pk), reason="shared_entities")
-    assert link.explanation.startswith("both mention ") and "pgvector" in link.explanation
-    assert "PostgreSQL" in link.explanation
+    assert link.explanation.startswith("shares 2 rare names: ") and "pgvector (1.0)" in link.explanation
+    assert "PostgreSQL (1.0)" in link.explanation and "similar meaning" in link.explanation
     panel = logged_in_client.get(f"/graph/memories/{a.pk}/panel/").content.decode()
-    assert "both mention" in panel and b.title in panel
+    assert "Shares 2 rare names" in panel and b.title in panel
 
 
 @pytest.mark.django_db
@@ -215,6 +215,7 @@ def test_a_name_every_memory_shares_links_none_of_them(user):
 
 
 def test_link_explanations_read_as_sentences():
+    """Links scored before their evidence was kept say what their evidence text can."""
     assert (
         MemoryLink(reason="shared_tags", evidence="project-phoenix", score=0.9).explanation
         == "shared tag project-phoenix"

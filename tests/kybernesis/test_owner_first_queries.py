@@ -78,7 +78,7 @@ CALL_SITES = {
     "memories.views:memory_open",  # a search result's link to its chunk
     "graph.services.ingest:graph_extract_memories",  # entity extraction reads the chunks
     "graph.services.ingest:_store_owner_graph",  # and checks the chunks its mentions name
-    "graph.services.links:_semantic_evidence",  # memory links: centroids of each memory's chunks
+    "graph.services.linkevidence:__init__",  # memory links: centroids of each memory's chunks (Neighbourhoods)
 }
 OWNER_CONDITION = re.compile(r"\bowner_id\s*=|=\s*\(?\w*\.?owner_id\b")
 LEADING_SETTINGS = re.compile(r"^(?:SET\s+LOCAL\s[^;]*;\s*)+", re.IGNORECASE)

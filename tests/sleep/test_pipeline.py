@@ -73,6 +73,26 @@ def test_the_link_step_links_memories_that_share_entities(user, memories, no_que
     ).exists()
 
 
+def test_links_older_rules_made_are_rescored_by_the_next_cycle_though_nothing_changed(user, memories, no_queue):
+    from graph.linkrules import LINK_RULES_VERSION
+
+    cycle(user)
+    a, b, _ = memories
+    pair = MemoryLink.objects.filter(source_id=min(a.pk, b.pk), target_id=max(a.pk, b.pk))
+    assert pair.exists()
+    fresh = {(link.source_id, link.target_id, link.reason): (link.score, link.details) for link in pair}
+    # As a link made before this version looks: a score of 1, no weights kept.
+    pair.update(rules_version=0, score=1.0, details={})
+    run = cycle(user)
+    link_step = run.steps.get(step="link")
+    assert link_step.metrics["processed"] == 0  # nothing was extracted again ...
+    rescored = {(link.source_id, link.target_id, link.reason): (link.score, link.details) for link in pair.all()}
+    assert rescored == fresh  # ... yet every old link was scored again by the current rules
+    assert not MemoryLink.objects.filter(owner=user, rules_version__lt=LINK_RULES_VERSION).exists()
+    again = cycle(user)
+    assert again.steps.get(step="link").metrics["links_created"] == 0
+
+
 def test_summaries_and_previews_stay_within_their_limits(user, no_queue):
     long_text = " ".join(
         f"Sentence number {i} talks about topic {i % 7} in some detail for the reader." for i in range(300)
