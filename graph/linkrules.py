@@ -21,6 +21,11 @@ RARE or more, an overlap of at least OVERLAP_MIN, and similarity plus overlap of
 memories by hand is a filing they made, like a wikilink: it links on its own. Its score,
 1 − (1 − similarity)(1 − overlap), stays below 1 unless the two memories are near-duplicates
 (similarity of NEAR_DUPLICATE or more). Decision record 0018 says how the constants were chosen.
+
+Meaning counts only where the embedding model reads the language (KYBERNESIS_EMBEDDING_LANGUAGES;
+a memory of unknown language counts as read): to the bundled English model two German or Russian
+texts are close because they are German or Russian, so between such memories only near-duplicates
+and several rare shared things link.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever the rules below change what is linked or how it scores: the sleep agent's Link step
 # rescores every owner whose links were made by older rules.
-LINK_RULES_VERSION = 2
+LINK_RULES_VERSION = 3
 
 COMMON_SHARE = 0.3
 RARE = 0.5
@@ -66,6 +71,7 @@ class PairEvidence:
     entities: list[tuple[str, float]] = field(default_factory=list)
     tags: list[tuple[str, float]] = field(default_factory=list)
     filed: list[str] = field(default_factory=list)  # rare tags the person gave both memories by hand
+    readable: bool = True  # the embedding model reads both memories' language: their similarity means something
 
     @property
     def rare_shared(self) -> int:
@@ -86,7 +92,9 @@ class LinkVerdict:
 def link_verdict(evidence: PairEvidence) -> LinkVerdict | None:
     """The link two memories warrant, or None. See the module docstring for the rules."""
     sim, overlap = evidence.similarity, evidence.overlap
-    by_meaning = sim >= SEMANTIC_FLOOR and (evidence.standing + overlap >= STANDING_MIN or evidence.near_duplicate)
+    by_meaning = evidence.near_duplicate or (
+        evidence.readable and sim >= SEMANTIC_FLOOR and evidence.standing + overlap >= STANDING_MIN
+    )
     by_shared = evidence.rare_shared >= RARE_SHARED_MIN and overlap >= OVERLAP_MIN and sim + overlap >= SHARED_MIN
     by_filing = bool(evidence.filed)
     if not (by_meaning or by_shared or by_filing):

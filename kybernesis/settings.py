@@ -321,6 +321,10 @@ KYBERNESIS_MAX_BATCH_ITEMS = env_int("KYBERNESIS_MAX_BATCH_ITEMS", 500)
 KYBERNESIS_CHUNK_SIZE = env_int("KYBERNESIS_CHUNK_SIZE", 1200)
 KYBERNESIS_CHUNK_OVERLAP = env_int("KYBERNESIS_CHUNK_OVERLAP", 120)
 KYBERNESIS_EMBEDDING_MODEL = env_str("KYBERNESIS_EMBEDDING_MODEL", "")  # empty: the bundled all-MiniLM-L6-v2
+# The languages the embedding model was trained on (ISO 639-1; "*": any). Two memories in another
+# language look alike to an English model because they share a language, so a link between them needs
+# the rare names or tags they share, not their similarity alone (graph.linkrules).
+KYBERNESIS_EMBEDDING_LANGUAGES = frozenset(env_list("KYBERNESIS_EMBEDDING_LANGUAGES", "en"))
 # torch | onnx | onnx-int8 (memories/embedding.py); the ONNX models are built once into the cache dir.
 KYBERNESIS_EMBEDDING_BACKEND = env_str("KYBERNESIS_EMBEDDING_BACKEND", "onnx-int8").strip().lower()
 if KYBERNESIS_EMBEDDING_BACKEND not in ("torch", "onnx", "onnx-int8"):

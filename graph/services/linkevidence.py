@@ -216,6 +216,7 @@ def pair_evidence(owner_id: int, focus: set[int] | None, existing: Iterable[Pair
         or (rare.get(pair, 0) and pair[0] in features.manual and pair[1] in features.manual)
     ]
     space.scan({m for pair in judged for m in pair})
+    read = _read_by_the_model(owner_id, {m for pair in judged for m in pair})
     found: dict[Pair, PairEvidence] = {}
     for a, b in judged:
         overlap, entities, tags = features.shared(a, b)
@@ -231,5 +232,15 @@ def pair_evidence(owner_id: int, focus: set[int] | None, existing: Iterable[Pair
             entities=entities,
             tags=tags,
             filed=features.filed(a, b),
+            readable=a in read and b in read,
         )
     return found
+
+
+def _read_by_the_model(owner_id: int, memory_ids: set[int]) -> set[int]:
+    """Those of the memories whose language the embedding model reads (or is not known)."""
+    languages = settings.KYBERNESIS_EMBEDDING_LANGUAGES
+    if "*" in languages or not memory_ids:
+        return set(memory_ids)
+    rows = Memory.all_objects.filter(owner_id=owner_id, pk__in=memory_ids).values_list("pk", "language")
+    return {pk for pk, language in rows if not language or language in languages}

@@ -37,7 +37,7 @@ def test_rarity_falls_as_more_memories_carry_a_thing():
     assert 0 < rarity(20, 1_000) < 1 and weights[-1] == 0.0
 
 
-def evidence(sim=0.1, standing=-0.1, overlap=0.0, entities=(), tags=(), filed=()):
+def evidence(sim=0.1, standing=-0.1, overlap=0.0, entities=(), tags=(), filed=(), readable=True):
     return PairEvidence(
         similarity=sim,
         standing=standing,
@@ -45,6 +45,7 @@ def evidence(sim=0.1, standing=-0.1, overlap=0.0, entities=(), tags=(), filed=()
         entities=list(entities),
         tags=list(tags),
         filed=list(filed),
+        readable=readable,
     )
 
 
@@ -79,6 +80,14 @@ JIT_AND_SECURITY = evidence(
         (evidence(sim=0.2, overlap=0.1, entities=[("USA", 0.0), ("PDF", 0.0), ("Google", 0.1)]), None),
         # The example: a JIT compiler paper and a security note.
         (JIT_AND_SECURITY, None),
+        # Two texts in a language the model does not read: alike because of the language ...
+        (evidence(sim=0.6, standing=0.15, readable=False), None),
+        # ... so only what they share rarely, or being the same text, links them.
+        (
+            evidence(sim=0.6, overlap=0.4, entities=[("Verbraucherzentrale", 1.0), ("Widerruf", 0.8)], readable=False),
+            "shared_entities",
+        ),
+        (evidence(sim=0.97, standing=0.0, readable=False), "semantic"),
         # A rare tag the person gave both by hand is a filing they made.
         (evidence(sim=0.1, tags=[("project-x", 1.0)], filed=["project-x"]), "shared_tags"),
     ],

@@ -169,6 +169,26 @@ def test_near_duplicates_score_one_and_nothing_else_does(user):
     assert content_links(user).filter(Q(source=c) | Q(target=c)).exists()
 
 
+def test_meaning_links_only_memories_in_a_language_the_model_reads(user, settings):
+    """Two German notes that say much the same thing: the link by meaning holds for a model that reads
+    German, and not for the bundled English one, to which German texts are alike for being German."""
+    a = make_memory(user, "Der Mieter kann die Wohnung mit einer Frist von drei Monaten schriftlich kündigen.")
+    b = make_memory(
+        user, "Die Wohnung kann der Mieter schriftlich mit einer Frist von drei Monaten kündigen, sagt das Gesetz."
+    )
+    assert (a.language, b.language) == ("de", "de")
+    for word in FILLER_WORDS:
+        make_memory(user, f"A note about {word} for the garden club newsletter.")
+    pair = content_links(user).filter(source_id=min(a.pk, b.pk), target_id=max(a.pk, b.pk))
+    settings.KYBERNESIS_EMBEDDING_LANGUAGES = frozenset({"*"})
+    memory_links_refresh(owner=user)
+    assert "semantic" in set(pair.values_list("reason", flat=True))
+    settings.KYBERNESIS_EMBEDDING_LANGUAGES = frozenset({"en"})
+    memory_links_refresh(owner=user)
+    # Only what they share rarely (their auto tags, here) may still link them.
+    assert "semantic" not in set(pair.values_list("reason", flat=True))
+
+
 def test_shared_names_among_many_are_an_accident_of_length(user):
     """Two long documents on different subjects that both name a few of the same things (the issue's
     JIT compiler paper and security note) are not linked, let alone at 1.0."""
