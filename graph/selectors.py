@@ -256,6 +256,69 @@ def _cluster_entry(cluster_id: str, labels: list[str], size: int) -> dict:
     return {"id": cluster_id, "label": ", ".join(labels[:3]), "size": size}
 
 
+def _edges_among(*, user, ids: Sequence[int], query: GraphQuery) -> list[Relationship]:
+    return list(
+        Relationship.objects.filter(
+            owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight
+        ).order_by("-weight", "id")[: query.limit * 4]
+    )
+
+
+def _salient_with_partners(*, user, qs: QuerySet[Entity], query: GraphQuery) -> list[Entity]:
+    """The most salient linked entities, in order, each one that is linked to none of those before it
+    taken with its strongest partner, until the limit is reached.
+
+    Salience alone can pick entities that are each linked only to less salient ones: drawn, they would
+    all stand alone. Bringing in each one's strongest partner keeps the first paint a graph. A fixed
+    number of bounded queries, whatever the size of the account.
+    """
+    candidates = list(qs.order_by("-salience", "id")[: query.limit])
+    ids = [e.pk for e in candidates]
+    among: dict[int, set[int]] = {pk: set() for pk in ids}
+    for edge in _edges_among(user=user, ids=ids, query=query):
+        among[edge.source_id].add(edge.target_id)
+        among[edge.target_id].add(edge.source_id)
+    # A candidate linked to a more salient one will be drawn beside it; the others (the first of each
+    # group, and those whose partners are all less salient) need their strongest partner with them.
+    # Found either way round (DISTINCT ON per end); the partner must pass the same filters (types,
+    # tag) as everything else drawn.
+    rank = {pk: i for i, pk in enumerate(ids)}
+    lonely = [pk for pk in ids if not any(rank[n] < rank[pk] for n in among[pk])]
+    partner: dict[int, tuple[float, int | None]] = {}
+    if lonely:
+        allowed = qs.values("pk")
+        edges = Relationship.objects.filter(owner=user, weight__gte=query.min_weight)
+        for mine, other in (("source_id", "target_id"), ("target_id", "source_id")):
+            rows = (
+                edges.filter(**{f"{mine}__in": lonely, f"{other}__in": allowed})
+                .order_by(mine, "-weight", other)
+                .distinct(mine)
+                .values_list(mine, other, "weight")
+            )
+            for one, two, weight in rows:
+                if weight > partner.get(one, (-1.0, 0))[0]:
+                    partner[one] = (weight, two)
+    chosen: list[int] = []
+    seen: set[int] = set()
+    for pk in ids:
+        if len(chosen) >= query.limit:
+            break
+        if pk in seen:
+            continue
+        chosen.append(pk)
+        seen.add(pk)
+        if among[pk] & seen:
+            continue
+        mate = partner.get(pk, (0.0, None))[1]
+        if mate is not None and mate not in seen and len(chosen) < query.limit:
+            chosen.append(mate)
+            seen.add(mate)
+    known = {e.pk: e for e in candidates}
+    extra = Entity.objects.in_bulk([pk for pk in chosen if pk not in known])
+    picked = [known.get(pk) or extra.get(pk) for pk in chosen]
+    return sorted((e for e in picked if e is not None), key=lambda e: (-e.salience, e.pk))
+
+
 def _entity_graph(*, user, query: GraphQuery) -> dict:
     qs = Entity.objects.for_user(user)
     if query.types:
@@ -278,15 +341,14 @@ def _entity_graph(*, user, query: GraphQuery) -> dict:
     # without one would only sit on the edge of the drawing. Those are sent too (at most `limit`),
     # marked isolated, for the page to show on request.
     linked = _linked(query.min_weight)
-    entities = list(qs.filter(linked).order_by("-salience", "id")[: query.limit])
-    if centre is not None and centre.pk not in {e.pk for e in entities}:
-        entities = [centre, *entities[: query.limit - 1]]
+    if centre is not None:
+        entities = list(qs.filter(linked).order_by("-salience", "id")[: query.limit])
+        if centre.pk not in {e.pk for e in entities}:
+            entities = [centre, *entities[: query.limit - 1]]
+    else:
+        entities = _salient_with_partners(user=user, qs=qs.filter(linked), query=query)
     ids = [e.pk for e in entities]
-    edges = list(
-        Relationship.objects.filter(
-            owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight
-        ).order_by("-weight", "id")[: query.limit * 4]
-    )
+    edges = _edges_among(user=user, ids=ids, query=query)
     touched = {pk for edge in edges for pk in (edge.source_id, edge.target_id)}
     drawn = [e for e in entities if e.pk in touched or e is centre]
     # A linked entity whose partners are all outside the cap is as alone in this view as one without

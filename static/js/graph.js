@@ -226,7 +226,13 @@
   }
 
   function draw(data, urls, state) {
-    const container = document.getElementById("cy");
+    const placeholder = document.querySelector(".graph-canvas-placeholder");
+    const container = document.createElement("div");
+    container.id = "cy";
+    container.className = "graph-canvas";
+    container.setAttribute("role", "img");
+    container.setAttribute("aria-label", placeholder.dataset.label);
+    placeholder.replaceWith(container);
     if (typeof cytoscapeFcose !== "undefined" && !draw.registered) {
       cytoscape.use(cytoscapeFcose);
       draw.registered = true;
@@ -276,9 +282,9 @@
   }
 
   function start() {
-    const container = document.getElementById("cy");
+    const placeholder = document.querySelector(".graph-canvas-placeholder");
     const dataTag = document.getElementById("graph-data");
-    if (!container || !dataTag || typeof cytoscape === "undefined") return;
+    if (!placeholder || !dataTag || typeof cytoscape === "undefined") return;
     const data = JSON.parse(dataTag.textContent);
     const urls = JSON.parse(document.getElementById("graph-urls").textContent);
     const layoutBox = document.getElementById("graph-layout");
@@ -319,7 +325,7 @@
     if (toggle) {
       toggle.addEventListener("change", () => {
         const more = document.getElementById("graph-isolated-list");
-        if (more) more.open = toggle.checked;
+        if (more) more.hidden = !toggle.checked;
         if (state.cy) showIsolated(state.cy, toggle.checked);
       });
     }

@@ -16,7 +16,7 @@ import pytest
 from graph.services import graph_extract_memories, memory_links_refresh
 from memories.services import MemoryInput, memory_create_many
 from tests.e2e.test_graph import sign_in
-from tests.e2e.test_graph_readable import LABEL_OVERLAPS
+from tests.e2e.test_graph_readable import FIRST_PAINT, LABEL_OVERLAPS
 from tests.factories import UserFactory
 
 CORPUS = Path(os.environ.get("KYBERNESIS_TOPOLOGY_CORPUS", "/work/corpus/topology"))
@@ -63,4 +63,9 @@ def test_real_documents_read_at_first_paint_on_a_desktop_and_a_phone(browser, li
         labels = page.evaluate(LABEL_OVERLAPS.replace("[kind = 'memory']", ""))
         assert labels["overlaps"] == 0 and labels["labelled"] >= (12 if width == 1280 else 5), labels
         assert page.evaluate("window.kybernesisGraph.nodes('.isolated:visible').length") == 0
+        parts = page.evaluate(
+            "() => window.kybernesisGraph.elements(':visible').not('[kind = \"cluster\"]').components()"
+            ".map((c) => c.nodes().length).sort((a, b) => b - a).slice(0, 3)"
+        )
+        print(f"real documents at {width} px:", page.evaluate(FIRST_PAINT), labels, "largest components:", parts)  # quoted in docs/features/graph.md
         context.close()
