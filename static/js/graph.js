@@ -119,6 +119,10 @@
     return a.x1 < b.x2 && b.x1 < a.x2 && a.y1 < b.y2 && b.y1 < a.y2;
   }
 
+  function within(a, b) {
+    return a.x1 >= b.x1 && a.x2 <= b.x2 && a.y1 >= b.y1 && a.y2 <= b.y2;
+  }
+
   // Where a label may go, in order of preference: under its node, above it, to the right, to the left.
   const SPOTS = [
     { "text-valign": "bottom", "text-halign": "center" },
@@ -142,6 +146,8 @@
       cy.nodes().removeClass("labelled");
     });
     const gap = 2 / zoom;
+    // A label cut by the edge of the canvas cannot be read either: it waits until a pan brings it in.
+    const view = cy.extent();
     const margins = [{ "text-margin-y": gap }, { "text-margin-y": -gap }, { "text-margin-x": gap }, { "text-margin-x": -gap }];
     const leaves = shown.filter((n) => !n.isParent()).toArray()
       .sort((a, b) => (b.data("size") + 2 * b.degree()) - (a.data("size") + 2 * a.degree()));
@@ -156,7 +162,7 @@
       const found = spots.some((spot, i) => {
         if (leaf) node.style({ ...spot, "text-margin-y": 0, "text-margin-x": 0, ...margins[i] });
         const box = labelBox(node);
-        if (placed.some((b) => intersects(box, b)) || above.some((d) => intersects(box, d))) return false;
+        if (!within(box, view) || placed.some((b) => intersects(box, b)) || above.some((d) => intersects(box, d))) return false;
         placed.push(box);
         return true;
       });
@@ -198,8 +204,8 @@
           // Clusters hold their members close and stay apart from each other: an edge inside a
           // cluster is short and stiff, one between clusters long and slack, so a few strong
           // bridges do not pull the shaded areas over one another.
-          idealEdgeLength: (edge) => (inside(edge) ? (memoryView ? 110 : 55) : (memoryView ? 200 : 170)),
-          edgeElasticity: (edge) => (inside(edge) ? 0.45 : 0.05),
+          idealEdgeLength: (edge) => (inside(edge) ? (memoryView ? 110 : 55) : (memoryView ? 220 : 200)),
+          edgeElasticity: (edge) => (inside(edge) ? 0.45 : 0.02),
           nestingFactor: 0.1, gravity: 0.2, gravityCompound: 1.5, gravityRangeCompound: 1.2,
         }).run();
       } finally {
@@ -244,7 +250,8 @@
     });
     layout(cy, data.view === "memories");
     window.kybernesisGraph = cy;
-    cy.on("zoom", debounce(() => placeLabels(cy), 120));
+    // Placed again once the view settles: zooming changes the room there is, panning what is in view.
+    cy.on("viewport", debounce(() => placeLabels(cy), 120));
     cy.on("mouseover", "edge", (event) => event.target.addClass("hover"));
     cy.on("mouseout", "edge", (event) => event.target.removeClass("hover"));
     cy.on("tap", "node", (event) => {

@@ -67,5 +67,7 @@ def test_real_documents_read_at_first_paint_on_a_desktop_and_a_phone(browser, li
             "() => window.kybernesisGraph.elements(':visible').not('[kind = \"cluster\"]').components()"
             ".map((c) => c.nodes().length).sort((a, b) => b - a).slice(0, 3)"
         )
-        print(f"real documents at {width} px:", page.evaluate(FIRST_PAINT), labels, "largest components:", parts)  # quoted in docs/features/graph.md
+        print(
+            f"real documents at {width} px:", page.evaluate(FIRST_PAINT), labels, "largest components:", parts
+        )  # quoted in docs/features/graph.md
         context.close()
