@@ -52,6 +52,8 @@ class GraphNodeOut(Schema):
     memoryId: int | None
     tags: list[str] | None
     parent: str | None
+    cluster: str | None = Field(None, description="The cluster the node is drawn in (see `clusters`)")
+    isolated: bool = Field(False, description="No edge to another node of this view; hidden at first paint")
 
 
 class GraphEdgeOut(Schema):
@@ -65,6 +67,12 @@ class GraphEdgeOut(Schema):
     confidence: float
 
 
+class GraphClusterOut(Schema):
+    id: str
+    label: str = Field(description="Its most salient members (entities) or its tag (memories)")
+    size: int
+
+
 class GraphOut(Schema):
     view: str
     nodes: list[GraphNodeOut]
@@ -73,6 +81,11 @@ class GraphOut(Schema):
     limit: int
     truncated: bool
     centre: str | None
+    clusters: list[GraphClusterOut] = Field(
+        default_factory=list,
+        description="Entities: communities of the drawn relationships (Louvain). Memories: topical tags",
+    )
+    isolatedTotal: int = Field(0, description="How many matching nodes have no edge in this view")
 
 
 class EntityListQueryIn(_TypesQuery):

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from graph.extraction import canonical_key
@@ -204,7 +205,7 @@ def graph_view(*, user, query: GraphQuery) -> dict:
     return _entity_graph(user=user, query=query)
 
 
-def _entity_node(entity: Entity) -> dict:
+def _entity_node(entity: Entity, *, cluster: str | None = None, isolated: bool = False) -> dict:
     return {
         "id": f"e{entity.pk}",
         "kind": "entity",
@@ -216,7 +217,108 @@ def _entity_node(entity: Entity) -> dict:
         "memoryId": None,
         "tags": None,
         "parent": None,
+        "cluster": cluster,
+        "isolated": isolated,
     }
+
+
+def _linked(min_weight: float) -> Q:
+    """Entities with at least one relationship of at least min_weight, either way round."""
+    edges = Relationship.objects.filter(weight__gte=min_weight)
+    return Q(Exists(edges.filter(source_id=OuterRef("pk")))) | Q(Exists(edges.filter(target_id=OuterRef("pk"))))
+
+
+def entity_clusters(node_ids: Sequence[int], edges: Sequence[tuple[int, int, float]]) -> list[list[int]]:
+    """Communities of the drawn entity graph (Louvain modularity over relationship weights), largest
+    first; a node without an edge is in none.
+
+    Clusters come from the relationships rather than from the memories' tags because an entity is
+    named in many memories with different tags, while the relationships say which entities the text
+    puts together. Only the drawn subgraph (at most a few thousand nodes and four edges per node) is
+    clustered, so the cost is bounded whatever the size of the account; the seed is fixed, so the
+    same graph gives the same clusters on every load.
+    """
+    graph = nx.Graph()
+    graph.add_nodes_from(node_ids)
+    for source, target, weight in edges:
+        # Several relation types between one pair add up; a weight of 0 would vanish from modularity.
+        previous = graph.get_edge_data(source, target, {"weight": 0.0})["weight"]
+        graph.add_edge(source, target, weight=previous + max(weight, 0.01))
+    graph.remove_nodes_from([n for n in list(graph.nodes) if graph.degree(n) == 0])
+    if not graph.number_of_edges():
+        return []
+    communities = nx.community.louvain_communities(graph, weight="weight", seed=7)
+    order = {pk: i for i, pk in enumerate(node_ids)}  # node_ids come most salient first
+    clusters = [sorted(c, key=order.__getitem__) for c in communities]
+    return sorted(clusters, key=lambda c: (-len(c), order[c[0]]))
+
+
+def _cluster_entry(cluster_id: str, labels: list[str], size: int) -> dict:
+    """A cluster's name is its most salient members: what a person would call that part of the graph."""
+    return {"id": cluster_id, "label": ", ".join(labels[:3]), "size": size}
+
+
+def _edges_among(*, user, ids: Sequence[int], query: GraphQuery) -> list[Relationship]:
+    return list(
+        Relationship.objects.filter(
+            owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight
+        ).order_by("-weight", "id")[: query.limit * 4]
+    )
+
+
+def _salient_with_partners(*, user, qs: QuerySet[Entity], query: GraphQuery) -> list[Entity]:
+    """The most salient linked entities, in order, each one that is linked to none of those before it
+    taken with its strongest partner, until the limit is reached.
+
+    Salience alone can pick entities that are each linked only to less salient ones: drawn, they would
+    all stand alone. Bringing in each one's strongest partner keeps the first paint a graph. A fixed
+    number of bounded queries, whatever the size of the account.
+    """
+    candidates = list(qs.order_by("-salience", "id")[: query.limit])
+    ids = [e.pk for e in candidates]
+    among: dict[int, set[int]] = {pk: set() for pk in ids}
+    for edge in _edges_among(user=user, ids=ids, query=query):
+        among[edge.source_id].add(edge.target_id)
+        among[edge.target_id].add(edge.source_id)
+    # A candidate linked to a more salient one will be drawn beside it; the others (the first of each
+    # group, and those whose partners are all less salient) need their strongest partner with them.
+    # Found either way round (DISTINCT ON per end); the partner must pass the same filters (types,
+    # tag) as everything else drawn.
+    rank = {pk: i for i, pk in enumerate(ids)}
+    lonely = [pk for pk in ids if not any(rank[n] < rank[pk] for n in among[pk])]
+    partner: dict[int, tuple[float, int | None]] = {}
+    if lonely:
+        allowed = qs.values("pk")
+        edges = Relationship.objects.filter(owner=user, weight__gte=query.min_weight)
+        for mine, other in (("source_id", "target_id"), ("target_id", "source_id")):
+            rows = (
+                edges.filter(**{f"{mine}__in": lonely, f"{other}__in": allowed})
+                .order_by(mine, "-weight", other)
+                .distinct(mine)
+                .values_list(mine, other, "weight")
+            )
+            for one, two, weight in rows:
+                if weight > partner.get(one, (-1.0, 0))[0]:
+                    partner[one] = (weight, two)
+    chosen: list[int] = []
+    seen: set[int] = set()
+    for pk in ids:
+        if len(chosen) >= query.limit:
+            break
+        if pk in seen:
+            continue
+        chosen.append(pk)
+        seen.add(pk)
+        if among[pk] & seen:
+            continue
+        mate = partner.get(pk, (0.0, None))[1]
+        if mate is not None and mate not in seen and len(chosen) < query.limit:
+            chosen.append(mate)
+            seen.add(mate)
+    known = {e.pk: e for e in candidates}
+    extra = Entity.objects.in_bulk([pk for pk in chosen if pk not in known])
+    picked = [known.get(pk) or extra.get(pk) for pk in chosen]
+    return sorted((e for e in picked if e is not None), key=lambda e: (-e.salience, e.pk))
 
 
 def _entity_graph(*, user, query: GraphQuery) -> dict:
@@ -233,24 +335,47 @@ def _entity_graph(*, user, query: GraphQuery) -> dict:
     centre = None
     if query.entity_id is not None:
         centre = entity_get(user=user, entity_id=query.entity_id)
-        edges = Relationship.objects.filter(Q(source=centre) | Q(target=centre), weight__gte=query.min_weight)
-        neighbours = {pk for pair in edges.values_list("source_id", "target_id") for pk in pair}
+        around = Relationship.objects.filter(Q(source=centre) | Q(target=centre), weight__gte=query.min_weight)
+        neighbours = {pk for pair in around.values_list("source_id", "target_id") for pk in pair}
         qs = qs.filter(pk__in=neighbours | {centre.pk})
     total = qs.count()
-    entities = list(qs.order_by("-salience", "id")[: query.limit])
-    if centre is not None and centre.pk not in {e.pk for e in entities}:
-        entities = [centre, *entities[: query.limit - 1]]
+    # The first paint starts from the most salient entities that have a relationship: an entity
+    # without one would only sit on the edge of the drawing. Those are sent too (at most `limit`),
+    # marked isolated, for the page to show on request.
+    linked = _linked(query.min_weight)
+    if centre is not None:
+        entities = list(qs.filter(linked).order_by("-salience", "id")[: query.limit])
+        if centre.pk not in {e.pk for e in entities}:
+            entities = [centre, *entities[: query.limit - 1]]
+    else:
+        entities = _salient_with_partners(user=user, qs=qs.filter(linked), query=query)
     ids = [e.pk for e in entities]
-    edges = Relationship.objects.filter(
-        owner=user, source_id__in=ids, target_id__in=ids, weight__gte=query.min_weight
-    ).order_by("-weight", "id")[: query.limit * 4]
+    edges = _edges_among(user=user, ids=ids, query=query)
+    touched = {pk for edge in edges for pk in (edge.source_id, edge.target_id)}
+    drawn = [e for e in entities if e.pk in touched or e is centre]
+    # A linked entity whose partners are all outside the cap is as alone in this view as one without
+    # any relationship, so it joins the isolated ones rather than floating free.
+    alone = [e for e in entities if e.pk not in touched and e is not centre]
+    unlinked = qs.exclude(linked).exclude(pk__in=ids)
+    isolated_total = len(alone) + unlinked.count()
+    alone += list(unlinked.order_by("-salience", "id")[: max(0, query.limit - len(alone))])
+    clusters = entity_clusters([e.pk for e in drawn], [(e.source_id, e.target_id, e.weight) for e in edges])
+    names = {e.pk: e.name for e in drawn}
+    cluster_of = {pk: f"c{i + 1}" for i, members in enumerate(clusters) for pk in members}
+    nodes = [_entity_node(e, cluster=cluster_of.get(e.pk)) for e in drawn]
+    nodes += [_entity_node(e, isolated=True) for e in alone]
     return {
         "view": "entities",
         "total": total,
         "limit": query.limit,
-        "truncated": total > len(entities),
+        "truncated": total > len(nodes),
         "centre": f"e{centre.pk}" if centre else None,
-        "nodes": [_entity_node(e) for e in entities],
+        "isolatedTotal": isolated_total,
+        "clusters": [
+            _cluster_entry(f"c{i + 1}", [names[pk] for pk in members], len(members))
+            for i, members in enumerate(clusters)
+        ],
+        "nodes": nodes,
         "edges": [
             {
                 "id": f"r{edge.pk}",
@@ -288,9 +413,11 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
     if centre is not None and centre.pk not in {m.pk for m in memories}:
         memories = [centre, *memories[: query.limit - 1]]
     ids = [m.pk for m in memories]
-    links = MemoryLink.objects.filter(
-        owner=user, source_id__in=ids, target_id__in=ids, score__gte=query.min_weight
-    ).order_by("-score", "id")[: query.limit * 4]
+    links = list(
+        MemoryLink.objects.filter(
+            owner=user, source_id__in=ids, target_id__in=ids, score__gte=query.min_weight
+        ).order_by("-score", "id")[: query.limit * 4]
+    )
     cluster_of = {m.pk: topical_tags(m)[:1] for m in memories}
     clusters = Counter(tag for tags in cluster_of.values() for tag in tags)
     nodes: list[dict[str, Any]] = [
@@ -305,13 +432,20 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
             "memoryId": None,
             "tags": None,
             "parent": None,
+            "cluster": None,
+            "isolated": False,
         }
         for tag, n in clusters.items()
         if n > 1
     ]
     grouped = {node["id"] for node in nodes}
+    linked_ids = {pk for link in links for pk in (link.source_id, link.target_id)}
+    isolated_total = 0
     for m in memories:
         parent = next((f"t:{tag}" for tag in cluster_of[m.pk] if f"t:{tag}" in grouped), None)
+        # In no tag's group and linked to nothing drawn: hidden at first paint, like a lone entity.
+        isolated = parent is None and m.pk not in linked_ids and centre is None
+        isolated_total += isolated
         nodes.append(
             {
                 "id": f"m{m.pk}",
@@ -324,6 +458,8 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
                 "memoryId": m.pk,
                 "tags": list(m.tags),
                 "parent": parent,
+                "cluster": parent,
+                "isolated": isolated,
             }
         )
     return {
@@ -332,6 +468,10 @@ def _memory_graph(*, user, query: GraphQuery) -> dict:
         "limit": query.limit,
         "truncated": total > len(memories),
         "centre": f"m{centre.pk}" if centre else None,
+        "isolatedTotal": isolated_total,
+        "clusters": [
+            _cluster_entry(f"t:{tag}", [f"#{tag}"], n) for tag, n in clusters.most_common() if f"t:{tag}" in grouped
+        ],
         "nodes": nodes,
         "edges": [
             {

@@ -45,6 +45,7 @@ def topology(request):
     context = {
         "form": form,
         "data": data,
+        "groups": list_groups(data) if data else None,
         "error": error,
         "focus": focus,
         "not_found": not_found,
@@ -52,6 +53,25 @@ def topology(request):
         "tags": [t["tag"] for t in tag_counts(user=request.user, limit=200)],
     }
     return render(request, "graph/topology.html", context, status=422 if error else 200)
+
+
+def list_groups(data: dict) -> dict:
+    """The list view's sections: each cluster with its members (most salient first), the drawn nodes
+    in no cluster, and the isolated ones, which the drawing hides at first."""
+    members: dict[str | None, list[dict]] = {}
+    isolated = []
+    for node in data["nodes"]:
+        if node["kind"] == "tag":
+            continue
+        if node["isolated"]:
+            isolated.append(node)
+        else:
+            members.setdefault(node["cluster"], []).append(node)
+    clusters = [
+        {**cluster, "nodes": members[cluster["id"]]} for cluster in data["clusters"] if cluster["id"] in members
+    ]
+    drawn = sum(len(nodes) for nodes in members.values())
+    return {"clusters": clusters, "loose": members.get(None, []), "isolated": isolated, "drawn": drawn}
 
 
 def entity_detail(request, entity_id: int):

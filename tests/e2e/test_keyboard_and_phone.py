@@ -222,6 +222,7 @@ def test_on_a_phone_a_node_tapped_in_the_drawing_brings_its_panel_into_view(brow
     page = context.new_page()
     sign_in(page, user)
     page.goto("/graph/")
+    page.click("#graph-mode-drawing")  # a phone opens on the list of clusters
     page.wait_for_selector("#cy[data-ready=true]")
     panel_top = "document.getElementById('graph-panel').getBoundingClientRect().top"
     assert page.evaluate(panel_top) > 800  # below the drawing and the node list, out of sight
