@@ -13,15 +13,12 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import tempfile
 import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from django.conf import settings
-
-from bench.load import Client, Server, free_port, load_texts, percentile, run_phase
+from bench.load import Client, Server, load_texts, percentile, run_phase
 
 TASK_WORKER_NAME = "qcluster-worker"  # the comm name core.task_workers gives each task worker
 
@@ -251,17 +248,9 @@ def bench_footprint(
     rng = random.Random(seed)
     texts, queries = load_texts(data, docs, rng)
     texts = texts[:docs]
-    data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-bench-footprint-"))
-    server = Server(
-        data_dir=data_dir,
-        port=free_port(),
-        log_path=data_dir / "server.log",
-        extra_env={
-            "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
-            "KYBERNESIS_QUERY_CACHE_SIZE": "0",  # queries repeat here far more than in real use
-            **extra_env,
-        },
-    )
+    # Queries repeat here far more than in real use: the query-vector cache is off.
+    server = Server.fresh("kybernesis-bench-footprint-", KYBERNESIS_QUERY_CACHE_SIZE="0", **extra_env)
+    data_dir = server.data_dir
     sampler: Sampler | None = None
     try:
         log(f"fresh data directory {data_dir}; migrating")

@@ -76,6 +76,19 @@ class Server:
         )
         self.process: subprocess.Popen | None = None
 
+    @classmethod
+    def fresh(cls, prefix: str, *, root: Path = ROOT, **env: str) -> Server:
+        """A server on a new data directory (so a new database) and a free port, reusing the embedding
+        model this install has built; `env` sets the server's settings."""
+        data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+        return cls(
+            data_dir=data_dir,
+            port=free_port(),
+            log_path=data_dir / "server.log",
+            root=Path(root),
+            extra_env={"KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR), **env},
+        )
+
     def manage(self, *args: str, timeout: float = 600) -> str:
         done = subprocess.run(
             [sys.executable, str(self.root / "manage.py"), *args],
@@ -421,20 +434,10 @@ def bench_load(
     texts = texts[memories:] or texts
     targets: list[Target] = []
     for name, root in (("baseline", baseline), ("this", ROOT)) if baseline else (("this", ROOT),):
-        data_dir = Path(tempfile.mkdtemp(prefix=f"kybernesis-bench-load-{name}-"))
-        # A fresh database and data directory; the built embedding model is reused from this install.
-        server = Server(
-            data_dir=data_dir,
-            port=free_port(),
-            log_path=data_dir / "server.log",
-            root=Path(root),
-            # The query-vector cache is off: queries repeat here far more than in real use.
-            extra_env={
-                "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
-                "KYBERNESIS_QUERY_CACHE_SIZE": "0",
-            },
-        )
-        targets.append(Target(name=name, server=server, data_dir=data_dir))
+        # A fresh database and data directory. The query-vector cache is off: queries repeat here far
+        # more than in real use.
+        server = Server.fresh(f"kybernesis-bench-load-{name}-", root=Path(root), KYBERNESIS_QUERY_CACHE_SIZE="0")
+        targets.append(Target(name=name, server=server, data_dir=server.data_dir))
     try:
         for target in targets:
             _seed(target, users=users, memories=memories, texts=seeded, log=log)

@@ -23,10 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from django.conf import settings
-
 from bench.datasets import read_jsonl, read_qrels
-from bench.load import SEED_SCRIPT, Client, Server, free_port, percentile
+from bench.load import SEED_SCRIPT, Client, Server, percentile
 
 QUEUE_SCRIPT = "from django_q.models import OrmQ; print(OrmQ.objects.count())"
 BATCH = 50  # memories per POST /memories/batch (the API takes up to 500), and per Chroma add
@@ -73,17 +71,9 @@ def document_text(doc: dict) -> str:
 
 
 def run_kybernesis(data: SciFact, *, log: Callable[[str], None], extract_timeout: float, keep: bool) -> dict:
-    data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-bench-peers-"))
-    server = Server(
-        data_dir=data_dir,
-        port=free_port(),
-        log_path=data_dir / "server.log",
-        # The query-vector cache is off: every query is embedded, as the peers embed theirs.
-        extra_env={
-            "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
-            "KYBERNESIS_QUERY_CACHE_SIZE": "0",
-        },
-    )
+    # The query-vector cache is off: every query is embedded, as the peers embed theirs.
+    server = Server.fresh("kybernesis-bench-peers-", KYBERNESIS_QUERY_CACHE_SIZE="0")
+    data_dir = server.data_dir
     try:
         log(f"kybernesis: fresh data directory {data_dir}; migrating")
         server.manage("migrate", "--noinput")

@@ -9,17 +9,14 @@ import os
 import random
 import shutil
 import signal
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import requests
-from django.conf import settings
 
 from bench.footprint import SEED_SCRIPT, snapshot
-from bench.load import Client, Server, free_port
+from bench.load import Client, Server
 from bench.synthetic import document
 
 pytestmark = pytest.mark.slow
@@ -37,17 +34,7 @@ def _count(client: Client) -> int:
 
 @pytest.fixture
 def server():
-    data_dir = Path(tempfile.mkdtemp(prefix="kybernesis-test-faults-"))
-    server = Server(
-        data_dir=data_dir,
-        port=free_port(),
-        log_path=data_dir / "server.log",
-        extra_env={
-            "KYBERNESIS_EMBEDDING_CACHE_DIR": str(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
-            "KYBERNESIS_WEB_WORKERS": "1",
-            "KYBERNESIS_WEB_THREADS": "2",
-        },
-    )
+    server = Server.fresh("kybernesis-test-faults-", KYBERNESIS_WEB_WORKERS="1", KYBERNESIS_WEB_THREADS="2")
     try:
         server.manage("migrate", "--noinput")
         server.token = json.loads(server.manage("shell", "-c", SEED_SCRIPT).strip().splitlines()[-1])
@@ -55,7 +42,7 @@ def server():
         yield server
     finally:
         server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+        shutil.rmtree(server.data_dir, ignore_errors=True)
 
 
 def test_a_worker_killed_mid_batch_stores_nothing_and_its_memory_comes_back(server):
