@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from core import workers
-from core.language import WINDOW_CHARS, detect_language, mostly_latin
+from core.language import WINDOW_CHARS, detect_language, is_filler, mostly_latin
 from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction.keys import clean_text
 from graph.extraction.neutral import neutral_spans
@@ -104,6 +104,8 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
     for i, text in enumerate(texts):
         text = clean_text(text[:max_chars])
         language = text_language(text)
+        if is_filler(text):
+            continue  # Lorem ipsum names nothing ("Cras", "Donec" are no organisations)
         if reads_english(text, language):
             english.append((i, text))
         else:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from graph.extraction.keys import canonical_key, display_name, is_meaningful
-from graph.vocabulary import CONCEPT, TECHNOLOGY
+from graph.extraction.typing import is_first_name, type_for_name
+from graph.vocabulary import CONCEPT, ORG_NAME_HEADS, ORGANIZATION, PERSON, PLACE_HEADS, TECHNOLOGY
 
 MAX_NAME_WORDS = 5
 MAX_MENTIONS = 400
@@ -32,6 +33,50 @@ _IDENTIFIER = re.compile(
 # A number with a unit of measure (of data, time, frequency, power, length, mass, volume, temperature).
 _UNITS = "KB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|ms|µs|ns|GHz|MHz|kHz|Hz|kW|kWh|MW|MWh|mAh|km|cm|mm|nm|kg|mg|ml|°C|°F"
 _QUANTITY = re.compile(rf"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)?\s?(?:{_UNITS})(?![0-9A-Za-z])")
+
+
+# A company's legal form, written after its name in many countries ("LoogBerry GmbH", "Free SAS").
+_LEGAL_FORMS = frozenset(
+    "gmbh ag ug kg ohg kgaa se sas sa sarl sàrl sl spa srl ltd limited inc llc llp plc bv nv oy ab asa "
+    "aps eg ооо оао зао пао".split()
+)
+# Words that make a name an institution in the languages the detector meets most; German joins them
+# to the front of a word ("Kreissparkasse", "Registergericht"), so those end a word there.
+_INSTITUTION_WORDS = frozenset(
+    "bank banco banque banca sparkasse university universität université universidad università "
+    "universiteit hochschule institut institute instituto istituto ministerium ministère ministerio "
+    "ministero caisse stiftung fondation fundación fondazione verband gesellschaft société sociedad "
+    "società agentur agence agencia agenzia университет институт банк министерство".split()
+)
+_INSTITUTION_ENDINGS = ("sparkasse", "gericht", "ministerium", "verband", "gesellschaft", "stiftung", "agentur")
+
+
+def _name_type(name: str, key: str) -> str:
+    """The type a capitalised name's own words settle in any language: a legal form or an
+    institution's word makes an organisation, a known given name before one to three capitalised
+    words a person; what the English rules know by name (a gazetteer, well-known organisations, the
+    heads of places and events) holds too. Anything else stays a concept."""
+    words = name.split()
+    lowered = [w.lower().strip(".") for w in words]
+    if lowered[-1] in _LEGAL_FORMS or any(
+        w in _INSTITUTION_WORDS or (len(w) > 8 and w.endswith(_INSTITUTION_ENDINGS)) for w in lowered
+    ):
+        return ORGANIZATION
+    known = type_for_name(name, key, CONCEPT)
+    if known != CONCEPT:
+        return known or CONCEPT
+    if (
+        2 <= len(words) <= 4
+        and is_first_name(words[0])
+        and all(w[:1].isupper() for w in words[1:])
+        and not any(len(w) > 1 and w.isupper() and not _ROMAN.fullmatch(w) for w in words)
+        and lowered[-1] not in ORG_NAME_HEADS | PLACE_HEADS
+    ):
+        return PERSON
+    return CONCEPT
+
+
+_ROMAN = re.compile(r"[IVX]{1,5}")  # "Louis XIV": a regnal number, not an acronym
 
 
 @dataclass(frozen=True)
@@ -121,6 +166,12 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if _SENTENCE_END.search(text[: words[0][0]]) and words[0][2].lower() in lowered:
             words = words[1:]
         words = _trim(words, stop)
+        # A role or title written before a person's name, capitalised as every German noun is
+        # ("Geschäftsführer Markus Oestreicher"), is not part of the name.
+        for at in range(1, len(words) - 1):
+            if is_first_name(words[at][2]) and not is_first_name(words[0][2]):
+                words = words[at:]
+                break
         capitalised = [w for _, _, w in words if _capitalised(w)]
         # Two capitalised words at least, one of them more than an acronym ("PDF MD" is no name).
         if len(capitalised) < 2 or all(w.isupper() for w in capitalised) or len(words) > MAX_NAME_WORDS:
@@ -128,8 +179,12 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         start, end = words[0][0], words[-1][1]
         name = display_name(text[start:end])
         key = canonical_key(name, CONCEPT)
-        if is_meaningful(name, key):
-            found.append(NeutralFound(key, name, CONCEPT, start, end))
+        if not is_meaningful(name, key):
+            continue
+        kind = _name_type(name, key)
+        if kind != CONCEPT:
+            key = canonical_key(name, kind)
+        found.append(NeutralFound(key, name, kind, start, end))
     return found
 
 

@@ -44,6 +44,33 @@ def test_name_particles_stay_inside_a_name():
     assert {"Universidad de Chile", "Banco Central", "Gabriel Boric", "Santiago de Chile"} <= set(names(SPANISH, "es"))
 
 
+def types(text: str, language: str) -> dict[str, str]:
+    return {item.name: item.type for item in neutral_spans(text, language)}
+
+
+def test_a_names_own_words_type_it_in_any_language():
+    german = (
+        "Die Rechnung kam von der LoogBerry GmbH, Konto bei der Kreissparkasse Gelnhausen. "
+        "Geschäftsführer Markus Oestreicher unterschrieb; eingetragen beim Registergericht Hanau."
+    )
+    assert types(german, "de") == {
+        "LoogBerry GmbH": "organization",  # a legal form
+        "Kreissparkasse Gelnhausen": "organization",  # an institution's word, joined to the front
+        "Markus Oestreicher": "person",  # a given name and a surname; the role before it left out
+        "Registergericht Hanau": "organization",
+    }
+    assert types(SPANISH, "es")["Universidad de Chile"] == "organization"
+    assert types(SPANISH, "es")["Gabriel Boric"] == "person"
+    french = "Le président François Hollande a reçu Free SAS sous Louis XIV et la RCS Paris."
+    assert types(french, "fr") == {
+        "François Hollande": "person",
+        "Free SAS": "organization",
+        "Louis XIV": "person",  # a regnal number is no acronym
+        "RCS Paris": "concept",  # no given name, no legal form: nothing settles it
+    }
+    assert types(RUSSIAN, "ru")["Московский Государственный Университет"] == "organization"
+
+
 def test_japanese_gives_recurring_katakana_terms_not_one_huge_word():
     found = names(JAPANESE, "ja")
     assert "データベース" in found and "16 GB" in found
@@ -57,8 +84,15 @@ def test_only_english_or_unknown_latin_text_reaches_the_english_pipeline():
     assert not reads_english("Привет, как дела", "")
 
 
+def test_lorem_ipsum_filler_names_nothing():
+    (filler,) = extract_texts(
+        ["Lorem ipsum dolor sit amet, consectetur adipiscing elit. Cras vel nulla. Donec sed morbi amet."]
+    )
+    assert filler.mentions == []
+
+
 def test_a_russian_chunk_gets_no_english_ner_entities_and_an_english_one_does():
     russian, english = extract_texts([RUSSIAN, "Angela Merkel met Tim Cook in Berlin to discuss Apple."])
     assert {m.name for m in russian.mentions} >= {"Яндекс Маркет"}
-    assert all(m.type in ("concept", "technology") for m in russian.mentions)
+    assert all(m.type in ("concept", "technology", "organization") for m in russian.mentions)
     assert {("Angela Merkel", "person"), ("Berlin", "location")} <= {(m.name, m.type) for m in english.mentions}
