@@ -10,6 +10,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from bench.footprint import process_tree, smaps_rollup, snapshot
@@ -70,7 +71,10 @@ def test_bench_footprint_measures_the_real_server_tree_and_ends_with_json(monkey
     assert roles["qcluster worker"]["count"] >= 1
     workers = [p for p in idle["processes"] if p["role"] == "qcluster worker"]
     web = [p for p in idle["processes"] if p["role"] == "web worker"]
-    assert all(p["nice"] > web[0]["nice"] for p in workers)  # background work yields the CPU
+    # Background work yields the CPU: the task workers run KYBERNESIS_WORKER_NICE below the web
+    # worker, or at the lowest priority there is when the suite itself runs niced.
+    lowest = min(web[0]["nice"] + settings.KYBERNESIS_WORKER_NICE, 19)
+    assert all(p["nice"] >= lowest for p in workers), (workers, web)
     assert 0 < idle["total_pss_mb"] <= idle["total_rss_mb"]
     for phase in ("after_import", "after_extraction", "while_extracting", "after_load"):
         assert result["phases"][phase]["total_pss_mb"] > 0
