@@ -13,16 +13,8 @@ from core.language import (
     mostly_latin,
     parse_language_code,
 )
+from tests.languages import ENGLISH, GERMAN, RUSSIAN
 
-GERMAN = (
-    "Die Datenbank wurde gestern auf den neuen Server umgezogen. Danach haben wir die Indexe neu "
-    "aufgebaut, und die Abfragen sind jetzt deutlich schneller als vorher."
-)
-ENGLISH = (
-    "We moved the database to the new server yesterday. Afterwards we rebuilt the indexes, and the "
-    "queries are now noticeably faster than before."
-)
-RUSSIAN = "Вчера мы перенесли базу данных на новый сервер, а затем перестроили индексы для поиска."
 JAPANESE = "昨日、データベースを新しいサーバーに移しました。その後、索引を作り直しました。"
 KOREAN = "어제 데이터베이스를 새 서버로 옮겼습니다. 그 후에 색인을 다시 만들었습니다."
 CHINESE = "昨天我们把数据库迁移到了新的服务器，然后重建了索引。"

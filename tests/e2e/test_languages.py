@@ -9,17 +9,9 @@ import pytest
 from memories import services
 from tests.e2e.test_pages_everywhere import check_page, sign_in
 from tests.factories import UserFactory
+from tests.languages import ENGLISH, GERMAN
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-GERMAN = (
-    "Die Datenbank wurde gestern auf den neuen Server umgezogen. Danach haben wir die Indexe neu "
-    "aufgebaut, und die Abfragen sind jetzt deutlich schneller als vorher."
-)
-ENGLISH = (
-    "We moved the database to the new server yesterday. Afterwards we rebuilt the indexes, and the "
-    "queries are now noticeably faster than before."
-)
 
 
 def test_the_language_is_shown_and_search_filters_by_it(browser, live_server, artifacts, db):

@@ -5,17 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import make_memory
+from tests.languages import ENGLISH, GERMAN
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-GERMAN = (
-    "Die Datenbank wurde gestern auf den neuen Server umgezogen. Danach haben wir die Indexe neu "
-    "aufgebaut, und die Abfragen sind jetzt deutlich schneller als vorher."
-)
-ENGLISH = (
-    "We moved the database to the new server yesterday. Afterwards we rebuilt the indexes, and the "
-    "queries are now noticeably faster than before."
-)
 
 
 def test_memory_search_and_memory_list_keep_one_language(agent, owner):

@@ -8,22 +8,9 @@ from memories.models import Memory, MemoryChunk
 from memories.services import chat_message_send, memories_autotag, memory_update, memory_version_restore
 from portability import services as portability
 from tests.factories import make_memory
+from tests.languages import ENGLISH, FRENCH, GERMAN, JAPANESE
 
 pytestmark = pytest.mark.django_db
-
-GERMAN = (
-    "Die Datenbank wurde gestern auf den neuen Server umgezogen. Danach haben wir die Indexe neu "
-    "aufgebaut, und die Abfragen sind jetzt deutlich schneller als vorher."
-)
-ENGLISH = (
-    "We moved the database to the new server yesterday. Afterwards we rebuilt the indexes, and the "
-    "queries are now noticeably faster than before."
-)
-FRENCH = (
-    "Nous avons déplacé la base de données vers le nouveau serveur hier. Ensuite, nous avons reconstruit "
-    "les index, et les requêtes sont maintenant nettement plus rapides qu'avant."
-)
-JAPANESE = "昨日、データベースを新しいサーバーに移しました。その後、索引を作り直しました。" * 3
 
 
 def test_a_new_memory_and_its_chunk_get_the_language_of_the_content_not_of_the_title(user):
