@@ -115,6 +115,9 @@ def scale_env(tmp_path_factory, fake_notion_server) -> dict:
         "KYBERNESIS_WEB_WORKERS": "2",
         "KYBERNESIS_WEB_THREADS": "4",
         "KYBERNESIS_Q_WORKERS": "1",
+        # The tests tell the two clusters apart by their task processes' live pids, so no process is
+        # replaced for its size here (KYBERNESIS_Q_MAX_RSS_MB): a replaced one's pid leads nowhere.
+        "KYBERNESIS_Q_MAX_RSS_MB": "0",
         # A dead worker's graph task is handed out again after 120 + 15 s, not 5 + 2 minutes (a
         # worker's first task loads spaCy and the model on a busy machine: it needs the headroom).
         "KYBERNESIS_GRAPH_TASK_TIMEOUT": "120",
