@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 
 SAMPLE_S = 0.5
 
@@ -27,9 +27,13 @@ def _kb(path: Path, key: str) -> int | None:
 
 def server_pids() -> list[int]:
     """The postmaster and its children (backends, parallel workers, background processes)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW data_directory")
-        data_dir = Path(cursor.fetchone()[0])
+    try:
+        # Only a superuser or pg_read_all_settings may read it; a server elsewhere is not sampled.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SHOW data_directory")
+            data_dir = Path(cursor.fetchone()[0])
+    except DatabaseError:
+        return []
     try:
         postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
         children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
