@@ -131,6 +131,7 @@ _CJK_STATEMENT_END = re.compile(r"[。！!]\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?？؟])\s+|(?<=[。！？])|\n+")
 _QUOTED_AT_END = re.compile(r"^(?P<lead>.*?[^\W_].*?)[\s:,]*[\"“«„‚'‘「『]\s*[^\"”»“'’」』]+[?？]\s*[\"”»’'」』]\W*$")
 _WORD = re.compile(r"[^\W_]")
+_MAY_QUOTE_A_QUESTION = re.compile(r"[?？]\s*[\"”»’'」』]")
 
 
 def asks(text: str) -> bool:
@@ -152,7 +153,9 @@ def sentence_asks(sentence: str) -> bool:
     sentence = sentence.strip()
     if not _WORD.search(sentence):
         return False
-    if quoted := _QUOTED_AT_END.match(sentence):
+    # The quoted-question pattern backtracks over the whole sentence; only a sentence with a question
+    # mark and a closing quote can match it.
+    if _MAY_QUOTE_A_QUESTION.search(sentence) and (quoted := _QUOTED_AT_END.match(sentence)):
         # 'Mum always asks "have you eaten?"' reports a question; 'Did she say "why?"' asks one.
         return _has_question_form(quoted["lead"])
     if _ENDS_WITH_QUESTION_MARK.search(sentence) or _OPENS_WITH_SPANISH_MARK.search(sentence):
