@@ -227,8 +227,23 @@ class LanguageMix:
         return sum(1 for code, share in self.shares.items() if code and share >= 0.2) > 1
 
 
+# A memory's language and its tags' stop-words read the same short text (a chat message) in a row:
+# the last few answers are kept, for texts short enough that keeping them costs nothing.
+_CACHED_CHARS = 20_000
+
+
 def language_mix(text: str) -> LanguageMix:
     """Which languages a text is written in, read window by window over its length."""
+    text = text or ""
+    return _cached_mix(text) if len(text) <= _CACHED_CHARS else _language_mix(text)
+
+
+@lru_cache(maxsize=64)
+def _cached_mix(text: str) -> LanguageMix:
+    return _language_mix(text)
+
+
+def _language_mix(text: str) -> LanguageMix:
     counts: Counter[str] = Counter()
     guesses: Counter[str] = Counter()
     for window in _windows(text or ""):
