@@ -20,6 +20,7 @@ from memories.models import VERSIONED_FIELDS, ActivityKind, Memory, MemoryChunk,
 from memories.original_files import OriginalFile
 from memories.search import lexical
 from memories.services.activity import activities_record, activity_record
+from memories.services.chunk_copy import chunks_insert
 from memories.services.history import recording, versions_prune
 from memories.services.kinds import UNSET as KIND_UNSET
 from memories.services.kinds import classify, clean_kind, reclassify
@@ -310,7 +311,7 @@ def _create(owner, prepared: list[PreparedInput], *, vectors=None) -> list[Memor
         for memory, p in zip(memories, prepared, strict=True):
             rows.extend(chunk_rows(memory, p.chunks, vectors[offset : offset + len(p.chunks)]))
             offset += len(p.chunks)
-        MemoryChunk.objects.bulk_create(rows, batch_size=500)
+        chunks_insert(rows)
         lexical.index_memories(owner_id=owner.pk, memory_ids=[m.pk for m in memories])
         if any(p.original is not None for p in prepared):
             originals_attach(memories=memories, originals=[p.original for p in prepared])
@@ -519,7 +520,7 @@ def _replace_chunks(memory: Memory) -> None:
     fresh_by_index = dict(zip(missing, fresh, strict=True))
     vectors = [fresh_by_index[i] if i in fresh_by_index else known[h] for i, h in enumerate(hashes)]
     MemoryChunk.objects.filter(owner_id=memory.owner_id, memory=memory).delete()
-    MemoryChunk.objects.bulk_create(chunk_rows(memory, chunks, vectors), batch_size=500)
+    chunks_insert(chunk_rows(memory, chunks, vectors))
 
 
 def memory_archive(*, memory: Memory, reason: str) -> Memory:

@@ -20,10 +20,11 @@ from django.utils import timezone
 from core.actors import Actor, acting
 from memories import embedding, embedding_batcher, original_files
 from memories.embedding import EMBEDDING_DIMENSIONS
-from memories.models import TRASH_LAYER, ActivityKind, ChatSession, Memory, MemoryChunk, TierMove
+from memories.models import TRASH_LAYER, ActivityKind, ChatSession, Memory, TierMove
 from memories.original_files import OriginalError
 from memories.search import lexical
 from memories.services.activity import activities_record, activity_record
+from memories.services.chunk_copy import chunks_insert
 from memories.services.history import recording
 from memories.services.locking import content_locks
 from memories.services.memory import chunk_rows
@@ -131,7 +132,7 @@ def _insert(memory: Memory, prepared: Prepared, *, copy: int, times: dict, open_
     if memory.trashed_at is not None:  # out of search and the lexical index, as when it was trashed
         for row in rows:
             row.tier = TRASH_LAYER
-    MemoryChunk.objects.bulk_create(rows, batch_size=500)
+    chunks_insert(rows)
     for move in prepared.moves:
         move.memory = memory
     TierMove.objects.bulk_create(prepared.moves)
@@ -167,7 +168,7 @@ def _save_together(prepared: list[Prepared], *, chats: _ChatSessions) -> list[Me
                 memory.created_at, memory.updated_at = created_at, updated_at
             Memory.objects.bulk_update(memories, ["created_at", "updated_at"])
             rows = [row for m, p in zip(memories, prepared, strict=True) for row in chunk_rows(m, p.chunks, p.vectors)]
-            MemoryChunk.objects.bulk_create(rows, batch_size=500)
+            chunks_insert(rows)
             moves = []
             for memory, p in zip(memories, prepared, strict=True):
                 for move in p.moves:

@@ -7,7 +7,7 @@ import pytest
 
 from memories import embedding, services
 from memories.models import Memory, MemoryChunk, content_hash
-from memories.services import MemoryInput, MemoryInputError, MemoryTooLargeError, memory_create
+from memories.services import MemoryInput, MemoryInputError, MemoryTooLargeError, chunk_copy, memory_create
 from memories.services.memory import chunks_for
 from tests.factories import make_memory
 
@@ -57,10 +57,17 @@ def test_a_failure_while_embedding_leaves_no_memory_row(user, monkeypatch):
 
 
 def test_a_failure_while_storing_chunks_rolls_back_the_memory(user, monkeypatch):
-    def broken(*args, **kwargs):
-        raise RuntimeError("disk full")
+    # The COPY of the chunks breaks after its first row is sent: nothing of the memory is kept.
+    sent = []
 
-    monkeypatch.setattr(MemoryChunk.objects, "bulk_create", broken)
+    def broken(vector):
+        if sent:
+            raise RuntimeError("disk full")
+        sent.append(vector)
+        return real(vector)
+
+    real = chunk_copy.vector_binary
+    monkeypatch.setattr(chunk_copy, "vector_binary", broken)
     with pytest.raises(RuntimeError):
         memory_create(owner=user, title="t", content=LONG_TEXT)
     assert not Memory.objects.filter(owner=user).exists()
