@@ -18,6 +18,7 @@ import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import psycopg
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
@@ -85,8 +86,11 @@ LEADING_SETTINGS = re.compile(r"^(?:SET\s+LOCAL\s[^;]*;\s*)+", re.IGNORECASE)
 JOIN_CONDITIONS = ("Hash Cond", "Merge Cond", "Join Filter")
 SCAN_CONDITIONS = ("Filter", "Index Cond", "Recheck Cond", "TID Cond")
 INSERT_INTO_CHUNKS = re.compile(
-    r'INSERT INTO "?(memories_memorychunk|memories_chunkterm)"?\s*(?:AS \w+\s*)?\(([^)]*)\)', re.IGNORECASE
+    r'(?:INSERT INTO|COPY) "?(memories_memorychunk|memories_chunkterm)"?\s*(?:AS \w+\s*)?\(([^)]*)\)', re.IGNORECASE
 )
+# Helpers that write on behalf of their caller: the statement is named after the caller
+# (chunk_copy's COPY stores the chunks of a create, a re-chunk and an import alike).
+ON_BEHALF = {Path("memories/services/chunk_copy.py")}
 
 
 @dataclass
@@ -104,7 +108,7 @@ def call_site() -> str:
             relative = Path(frame.filename).resolve().relative_to(ROOT)
         except ValueError:
             continue
-        if relative.parts[0] in APPS:
+        if relative.parts[0] in APPS and relative not in ON_BEHALF:
             return f"{'.'.join(relative.with_suffix('').parts)}:{frame.name}"
     return "(outside the project)"
 
@@ -116,6 +120,16 @@ class Recorder:
     def __call__(self, execute, sql, params, many, context):
         self.statements.append(Statement(sql, params, many, call_site()))
         return execute(sql, params, many, context)
+
+    def recording_copies(self, monkeypatch) -> None:
+        """A COPY goes by the cursor's copy(), which Django's execute wrappers do not see."""
+        copy = psycopg.Cursor.copy
+
+        def recorded(cursor, statement, *args, **kwargs):
+            self.statements.append(Statement(str(statement), None, False, call_site()))
+            return copy(cursor, statement, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Cursor, "copy", recorded)
 
 
 def touches_chunks(sql: str) -> bool:
@@ -181,10 +195,13 @@ def problems_of(statement: Statement, excused: set | None = None) -> list[str]:
     if sql.startswith(CASCADE_COLLECTOR):
         return []
     problems = [
-        f"INSERT INTO {table} without owner_id"
+        f"rows written to {table} without owner_id"
         for table, columns in INSERT_INTO_CHUNKS.findall(sql)
         if "owner_id" not in columns
     ]
+    if sql.upper().startswith("COPY"):
+        # A COPY into a table writes the rows it is given and reads none: the columns are what counts.
+        return problems if INSERT_INTO_CHUNKS.match(sql) else [f"COPY of unknown shape: {sql[:80]}"]
     if not re.match(r"(SELECT|WITH|INSERT|UPDATE|DELETE)\b", sql, re.IGNORECASE):
         return [*problems, "not a statement EXPLAIN can check"]
     for table, scan in unscoped_scans(explain(statement)):
@@ -247,8 +264,9 @@ def use_everything(api, other_api, user) -> None:
         assert response.status_code < 400, response.content
 
 
-def test_every_query_on_the_chunk_tables_filters_by_owner(api, other_api, user):
+def test_every_query_on_the_chunk_tables_filters_by_owner(api, other_api, user, monkeypatch):
     recorder = Recorder()
+    recorder.recording_copies(monkeypatch)
     with connection.execute_wrapper(recorder):
         use_everything(api, other_api, user)
 
@@ -282,3 +300,12 @@ def test_the_check_flags_a_scan_without_the_owner_and_passes_one_with_it():
     assert problems_of(unscoped)
     assert any("memories_chunkterm" in problem for problem in problems_of(joined))
     assert problems_of(scoped) == []
+
+
+def test_the_check_reads_the_columns_of_a_copy():
+    """A COPY of chunks is checked by its column list (it cannot be EXPLAINed)."""
+    without = Statement('COPY memories_memorychunk ("memory_id", "text") FROM STDIN (FORMAT BINARY)', None, False, "x:y")
+    with_owner = replace(without, sql='COPY memories_memorychunk ("owner_id", "memory_id") FROM STDIN (FORMAT BINARY)')
+    assert problems_of(without) == ["rows written to memories_memorychunk without owner_id"]
+    assert problems_of(with_owner) == []
+    assert problems_of(replace(without, sql="COPY memories_memorychunk FROM STDIN"))
