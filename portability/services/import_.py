@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import DataError, IntegrityError, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -37,7 +37,11 @@ from portability.sources import ImportSourceError, Item, SessionRef, Source, ope
 
 logger = logging.getLogger(__name__)
 
-IMPORT_BATCH = 64
+# Records read, checked and embedded together. Larger batches embed and store faster (a 2,000-message
+# ChatGPT export: 64 a batch 139/s, 128 152/s, 256 161/s in one run), and the characters bound keeps two
+# batches in flight (one embedding while the other is stored) within a few MB for long mails and documents.
+IMPORT_BATCH = 256
+IMPORT_BATCH_CHARS = 1_000_000
 MAX_REPORTED_ERRORS = 1000
 
 
@@ -166,7 +170,7 @@ def _save_together(prepared: list[Prepared], *, chats: _ChatSessions) -> list[Me
             # auto_now and auto_now_add overwrite on insert; the records' own times are put back.
             for memory, (created_at, updated_at) in zip(memories, times, strict=True):
                 memory.created_at, memory.updated_at = created_at, updated_at
-            Memory.objects.bulk_update(memories, ["created_at", "updated_at"])
+            _put_times_back(memories)
             rows = [row for m, p in zip(memories, prepared, strict=True) for row in chunk_rows(m, p.chunks, p.vectors)]
             chunks_insert(rows)
             moves = []
@@ -185,6 +189,18 @@ def _save_together(prepared: list[Prepared], *, chats: _ChatSessions) -> list[Me
         if p.session is not None:
             chats.count(memory.metadata["sessionId"])
     return memories
+
+
+def _put_times_back(memories: list[Memory]) -> None:
+    """The memories' own created and updated times, in one statement (bulk_update's CASE per row costs
+    more to build than the insert it follows)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Memory._meta.db_table} AS m SET created_at = t.created_at, updated_at = t.updated_at"
+            " FROM unnest(%s::bigint[], %s::timestamptz[], %s::timestamptz[]) AS t(id, created_at, updated_at)"
+            " WHERE m.id = t.id",
+            [[m.pk for m in memories], [m.created_at for m in memories], [m.updated_at for m in memories]],
+        )
 
 
 def _restore_original(memory: Memory, spec: dict, open_original) -> None:
@@ -423,12 +439,14 @@ def import_source(
     # Two batches in flight: while one embeds (the model runs outside the GIL), the one before it is
     # stored and the next one is read and checked.
     batch: list[Item] = []
+    chars = 0
     pending: _Staged | None = None
     try:
         for item in source.items:
             batch.append(item)
-            if len(batch) >= batch_size:
-                full, batch = batch, []
+            chars += _item_chars(item)
+            if len(batch) >= batch_size or chars >= IMPORT_BATCH_CHARS:
+                full, batch, chars = batch, [], 0
                 staged = stage(full)
                 store(pending)
                 pending = staged
@@ -444,6 +462,11 @@ def import_source(
     if progress:
         progress(report)
     return report
+
+
+def _item_chars(item: Item) -> int:
+    content = item.record.get("content") if isinstance(item.record, dict) else None
+    return len(content) if isinstance(content, str) else 0
 
 
 def _prepare_batch(owner, batch: list[Item], report: ImportReport, *, reuse: VectorReuse) -> list[Prepared]:
