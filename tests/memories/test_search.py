@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from memories.models import ChunkTerm, CorpusStat, Memory, TermStat
@@ -253,6 +254,63 @@ def test_a_queryset_delete_also_unindexes(user):
     make_memory(user, title="t", content="Epsilon zeta.")
     Memory.objects.filter(owner=user).delete()
     assert not TermStat.objects.filter(owner=user, df__gt=0).exists() and not ChunkTerm.objects.exists()
+
+
+def _index_of(owner) -> tuple[dict, dict, tuple]:
+    corpus = CorpusStat.objects.filter(owner=owner).values_list("chunk_count", "total_length").first()
+    return _impacts(owner), dict(TermStat.objects.filter(owner=owner, df__gt=0).values_list("lexeme", "df")), corpus
+
+
+def test_a_deletion_of_many_unindexes_them_together_and_exactly_as_one_by_one(
+    user, other_user, django_assert_max_num_queries
+):
+    """A queryset delete unindexes its memories in batches at its first memory, and the index left
+    is the one that deleting them one by one leaves: the kept memories' postings, df and totals."""
+    kept = make_memory(user, title="Kept", content="Alpha beta and a kept note.")
+    gone = [make_memory(user, title=f"Gone {i}", content=f"Alpha gamma number {i} goes.") for i in range(6)]
+    make_memory(other_user, title="Other", content="Alpha of another account.")
+    trashed = make_memory(user, title="Trashed", content="Alpha delta in the trash.")
+    memory_delete(memory=trashed)  # unindexed when trashed; the deletion must not take it out twice
+    one_by_one_user, one_by_one_other = _index_of(user), _index_of(other_user)
+    # What one-by-one deletion leaves, computed on a copy of the rows: delete, read, roll back.
+    with transaction.atomic():
+        for memory in gone:
+            lexical.unindex_memories(memory_ids=[memory.pk])
+        one_by_one_user = _index_of(user)
+        transaction.set_rollback(True)
+    statements = 40 + 6 * 8  # the collector's own statements per memory; not one unindex each
+    with django_assert_max_num_queries(statements):
+        Memory.all_objects.filter(pk__in=[m.pk for m in gone] + [trashed.pk]).delete()
+    assert _index_of(user) == one_by_one_user
+    assert _index_of(other_user) == one_by_one_other
+    assert Memory.objects.filter(owner=user).get() == kept
+
+
+def test_deleting_an_account_unindexes_its_memories_and_no_one_elses(user, other_user):
+    for i in range(3):
+        make_memory(user, title=f"Mine {i}", content=f"Omega theta {i}.")
+    make_memory(other_user, title="Theirs", content="Omega of another account.")
+    theirs = _index_of(other_user)
+    type(user).objects.filter(pk=user.pk).delete()
+    assert not ChunkTerm.objects.filter(owner_id=user.pk).exists()
+    assert _index_of(other_user) == theirs
+    other_user.delete()
+    assert not ChunkTerm.objects.exists()
+
+
+def test_a_deletion_retried_after_a_rollback_unindexes_again(user):
+    """The mark that a deletion's memories were unindexed goes with a rolled-back savepoint (here the
+    inner atomic block inside the test's transaction): the same queryset deleted again unindexes again."""
+    make_memory(user, title="t", content="Kappa lambda.")
+    deletion = Memory.objects.filter(owner=user)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        deletion.delete()
+        raise RuntimeError("rolled back")
+    assert ChunkTerm.objects.filter(owner=user).exists()  # the rollback put the postings back
+    deletion.delete()
+    assert not ChunkTerm.objects.filter(owner=user).exists()
+    assert not TermStat.objects.filter(owner=user, df__gt=0).exists()
+    assert CorpusStat.objects.get(owner=user).chunk_count == 0
 
 
 def _impacts(user) -> dict[tuple[int, str], float]:
