@@ -18,10 +18,11 @@ from functools import cache
 
 import numpy as np
 from django.db import connection, models
-from django.db.models.fields import AutoFieldMixin
 from pgvector.django import VectorField
 
 from memories.models import MemoryChunk
+
+AUTO_FIELDS = (models.AutoField, models.BigAutoField, models.SmallAutoField)
 
 # The psycopg type each kind of field is sent as. A vector goes as "bytea": a bytea's binary form is
 # its bytes as they are, and those bytes are the vector's binary form (pgvector's vector_recv reads them).
@@ -55,11 +56,11 @@ def _columns() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     fields = [
         f
         for f in MemoryChunk._meta.concrete_fields
-        if not getattr(f, "generated", False) and not isinstance(f, AutoFieldMixin)
+        if not getattr(f, "generated", False) and not isinstance(f, AUTO_FIELDS)
     ]
     return (
         tuple(f.attname for f in fields),
-        tuple(connection.ops.quote_name(f.column) for f in fields),
+        tuple(connection.ops.quote_name(str(f.column)) for f in fields),
         tuple(_type_of(f) for f in fields),
     )
 

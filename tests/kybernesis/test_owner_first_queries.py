@@ -304,7 +304,9 @@ def test_the_check_flags_a_scan_without_the_owner_and_passes_one_with_it():
 
 def test_the_check_reads_the_columns_of_a_copy():
     """A COPY of chunks is checked by its column list (it cannot be EXPLAINed)."""
-    without = Statement('COPY memories_memorychunk ("memory_id", "text") FROM STDIN (FORMAT BINARY)', None, False, "x:y")
+    without = Statement(
+        'COPY memories_memorychunk ("memory_id", "text") FROM STDIN (FORMAT BINARY)', None, False, "x:y"
+    )
     with_owner = replace(without, sql='COPY memories_memorychunk ("owner_id", "memory_id") FROM STDIN (FORMAT BINARY)')
     assert problems_of(without) == ["rows written to memories_memorychunk without owner_id"]
     assert problems_of(with_owner) == []
