@@ -270,7 +270,7 @@ def test_a_deletion_of_many_unindexes_them_together_and_exactly_as_one_by_one(us
     make_memory(other_user, title="Other", content="Alpha of another account.")
     trashed = make_memory(user, title="Trashed", content="Alpha delta in the trash.")
     memory_delete(memory=trashed)  # unindexed when trashed; the deletion must not take it out twice
-    one_by_one_user, one_by_one_other = _index_of(user), _index_of(other_user)
+    one_by_one_other = _index_of(other_user)
     # What one-by-one deletion leaves, computed on a copy of the rows: delete, read, roll back.
     with transaction.atomic():
         for memory in gone:
