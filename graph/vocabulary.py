@@ -7,7 +7,7 @@ from __future__ import annotations
 # The version of the extraction rules (this vocabulary, the graph.extraction package and its data).
 # Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
 # step then reads every memory extracted by an older version again, so old entities are re-typed.
-EXTRACTION_RULES_VERSION = 3
+EXTRACTION_RULES_VERSION = 4
 
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.
@@ -233,8 +233,16 @@ keywords summary overview discussion methods results background supplementary eq
 vol vols volume no nos issue ed eds edn edition et al ibid op cit cf ref refs doi isbn issn url http https
 www pdf docx doc xlsx xls csv txt rtf odt jpg jpeg png gif tiff svg md phd msc bsc mba mphil dphil rn
 frcs mrcp llb cpa header footer continued cont draft confidential total subtotal sum attn fao rsvp
+seite seiten abbildung abb tabelle kapitel anhang inhalt inhaltsverzeichnis einleitung zusammenfassung
+chapitre annexe sommaire figura tabla capítulo anexo índice página páginas pagina pagine tabella
+capitolo tabel hoofdstuk bijlage inhoud samenvatting таблица рисунок глава страница приложение содержание
 """.split()
 )
+# The words for a page of a document or a web site: a name ending in one names a page, not a thing
+# ("Account Activity Page", "Rechnung Seite"), unless it is a person's ("Larry Page").
+PAGE_WORDS = frozenset("page pages seite seiten página páginas pagina pagine blad страница".split())
+# The abbreviations for "number" that end a field's label ("Invoice No", "Rechnung Nr", "Factura Núm").
+NUMBER_WORDS = frozenset("no nr nº núm num nummer".split())
 # The last word of a name that says what kind of thing it names: "Berlin Marathon" is an event,
 # "Tokyo Station" and "Nishiki Market" are places, whatever the model guessed.
 EVENT_HEADS = frozenset(

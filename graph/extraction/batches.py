@@ -17,6 +17,7 @@ from core import workers
 from core.language import WINDOW_CHARS, detect_language, is_filler, mostly_latin
 from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction.keys import clean_text
+from graph.extraction.layout import mask_header_rows, mask_markup
 from graph.extraction.neutral import neutral_spans
 from graph.extraction.pipeline import get_nlp
 from graph.extraction.relations import RelationFound, sentence_relations
@@ -102,14 +103,14 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
     graphs = [ChunkGraph() for _ in texts]
     english: list[tuple[int, str]] = []
     for i, text in enumerate(texts):
-        text = clean_text(text[:max_chars])
+        text = mask_markup(clean_text(text[:max_chars]))
         language = text_language(text)
         if is_filler(text):
             continue  # Lorem ipsum names nothing ("Cras", "Donec" are no organisations)
         if reads_english(text, language):
             english.append((i, text))
         else:
-            graphs[i] = _neutral(text, language)
+            graphs[i] = _neutral(mask_header_rows(text), language)
     jobs = [(i, offset, piece) for i, text in english for offset, piece in _pieces(text) if piece.strip()]
     done = 0
     try:

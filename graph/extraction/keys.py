@@ -11,6 +11,9 @@ from graph.vocabulary import (
     CONCEPT,
     GENERIC_NOUNS,
     NOT_ENTITIES,
+    NUMBER_WORDS,
+    PAGE_WORDS,
+    PERSON,
     PERSON_TITLES,
     STRUCTURE_WORDS,
     TECH_ALIASES,
@@ -162,6 +165,15 @@ def is_document_structure(key: str) -> bool:
 
 
 _MINOR = frozenset("of and the in for to a".split())
+
+
+def names_a_page(key: str, entity_type: str) -> bool:
+    """A name of two words or more ending in a word for a page ("Account Activity Page", "Rechnung
+    Seite") names a page of a document or a site, and one ending in "No" or "Nr" a field's label
+    ("Invoice No", "Rechnung Nr"), not a thing; a person's surname is neither ("Larry Page"). Keys
+    are lower case."""
+    words = key.split()
+    return entity_type != PERSON and len(words) >= 2 and (words[-1] in PAGE_WORDS or words[-1] in NUMBER_WORDS)
 
 
 # camelCase inside a word, snake_case, a call, a path or a dotted name: written by and for code.

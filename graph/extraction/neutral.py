@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from graph.extraction.keys import canonical_key, display_name, is_meaningful
+from graph.extraction.keys import canonical_key, display_name, is_meaningful, names_a_page
 from graph.extraction.typing import is_first_name, type_for_name
 from graph.vocabulary import CONCEPT, ORG_NAME_HEADS, ORGANIZATION, PERSON, PLACE_HEADS, TECHNOLOGY
 
@@ -114,7 +114,11 @@ def _trim(words: list[Token], stop: frozenset[str]) -> list[Token]:
     """The name without stop-words or connectors at either end ("Die Deutsche Bahn" -> "Deutsche Bahn")."""
     while words and (words[0][2].lower() in stop or words[0][2].lower() in _CONNECTORS):
         words = words[1:]
-    while words and (words[-1][2].lower() in stop or words[-1][2].lower() in _CONNECTORS):
+    while (
+        words
+        and (words[-1][2].lower() in stop or words[-1][2].lower() in _CONNECTORS)
+        and words[-1][2].lower() not in _LEGAL_FORMS  # German's stop-words hold "AG"
+    ):
         words = words[:-1]
     return words
 
@@ -184,6 +188,8 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         kind = _name_type(name, key)
         if kind != CONCEPT:
             key = canonical_key(name, kind)
+        if names_a_page(key, kind):
+            continue
         found.append(NeutralFound(key, name, kind, start, end))
     return found
 

@@ -15,6 +15,7 @@ from graph.extraction.keys import (
     display_name,
     is_meaningful,
     looks_like_code,
+    names_a_page,
     singular,
 )
 from graph.extraction.lexicon import english_words
@@ -163,24 +164,27 @@ def _spans(doc) -> list[Found]:
             continue  # in another language, a name the rules demoted is a fragment
         key = canonical_key(name, entity_type)
         covered.update(range(min(ent.start, span.start), max(ent.end, span.end)))
-        found.append(Found(key, name, entity_type, span.start_char, span.end_char, span.root))
-    text = doc.text
+        if not _no_name(name, key, entity_type):
+            found.append(Found(key, name, entity_type, span.start_char, span.end_char, span.root))
     if is_foreign(doc):
         # The noun chunks of another language parsed as English are fragments ("morgen", "über").
         found.sort(key=lambda f: f.start)
         return found
-    for chunk in doc.noun_chunks:
-        if any(i in covered for i in range(chunk.start, chunk.end)) or form_label(chunk):
-            continue
-        concept = _concept(chunk, text)
-        if concept is not None:
-            found.append(concept)
-        prefix = _proper_prefix(chunk, text)
-        if prefix is not None:
-            found.append(prefix)
+    found.extend(_chunk_names(doc, covered))
     _first_names(found)
     found.sort(key=lambda f: f.start)
     return found
+
+
+def _chunk_names(doc, covered: set[int]) -> Iterator[Found]:
+    """Concepts and leading proper names of the noun chunks no entity span covers."""
+    text = doc.text
+    for chunk in doc.noun_chunks:
+        if any(i in covered for i in range(chunk.start, chunk.end)) or form_label(chunk):
+            continue
+        for item in (_concept(chunk, text), _proper_prefix(chunk, text)):
+            if item is not None:
+                yield item
 
 
 _YEAR = re.compile(r"(1[89]|20)\d\d")
@@ -227,6 +231,24 @@ def _trimmed(ent, label: str) -> tuple[object | None, str]:
 def _english_word(word: str) -> bool:
     vocabulary = english_words()
     return word in vocabulary or singular(word) in vocabulary
+
+
+def _no_name(name: str, key: str, entity_type: str) -> bool:
+    """A page's or a field's name, or an ordinary English word left a concept: no entity."""
+    return names_a_page(key, entity_type) or (entity_type == CONCEPT and _common_word(name, key))
+
+
+def _common_word(name: str, key: str) -> bool:
+    """One ordinary English word the rules left a concept ("Size", "Detail", "Handbook", "Indicate"): a
+    heading, a label or a sentence's first word, no name. A known technology, an acronym or a given name
+    that is also a word ("Bob", "Rose") is kept."""
+    return (
+        " " not in name
+        and not name.isupper()
+        and key not in GAZETTEER
+        and _english_word(name.lower())
+        and not is_first_name(name)
+    )
 
 
 def form_label(span) -> bool:
@@ -285,7 +307,9 @@ def _concept(chunk, text: str) -> Found | None:
             return None
         return Found(key, name, TECHNOLOGY, start, end, root)
     entity_type = _proper_name_type(chunk.doc[tokens[0].i : tokens[-1].i + 1], name, key)
-    return Found(canonical_key(name, entity_type), name, entity_type, start, end, root)
+    key = canonical_key(name, entity_type)
+    # Checked on the name, as a symbol it lost can make a chunk look longer ("## Slide", "☐ Indicate").
+    return None if _no_name(name, key, entity_type) else Found(key, name, entity_type, start, end, root)
 
 
 # The common noun a name modifies can say what the name is: "the Arbor app", "the RSPB volunteer team".

@@ -322,6 +322,8 @@ def _lone_word_acts_as_person(token) -> bool:
     if token.pos_ in ("VERB", "ADJ") or token.lower_ in words_of("verb") or token.lower_ in words_of("adj"):
         return False
     doc = token.doc
+    if token.i > 0 and doc[token.i - 1].pos_ == "DET":
+        return False  # "The Handbook does not present": a name takes no article
     after = doc[token.i + 1] if token.i + 1 < len(doc) else None
     if after is not None and after.lower_ in ("'s", "’s"):
         return True

@@ -8,7 +8,8 @@ import pytest
 
 from graph.extraction import extract_texts
 from graph.extraction.documents import MAX_ENTITIES_PER_DOCUMENT, mask_running_lines, running_lines, salient_keys
-from graph.extraction.keys import display_name, is_document_structure, is_meaningful
+from graph.extraction.keys import display_name, is_document_structure, is_meaningful, names_a_page
+from graph.extraction.layout import mask_header_rows, mask_markup
 from graph.models import Entity, EntityMention
 from graph.services import graph_extract_memories
 from tests.factories import make_memory
@@ -92,6 +93,10 @@ def test_a_running_header_is_no_entity_of_the_document(user):
         "md",
         "page 3 of 10",
         "appendix b",
+        "seite 2",
+        "tabelle 4",
+        "capítulo iii",
+        "страница 5",
     ],
 )
 def test_document_structure_is_never_an_entity(key):
@@ -116,6 +121,89 @@ def test_figures_tables_and_roman_numerals_in_a_paper_are_not_entities():
     )
     assert not {"figure 3", "figure", "table 2", "table", "ii", "section ii", "abstract", "appendix b"} & set(found)
     assert "inter- preter" not in found and "inter" not in found
+
+
+@pytest.mark.parametrize(
+    ("key", "entity_type", "expected"),
+    [
+        ("account activity page", "organization", True),
+        ("rechnung seite", "concept", True),
+        ("home page", "concept", True),
+        ("larry page", "person", False),
+        ("page", "concept", False),  # one word: is_document_structure's part
+        ("pager duty", "organization", False),
+        ("rechnung nr", "concept", True),
+        ("invoice no", "organization", True),
+    ],
+)
+def test_a_name_ending_in_a_page_word_names_a_page(key, entity_type, expected):
+    assert names_a_page(key, entity_type) is expected
+
+
+def test_a_page_of_a_site_and_ordinary_words_as_headings_are_not_entities():
+    found = types_of(
+        "Size 3.94 MB\nThe file size grows with each page.\nDetail\nThe details of your bill and your "
+        "account history are available on the Account Activity Page.\n"
+        "The Handbook does not present a full statement of the law.\n"
+        "## Slide 1: Code 600: Sciences and Exploration Directorate\n"
+        "\u2610\n\nIndicate by check mark whether the registrant filed all reports.\n"
+        "Larry Page founded Google with Sergey Brin."
+    )
+    assert not {"size", "detail", "account activity page", "handbook", "slide", "indicate"} & set(found)
+    assert found.get("larry page") == "person"
+
+
+def test_markup_in_a_feed_is_no_entity():
+    feed = (
+        '<?xml version="1.0" encoding="utf-8"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n'
+        '<channel rdf:about="http://example.org/">\n<title>Notes from Berlin</title>\n'
+        "<description>Angela Merkel visited the Charité hospital in Berlin.</description>\n</channel>\n</rdf:RDF>\n"
+    )
+    found = types_of(feed)
+    assert not {"xml", "rdf", "rdf:rdf", "channel", "description"} & set(found)
+    assert found.get("angela merkel") == "person"
+
+
+def test_markup_masking_keeps_offsets_and_leaves_a_quoted_tag():
+    feed = '<?xml version="1.0"?>\n<feed>\n<entry a="1\n2">Hello</entry>\n</feed>'
+    masked = mask_markup(feed)
+    assert len(masked) == len(feed) and masked.count("\n") == feed.count("\n")
+    assert "Hello" in masked and "<" not in masked
+    prose = "In HTML, write <b> for bold; if a < b and c > d the test fails."
+    assert mask_markup(prose) == prose
+
+
+@pytest.mark.parametrize(
+    ("line", "header"),
+    [
+        ("Pos. Menge Beschreibung Rabatt % VK-Preis", True),
+        ("Artikel Aantal Prijs per stuk BTW Prijs incl. BTW", True),
+        ("Datum Rechnungsnummer Kundennummer Seite", True),
+        ("Die Deutsche Bahn erhöht ab Dezember die Preise", False),
+        ("Anna Schmidt Peter Müller Klaus Weber", False),  # people, not labels
+        ("Coolblue B.V. Weena 664 Rotterdam", False),  # figures: an address or an item row
+        ("Bundesministerium der Justiz und für Verbraucherschutz", False),
+        ("Rechnung Seite 1", False),
+        ("Total:", False),
+    ],
+)
+def test_a_tables_header_row_is_told_from_a_line_of_names(line, header):
+    masked = mask_header_rows(f"Rechnung\n{line}\nweiter")
+    assert (line.strip() not in masked) is header
+
+
+def test_a_german_invoices_column_headers_are_no_entities():
+    (graph,) = extract_texts(
+        [
+            "Rechnung Nr. 2019-0042 der QualityHosting AG in Gelnhausen.\n"
+            "Pos. Menge Beschreibung Rabatt % VK-Preis\n"
+            "1 1 Small Business StandardExchange 2010 3,89 3,89\n"
+            "Vielen Dank für Ihren Auftrag. Mit freundlichen Grüßen, Ihre QualityHosting AG."
+        ]
+    )
+    keys = {m.key for m in graph.mentions}
+    assert not any("beschreibung" in key or "rechnung" in key for key in keys)
+    assert "qualityhosting" in keys  # "AG" is one of German's stop-words, yet it ends the name
 
 
 def test_a_forms_field_labels_are_not_entities():
