@@ -350,6 +350,9 @@ KYBERNESIS_SEARCH_LEXICAL_CANDIDATES = env_int("KYBERNESIS_SEARCH_LEXICAL_CANDID
 # pgvector's hnsw.ef_search: 64 is the smallest value with recall@10 >= 0.95 at 100,000 chunks
 # (docs/decisions/0017-ef-search-for-recall.md).
 KYBERNESIS_SEARCH_EF_SEARCH = env_int("KYBERNESIS_SEARCH_EF_SEARCH", 64)
+# ...and one more for every this many chunks an owner has past 128,000, so that a million-chunk owner
+# searches at 500 (recall@10 0.95 there; docs/decisions/0020-ef-search-grows-with-the-owner.md). 0: fixed.
+KYBERNESIS_SEARCH_CHUNKS_PER_EF = env_int("KYBERNESIS_SEARCH_CHUNKS_PER_EF", 2000)
 # An owner with at most this many chunks is searched exactly (no HNSW index; memories.search.statement.exact_for).
 KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = env_int("KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS", 10_000)
 # The good-match rule (memories.search.relevance, calibrated: docs/decisions/0013-good-match-rule.md): a

@@ -95,6 +95,28 @@ _EXACT_ORDER = "(c.embedding <=> %(qvec)s::vector) + 0"  # not the indexed form:
 _INDEX_ORDER = "c.embedding <=> %(qvec)s::vector"
 
 
+def vector_plan(owner_id: int) -> tuple[bool, int]:
+    """How this owner's vector candidates are found: exactly or not (exact_for), and the HNSW
+    ef_search for its size (ef_search_for), from one read of its chunk count."""
+    chunks = owner_chunk_count(owner_id)
+    bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
+    return bound > 0 and chunks <= bound, ef_search_for(chunks)
+
+
+# pgvector's largest hnsw.ef_search.
+EF_SEARCH_MAX = 1000
+
+
+def ef_search_for(chunks: int) -> int:
+    """The HNSW ef_search for an owner of this many chunks: KYBERNESIS_SEARCH_EF_SEARCH, and one more
+    for every KYBERNESIS_SEARCH_CHUNKS_PER_EF chunks past that (at most pgvector's 1000). The index's
+    recall falls as an owner grows: at ef_search 64 it is 0.961 at 100,000 chunks and 0.762 at a
+    million, where 500 is needed for 0.95 (docs/decisions/0020-ef-search-grows-with-the-owner.md)."""
+    per = settings.KYBERNESIS_SEARCH_CHUNKS_PER_EF
+    scaled = chunks // per if per > 0 else 0
+    return min(EF_SEARCH_MAX, max(settings.KYBERNESIS_SEARCH_EF_SEARCH, scaled))
+
+
 def exact_for(owner_id: int) -> bool:
     """Whether this owner's vector candidates are found exactly rather than through the HNSW index.
 
@@ -174,7 +196,8 @@ def search_statement(
 def search_candidates(
     owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
 ) -> list[Candidate]:
-    """Run the statement for this owner, exactly or through the HNSW index (see exact_for)."""
+    """Run the statement for this owner, exactly or through the HNSW index (see vector_plan)."""
+    exact, ef_search = vector_plan(owner_id)
     sql, params = search_statement(
         owner_id,
         query,
@@ -182,10 +205,10 @@ def search_candidates(
         limit=limit,
         filters=filters,
         extra_candidates=extra_candidates,
-        exact=exact_for(owner_id),
+        exact=exact,
     )
     index_settings = (
-        f"SET LOCAL hnsw.ef_search = {int(max(settings.KYBERNESIS_SEARCH_EF_SEARCH, params['k_vec']))}; "
+        f"SET LOCAL hnsw.ef_search = {int(max(ef_search, params['k_vec']))}; "
         "SET LOCAL hnsw.iterative_scan = relaxed_order"
     )
     with connection.cursor() as cursor:

@@ -3,6 +3,7 @@ warm, both for every tier; archived memories stay searchable."""
 
 from __future__ import annotations
 
+import pytest
 from django.db import connection, transaction
 
 from memories import services
@@ -97,3 +98,35 @@ def test_an_exact_search_ranks_its_first_results_the_same_whatever_the_limit(use
     few = hybrid_search(user.pk, "walking holiday in the rain", limit=4, min_score=0).results
     many = hybrid_search(user.pk, "walking holiday in the rain", limit=12, min_score=0).results
     assert len(many) == 12 and [r.chunk_id for r in few] == [r.chunk_id for r in many[:4]]
+
+
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [(0, 64), (10_000, 64), (128_000, 64), (200_000, 100), (1_000_000, 500), (5_000_000, 1000)],
+)
+def test_ef_search_grows_with_the_owner_past_the_floor(settings, chunks, expected):
+    """The index's recall falls as an owner grows (0.96 at 100,000 chunks, 0.76 at a million at 64), so
+    ef_search is one per 2,000 chunks past the floor of 64, at most pgvector's 1000."""
+    from memories.search.statement import ef_search_for
+
+    assert ef_search_for(chunks) == expected
+    settings.KYBERNESIS_SEARCH_CHUNKS_PER_EF = 0
+    assert ef_search_for(chunks) == 64  # 0: the floor alone, for every size
+
+
+def test_the_search_sets_the_ef_search_of_the_owners_size(user, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memories.search import hybrid_search
+
+    for n in range(12):
+        make_memory(user, title=f"Note {n}", content=f"Short note number {n} about the allotment.")
+    settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS = 0
+    settings.KYBERNESIS_SEARCH_VECTOR_CANDIDATES = 1
+    settings.KYBERNESIS_SEARCH_EF_SEARCH = 1
+    settings.KYBERNESIS_SEARCH_CHUNKS_PER_EF = 1  # one per chunk: 12 chunks, ef_search 12 (over the limit, 10)
+    with CaptureQueriesContext(connection) as queries:
+        hybrid_search(user.pk, "allotment note", min_score=0)
+    sets = [q["sql"] for q in queries.captured_queries if "hnsw.ef_search" in q["sql"]]
+    assert sets and all("hnsw.ef_search = 12;" in sql for sql in sets)

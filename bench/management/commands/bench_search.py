@@ -35,6 +35,7 @@ from bench.synthetic import Corpus
 from memories import embedding
 from memories.models import Memory, MemoryChunk
 from memories.search import hybrid_search, lexical
+from memories.search.statement import ef_search_for, owner_chunk_count
 from memories.services import memories_restore_from_trash, memories_trash
 
 BENCH_USER = "bench-search"
@@ -124,7 +125,9 @@ def _recall(owner, texts, vectors, *, ef_values: list[int], recall_queries: int,
             vector_search_option.index_nearest(owner.pk, v, k=RECALL_K, candidates=candidates, ef_search=ef)
             for v in sample
         ]
-        with vector_search_option.overridden(KYBERNESIS_SEARCH_EF_SEARCH=ef, KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS=0):
+        with vector_search_option.overridden(
+            KYBERNESIS_SEARCH_EF_SEARCH=ef, KYBERNESIS_SEARCH_CHUNKS_PER_EF=0, KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS=0
+        ):
             timings, _ = _timed_queries(owner, texts, vectors)
         sweep.append(
             {
@@ -195,7 +198,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--ef-search",
             default="",
-            help="comma-separated hnsw.ef_search values to measure recall and latency at (default: the setting's)",
+            help="comma-separated hnsw.ef_search values to measure recall and latency at (default: the one the "
+            "search uses for this owner's size)",
         )
         parser.add_argument(
             "--trash-share",
@@ -226,7 +230,7 @@ class Command(BaseCommand):
         if chunks < 1 or queries < 1:
             raise CommandError("--chunks and --queries must be at least 1")
         try:
-            ef_values = [int(v) for v in ef_search.split(",") if v.strip()] or [settings.KYBERNESIS_SEARCH_EF_SEARCH]
+            ef_values = [int(v) for v in ef_search.split(",") if v.strip()]
         except ValueError:
             raise CommandError("--ef-search takes comma-separated integers, for example 40,80,120") from None
         if any(v < 1 or v > 1000 for v in ef_values):
@@ -251,6 +255,8 @@ class Command(BaseCommand):
             if rebuild or MemoryChunk.objects.filter(owner=tiny).count() != tiny_chunks:
                 self._build(tiny, tiny_chunks, Corpus(seed + 1))
 
+        owner_ef_search = ef_search_for(owner_chunk_count(owner.pk))  # what the product uses for this owner
+        ef_values = ef_values or [owner_ef_search]
         texts, vectors = Corpus(seed, stream=QUERY_STREAM).queries(queries)
         # The first searches after a build read the index from disk: every query runs once before
         # the timed run, so the figures are those of a server in use.
@@ -298,7 +304,7 @@ class Command(BaseCommand):
                     "embed_query_ms": round(statistics.median(embed_times), 2),
                     "queries": len(timings),
                     "vector_search": vector_search_option.used_for(owner.pk),
-                    "hnsw": {**bulk_mod.hnsw_parameters(), "ef_search": settings.KYBERNESIS_SEARCH_EF_SEARCH},
+                    "hnsw": {**bulk_mod.hnsw_parameters(), "ef_search": owner_ef_search},
                     "recall": recall,
                     "tiny_owner": tiny_figures,
                     "sizes_mb": bulk_mod.sizes_mb(),
