@@ -165,9 +165,10 @@ def search_scale(data_dir: Path) -> Figure:
         ax.set_xlabel("chunks of the searching owner")
     cost.set_xlabel("chunks of the searching owner")
     hnsw = points[-1]["hnsw"] if points else {}
+    # Each run's ef_search (the product's for that size, or the one the run measured at) beside its point.
+    efs = ", ".join(f"{p['chunks']:,}: {p['hnsw'].get('ef_search')}" for p in points)
     fig.suptitle(
-        f"Search at scale: HNSW m={hnsw.get('m')}, ef_construction={hnsw.get('ef_construction')}, "
-        f"ef_search={hnsw.get('ef_search')}"
+        f"Search at scale: HNSW m={hnsw.get('m')}, ef_construction={hnsw.get('ef_construction')}; ef_search {efs}"
     )
     return fig
 
