@@ -127,10 +127,7 @@ def exact_for(owner_id: int) -> bool:
     vector candidates at all. For an owner with few chunks an exact scan through the owner index is
     both complete and fast, so it is used up to KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS. The size is the
     chunk count the lexical index already keeps per owner (CorpusStat): one primary-key read."""
-    bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
-    if bound <= 0:
-        return False
-    return owner_chunk_count(owner_id) <= bound
+    return vector_plan(owner_id)[0]
 
 
 def owner_chunk_count(owner_id: int) -> int:
