@@ -27,7 +27,7 @@ from django.utils import timezone
 from memories.consume import folder
 from memories.consume.folder import Claimed, Inbox
 from memories.models import ConsumedFile, ConsumeWatcher
-from memories.services.consume import consumed_file_run
+from memories.services.consume import consumed_file_run, consumed_files_settle
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +189,8 @@ class Watcher:
         work: list[tuple[Inbox, dict, Claimed | folder.Entry]] = []
         for inbox in self.inboxes():
             claims = [] if inbox.problem else list(folder.claims(inbox))
+            if not inbox.problem and inbox.owner is not None:
+                done.filed += consumed_files_settle(inbox=inbox, waiting={c.claim for c in claims})
             entries = list(folder.scan(inbox))
             counts = {"waiting": len(entries), "processing": len(claims), "problem": inbox.problem}
             if inbox.owner is not None or inbox.problem or entries:

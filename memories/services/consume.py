@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -73,6 +74,26 @@ def consumed_file_run(*, inbox: Inbox, claimed: Claimed) -> ConsumedFile:
     if row.status in _TERMINAL:
         row = _file(inbox, claimed, row)
     return row
+
+
+def consumed_files_settle(*, inbox: Inbox, waiting: set[str]) -> list[ConsumedFile]:
+    """Record as filed the rows whose file a stopped watcher had already moved to its destination, but
+    not yet marked: its claim folder is gone (`waiting` holds the claims still in processing/) and the
+    file stands at the destination the row chose."""
+    settled = []
+    stale = (
+        ConsumedFile.objects.filter(root=str(inbox.root), filed=False, status__in=_TERMINAL)
+        .exclude(destination="")
+        .exclude(claim__in=waiting)
+    )
+    for row in stale:
+        if os.path.lexists(inbox.processing / row.claim) or not os.path.lexists(inbox.root / row.destination):
+            continue
+        row.filed = True
+        row.save(update_fields=["filed", "updated_at"])
+        logger.info("watched folder: %s was filed before a stop; recorded now", row.name)
+        settled.append(row)
+    return settled
 
 
 def _read_and_upload(inbox: Inbox, claimed: Claimed, row: ConsumedFile) -> ConsumedFile:

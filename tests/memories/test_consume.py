@@ -325,7 +325,7 @@ def test_a_missing_folder_is_reported_and_never_made_as_it_may_be_a_drive_not_mo
 def test_a_restart_finishes_each_state_a_killed_watcher_left(inbox, user):
     target = Inbox(inbox, user, user.username)
     folder_module.writable_problem(inbox)
-    texts = [text for _, text in real_texts(3)]
+    texts = [text for _, text in real_texts(4)]
     # 1. Claimed (renamed into processing/) and stopped before its row was written.
     (inbox / "a.txt").write_text(texts[0])
     folder_module.claim(target, next(folder_module.scan(target)))
@@ -343,7 +343,15 @@ def test_a_restart_finishes_each_state_a_killed_watcher_left(inbox, user):
     row_c.destination = "done/c.txt"
     row_c.save()
     folder_module.write_atomic(inbox / "done" / "c.txt.reason.txt", "written before the stop")
-    assert Memory.objects.count() == 2 and len(files_under(inbox / "processing")) == 3
+    # 4. Moved to done/ (claim folder removed) and stopped before its row was marked filed.
+    (inbox / "d.txt").write_text(texts[3])
+    d = folder_module.claim(target, next(e for e in folder_module.scan(target) if e.name == "d.txt"))
+    row_d = consume_service.consumed_file_register(inbox=target, claimed=d)
+    row_d = consume_service._upload(row_d, target, consume_service._Dropped("d.txt", len(texts[3]), texts[3].encode()))
+    row_d.destination = "done/d.txt"
+    row_d.save()
+    folder_module.file_away(target, d, row_d.destination, consume_service.reason_text(row_d, target))
+    assert Memory.objects.count() == 3 and len(files_under(inbox / "processing")) == 3
 
     w = watcher(inbox, user.username)
     try:
@@ -354,9 +362,11 @@ def test_a_restart_finishes_each_state_a_killed_watcher_left(inbox, user):
         ("a.txt", "created"),
         ("b.txt", "created"),
         ("c.txt", "created"),
+        ("d.txt", "created"),
     ]
-    assert Memory.objects.count() == 3 and ConsumedFile.objects.count() == 3
-    assert sorted(files_under(inbox / "done")) == sorted(f"{n}{s}" for n in "abc" for s in (".txt", ".txt.reason.txt"))
+    assert Memory.objects.count() == 4 and ConsumedFile.objects.count() == 4
+    assert not ConsumedFile.objects.filter(filed=False).exists()
+    assert sorted(files_under(inbox / "done")) == sorted(f"{n}{s}" for n in "abcd" for s in (".txt", ".txt.reason.txt"))
     assert "created: memory" in reason(inbox / "done" / "c.txt")
     assert files_under(inbox / "processing") == []
 
