@@ -91,8 +91,11 @@ system-packages:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# The suite over TEST_WORKERS processes (pytest-xdist, one test database each; the slow tests go first,
+# tests/conftest.py). PYTEST_ARGS=-n0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install-test system-packages
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The same suite against an external PostgreSQL + pgvector reached through DATABASE_URL (.ci/test-external).
 test-external: install-test system-packages

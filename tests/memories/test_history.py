@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from django.db import connection
 from django.http import Http404
 from django.test import override_settings
 
@@ -136,10 +137,16 @@ def test_retention_keeps_the_newest_versions_and_says_why_an_old_one_is_gone(use
 @override_settings(KYBERNESIS_HISTORY_KEEP=20)
 def test_ten_thousand_edits_of_one_memory_keep_the_bound(user):
     memory = make_memory(user, content=OLD)
-    for i in range(10_000):
-        Memory.objects.filter(pk=memory.pk).update(priority=(i % 100) / 100 + 0.001)
-        if i % 500 == 499:
-            services.memory_update(memory=memory, title=f"Edit {i}")
+    for start in range(0, 10_000, 500):
+        # 500 edits a statement each, looped in the server: the same row triggers fire as for 500
+        # round trips from here, a tenth of the time.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DO $$ BEGIN FOR i IN {start}..{start + 499} LOOP "
+                f"UPDATE memories_memory SET priority = (i % 100) / 100.0 + 0.001 WHERE id = {int(memory.pk)}; "
+                "END LOOP; END $$"
+            )
+        services.memory_update(memory=memory, title=f"Edit {start + 499}")
     services.memory_update(memory=memory, title="Last")
     assert MemoryVersion.objects.filter(pgh_obj_id=memory.pk).count() == 20
     memory.refresh_from_db()

@@ -18,14 +18,14 @@ from tests.factories import make_memory
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_embedder, pytest.mark.django_db]
 
-DOCUMENTS = 24
+DOCUMENTS = 12
 
 
 def readmes(count: int) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for dist in sorted(importlib.metadata.distributions(), key=lambda d: (d.metadata["Name"] or "").lower()):
         name, body = dist.metadata["Name"], dist.metadata.get_payload() or ""
-        if name and 2_000 <= len(body) <= 60_000 and name not in found:
+        if name and 2_000 <= len(body) <= 30_000 and name not in found:
             found[name] = body
     return sorted(found.items())[:count]
 
