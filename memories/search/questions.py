@@ -29,12 +29,14 @@ KINDS = (QUESTION, NOTE)
 # "Quand je suis arrivé, il pleuvait" say something to keep, not something to find.
 #
 # A message asks something when one of its sentences asks ("Can you help me pick the paint? Let's
-# plan a session soon."), and it is not a note that merely holds a question: a message whose
-# statements run past a few lines (LONG_NOTE_CHARS) and outweigh its questions two to one is a note
-# ("Carbonara: 200 g guanciale, … Maybe rigatoni next time?").
+# plan a session soon."), unless it says more than it asks: a message whose statements make a
+# sentence of their own (STATEMENT_CHARS) and are longer than its questions is a note that also asks
+# ("I went to a support group yesterday and it was so powerful. Have you been to one?"; "Carbonara:
+# 200 g guanciale, … Maybe rigatoni next time?"). Greetings and talk around a question ("Sounds
+# great! … Let's plan a session soon.") stay short of that.
 # A question quoted inside a note is the note's content ('Mum always asks "have you eaten?"'),
 # and a message without a single letter or digit ("?") asks nothing anyone could answer.
-LONG_NOTE_CHARS = 280
+STATEMENT_CHARS = 40
 
 _EN_WH = r"what|what's|whats|who|who's|whom|whose|which"
 # These also open a statement's clause ("When I got home, …"), so they ask only before a verb, "to"
@@ -145,7 +147,7 @@ def asks(text: str) -> bool:
         return False
     question_chars = sum(len(s) for s in asking)
     statement_chars = sum(len(s) for s in sentences) - question_chars
-    return not (statement_chars > LONG_NOTE_CHARS and statement_chars > 2 * question_chars)
+    return not (statement_chars >= STATEMENT_CHARS and statement_chars > question_chars)
 
 
 def sentence_asks(sentence: str) -> bool:

@@ -166,6 +166,34 @@ def test_chat_messages_stored_before_they_were_classified_are_marked_by_the_migr
     assert "kind" not in Memory.objects.get(pk=upload.pk).metadata, "only chat messages are classified"
 
 
+def test_chat_memories_are_classified_again_by_the_revised_rule_keeping_chosen_kinds(user):
+    import importlib
+
+    from django.apps import apps
+    from django.db import connection
+
+    from memories.models import MemoryVersion
+
+    migration = importlib.import_module("memories.migrations.0030_chat_kind_says_more_than_asks")
+    told = "Finally finished the pottery course today and made a bowl for my mum. Have you tried it?"
+    says = services.memory_create(owner=user, title=None, content=told, source="chat")
+    asked = services.memory_create(owner=user, title=None, content="Where did I park the car?", source="chat")
+    chosen = services.memory_create(owner=user, title=None, content=told, source="chat", kind="question")
+    Memory.objects.filter(pk=says.pk).update(metadata={"sessionId": 4, "kind": "question"})  # the former rule's
+    versions = MemoryVersion.objects.filter(pgh_obj_id=says.pk).count()
+
+    with connection.schema_editor() as editor:
+        migration.reclassify_chat_memories(apps, editor)
+    migration.reclassify_chat_memories(apps, None)  # a second run changes nothing
+
+    assert Memory.objects.get(pk=says.pk).metadata == {"sessionId": 4}, "the rule's note has no kind"
+    assert Memory.objects.get(pk=asked.pk).metadata == {"kind": "question"}
+    assert Memory.objects.get(pk=chosen.pk).metadata == {"kind": "question"}, "a chosen kind is kept"
+    latest = MemoryVersion.objects.filter(pgh_obj_id=says.pk).order_by("-version").first()
+    assert MemoryVersion.objects.filter(pgh_obj_id=says.pk).count() == versions + 1
+    assert latest.pgh_context["kind"] == "system" and "question rule" in latest.pgh_context["label"]
+
+
 def test_a_labelled_note_and_a_reminder_are_kept_as_notes_and_the_note_answers_later(api):
     """ "Where I parked: level 3" opens with a question word but labels what follows; "Remind me to
     ..." is a reminder to keep. Neither is answered, and the note is quoted when asked about."""

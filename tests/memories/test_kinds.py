@@ -30,6 +30,7 @@ ASKS = [
     "Why?",
     "Sounds great! Can you help me pick out the paint? Let's plan a session soon.",
     "Hey, where did we put the camping stove",
+    "I'm out of coffee. Where did I buy the Ethiopian beans?",  # a short lead-in to the question
     # German
     "Wann ist der Zahnarzttermin",
     "Wo habe ich das Auto geparkt?",
@@ -62,6 +63,9 @@ ASKS = [
 
 NOTES = [
     "?",  # no word: nothing anyone could answer
+    # Says more than it asks: what happened is the message, the question a turn of the conversation.
+    "Finally finished the pottery course today and made a bowl for my mum. Have you tried it?",
+    "Wir waren am Wochenende in Leipzig und haben das Bachmuseum besucht. Warst du schon mal dort?",
     "?!?",
     "Dentist on Tuesday at 3pm with Dr Patel.",
     "Remind me to call Sam at 5.",
