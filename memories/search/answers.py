@@ -20,6 +20,7 @@ from django.db.models import Count, Max
 from memories import embedding
 from memories.models import Memory, MemoryChunk
 from memories.search import QUESTION, SearchError, SearchFilters, hybrid_search, questions
+from memories.search.questions import KINDS
 from memories.selectors import chat_session_exchanges
 
 CANDIDATE_CHUNKS = 8
@@ -101,10 +102,14 @@ def is_question(sentence: str) -> bool:
 
 
 def asks(message) -> bool:
-    """Whether a chat message (a memory) asks something: its `metadata.kind`, which the memory service
-    set by the question rule or a person chose (memories.services.kinds): a question, or a request
-    such as "remind me ..." or "find my ..."."""
-    return (message.metadata or {}).get("kind") == QUESTION
+    """Whether the chat answers a chat message (a memory): its `metadata.kind` when it has one, which
+    the memory service set by the question rule or a person chose (memories.services.kinds); a note
+    by the rule that still asks something ("Finished the pottery course today. Have you tried it?")
+    is answered too, unless it is a long note that merely ends with a question."""
+    kind = (message.metadata or {}).get("kind")
+    if kind in KINDS:
+        return kind == QUESTION
+    return questions.wants_answer(message.content)
 
 
 def answer_message(*, user, message, later_ids=()) -> Answer:

@@ -34,9 +34,14 @@ KINDS = (QUESTION, NOTE)
 # ("I went to a support group yesterday and it was so powerful. Have you been to one?"; "Carbonara:
 # 200 g guanciale, … Maybe rigatoni next time?"). Greetings and talk around a question ("Sounds
 # great! … Let's plan a session soon.") stay short of that.
+#
+# The chat still answers a note that also asks (`wants_answer`): what it asks gets a reply unless it
+# is a long note that merely ends with a question, whose statements run past LONG_NOTE_CHARS and
+# outweigh its questions two to one.
 # A question quoted inside a note is the note's content ('Mum always asks "have you eaten?"'),
 # and a message without a single letter or digit ("?") asks nothing anyone could answer.
 STATEMENT_CHARS = 40
+LONG_NOTE_CHARS = 280
 
 _EN_WH = r"what|what's|whats|who|who's|whom|whose|which"
 # These also open a statement's clause ("When I got home, …"), so they ask only before a verb, "to"
@@ -137,17 +142,35 @@ _MAY_QUOTE_A_QUESTION = re.compile(r"[?？]\s*[\"”»’'」』]")
 
 
 def asks(text: str) -> bool:
-    """True when the text asks something, by the rule above."""
+    """True when the text is a question by the rule above: it asks something and says less than it asks."""
+    weights = _question_and_statement_chars(text)
+    if weights is None:
+        return False
+    question_chars, statement_chars = weights
+    return not (statement_chars >= STATEMENT_CHARS and statement_chars > question_chars)
+
+
+def wants_answer(text: str) -> bool:
+    """True when a chat reply should answer the text: one of its sentences asks, and it is not a long
+    note that merely ends with a question (the rule above)."""
+    weights = _question_and_statement_chars(text)
+    if weights is None:
+        return False
+    question_chars, statement_chars = weights
+    return not (statement_chars > LONG_NOTE_CHARS and statement_chars > 2 * question_chars)
+
+
+def _question_and_statement_chars(text: str) -> tuple[int, int] | None:
+    """The characters of the text's sentences that ask and of those that do not; None when none asks."""
     text = " ".join(text.replace("’", "'").split())
     if not _WORD.search(text):
-        return False
+        return None
     sentences = [s for s in _SENTENCE_END.split(text) if _WORD.search(s)]
     asking = [s for s in sentences if sentence_asks(s)]
     if not asking:
-        return False
+        return None
     question_chars = sum(len(s) for s in asking)
-    statement_chars = sum(len(s) for s in sentences) - question_chars
-    return not (statement_chars >= STATEMENT_CHARS and statement_chars > question_chars)
+    return question_chars, sum(len(s) for s in sentences) - question_chars
 
 
 def sentence_asks(sentence: str) -> bool:

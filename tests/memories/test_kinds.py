@@ -9,8 +9,8 @@ import pytest
 
 from memories import services
 from memories.models import Memory, content_hash
-from memories.search import hybrid_search
-from memories.search.questions import asks
+from memories.search import answers, hybrid_search
+from memories.search.questions import asks, wants_answer
 from portability import services as portability
 from tests.factories import make_memory
 
@@ -99,6 +99,16 @@ def test_a_message_that_asks_something_in_any_of_five_languages_is_a_question(te
 @pytest.mark.parametrize("text", NOTES)
 def test_a_note_a_quoted_question_a_clause_and_a_long_note_ending_with_a_question_are_notes(text):
     assert not asks(text)
+
+
+def test_a_note_that_also_asks_ranks_as_a_note_and_the_chat_still_answers_it(api):
+    told = "Finally finished the pottery course today and made a bowl for my mum. Have you tried it?"
+    sent = api.post("/api/v1/chat/messages", {"content": told}).json()
+    assert (sent["memory"]["kind"], sent["asked"]) == ("note", True)
+    chosen = api.post("/api/v1/memories", {"content": "Is the shop open?", "source": "chat", "kind": "note"}).json()
+    assert answers.asks(Memory.objects.get(pk=chosen["id"])) is False, "a person's note is not answered"
+    recipe = NOTES[-1]
+    assert not asks(recipe) and not wants_answer(recipe), "a long note that merely ends with a question"
 
 
 # --- Every door -------------------------------------------------------------------------------------
