@@ -1,8 +1,10 @@
-"""Benchmark: the question rule (memories.search.questions.asks) against messages labelled by hand.
+"""Benchmark: the question rule's reading of what seeks an answer (memories.search.questions.wants_answer,
+what the chat answers) against messages labelled by hand.
 
-The labels file is JSON lines: {"text": ..., "asks": true|false, "lang": "en"|...}. Precision and
-recall of asks() are reported per language and overall, with the misses when asked. The last line
-is JSON. It needs no database.
+The labels file is JSON lines: {"text": ..., "asks": true|false, "lang": "en"|...}, `asks` being
+whether the message seeks an answer. Precision and recall of wants_answer() are reported per
+language and overall, with the misses when asked. (Search's kind, questions.asks, further calls a
+message that says more than it asks a note.) The last line is JSON. It needs no database.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memories.search.questions import asks
+from memories.search.questions import wants_answer
 
 
 def scores(rows: list[dict]) -> dict:
@@ -50,7 +52,7 @@ class Command(BaseCommand):
                 row = json.loads(line)
                 if not isinstance(row.get("text"), str) or not isinstance(row.get("asks"), bool):
                     raise CommandError(f"line {number}: needs a text and asks true or false")
-                rows.append({**row, "lang": row.get("lang") or "?", "predicted": asks(row["text"])})
+                rows.append({**row, "lang": row.get("lang") or "?", "predicted": wants_answer(row["text"])})
         by_lang: dict[str, list[dict]] = defaultdict(list)
         for row in rows:
             by_lang[row["lang"]].append(row)
