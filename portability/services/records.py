@@ -179,6 +179,10 @@ def _memory_from_record(record: dict, *, owner, now) -> tuple[Memory, list[Chunk
     # As the file has them, of any JSON type or missing: memory_input_prepare refuses what cannot be stored.
     content: Any = record.get("content")
     metadata: Any = record.get("metadata")
+    if isinstance(metadata, dict) and "kind" in metadata and "kindChosenAt" in record and not record["kindChosenAt"]:
+        # The export says a chat message's kind was the question rule's, not a person's: the rule of
+        # today decides it again (a kind named with no such word is taken as chosen where it differs).
+        metadata = {key: value for key, value in metadata.items() if key != "kind"}
     try:
         given = memory_input_prepare(
             MemoryInput(

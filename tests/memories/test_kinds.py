@@ -349,3 +349,17 @@ def test_an_export_and_import_keep_a_chosen_kind(user, tmp_path):
     shop, park = (Memory.objects.get(owner=newcomer, title=t) for t in ("Shop", "Park"))
     assert (shop.kind, shop.kind_chosen, shop.kind_chosen_at) == ("note", True, chosen.kind_chosen_at)
     assert (park.kind, park.kind_chosen) == ("question", False)
+
+
+def test_an_exported_kind_the_rule_gave_is_given_again_by_todays_rule_on_import(user, tmp_path):
+    from tests.factories import UserFactory
+    from tests.portability.test_export_import import export_bytes, import_bytes
+
+    told = "Finally finished the pottery course today and made a bowl for my mum. Have you tried it?"
+    memory = services.memory_create(owner=user, title="Pottery", content=told, source="chat")
+    Memory.objects.filter(pk=memory.pk).update(metadata={"kind": "question"})  # as the former rule stored it
+    newcomer = UserFactory()
+    report = import_bytes(newcomer, export_bytes(user), "export.zip", tmp_path)
+    assert (report.created, report.failed) == (1, 0)
+    imported = Memory.objects.get(owner=newcomer, title="Pottery")
+    assert (imported.kind, imported.kind_chosen) == ("note", False), "the rule's kind is not a choice"
