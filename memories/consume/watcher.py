@@ -190,7 +190,7 @@ class Watcher:
         for inbox in self.inboxes():
             claims = [] if inbox.problem else list(folder.claims(inbox))
             if not inbox.problem and inbox.owner is not None:
-                done.filed += consumed_files_settle(inbox=inbox, waiting={c.claim for c in claims})
+                done.filed += consumed_files_settle(inbox=inbox)
             entries = list(folder.scan(inbox))
             counts = {"waiting": len(entries), "processing": len(claims), "problem": inbox.problem}
             if inbox.owner is not None or inbox.problem or entries:

@@ -76,16 +76,12 @@ def consumed_file_run(*, inbox: Inbox, claimed: Claimed) -> ConsumedFile:
     return row
 
 
-def consumed_files_settle(*, inbox: Inbox, waiting: set[str]) -> list[ConsumedFile]:
+def consumed_files_settle(*, inbox: Inbox) -> list[ConsumedFile]:
     """Record as filed the rows whose file a stopped watcher had already moved to its destination, but
-    not yet marked: its claim folder is gone (`waiting` holds the claims still in processing/) and the
-    file stands at the destination the row chose."""
+    not yet marked: its claim folder is gone from processing/ and the file stands at the destination
+    the row chose."""
     settled = []
-    stale = (
-        ConsumedFile.objects.filter(root=str(inbox.root), filed=False, status__in=_TERMINAL)
-        .exclude(destination="")
-        .exclude(claim__in=waiting)
-    )
+    stale = ConsumedFile.objects.filter(root=str(inbox.root), filed=False, status__in=_TERMINAL).exclude(destination="")
     for row in stale:
         if os.path.lexists(inbox.processing / row.claim) or not os.path.lexists(inbox.root / row.destination):
             continue
