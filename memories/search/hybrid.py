@@ -10,7 +10,8 @@ replaces the rule with a hybridScore floor of the caller's (0 returns every cand
 
 Questions after answers: a chat message that asks something (metadata.kind = "question", set for
 every chat memory by memories.services.kinds) is ranked after the notes that are good matches, so
-"carbonara" shows the recipe before "Remind me what I need for carbonara".
+"carbonara" shows the recipe before "Remind me what I need for carbonara"; with no note to show, a
+question is only a weaker match (memories.search.relevance).
 
 One result per memory (group_by="memory", what the page, the API and MCP do by default): each
 memory ranks by its best chunk alone, with how many of its chunks are good matches and the next best
@@ -146,6 +147,7 @@ def hybrid_search(
                 ),
             )
         )
+    relevance.questions_need_a_note(scored, sources=filters.sources)
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
         scored = group_by_memory(scored, good=lambda r: r.good_match if floor is None else r.hybrid_score >= floor)

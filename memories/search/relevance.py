@@ -7,6 +7,12 @@ A result is a good match when
 - it contains every word of the query (every query term, so all of the query's IDF) and its
   hybridScore reaches KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE (0.28).
 
+A chat question (metadata.kind = "question") is a good match only beside a note that is one: a
+question records what the person did not know, so it is never the answer itself. When no note
+matches, the questions that would have passed go under the weaker matches ("running shoes size"
+with only "what size were my running shoes?" stored returns nothing by default). A search limited
+to chat messages (`source=chat`) is looking for what was said and keeps them.
+
 Only good matches are returned unless the caller asks for a hybridScore floor of their own
 (`minScore`; 0 returns every candidate), and the page labels the others "weaker matches".
 
@@ -53,6 +59,18 @@ def passes(*, hybrid: float, vector: float, idf_share: float, limits: Limits | N
     """Whether a result with these scores is a good match (the rule in the module docstring)."""
     min_vector, min_hybrid, min_keyword = limits or thresholds()
     return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
+
+
+def questions_need_a_note(results: list, *, sources: tuple[str, ...] = ()) -> None:
+    """Mark the chat questions among `results` (SearchResult) as weaker matches when no note among
+    them is a good match (the rule in the module docstring); a search of chat messages only keeps them."""
+    if sources and set(sources) <= {"chat"}:
+        return
+    if any(r.good_match and not r.is_question for r in results):
+        return
+    for result in results:
+        if result.is_question:
+            result.good_match = False
 
 
 def describe(limits: Limits | None = None) -> str:

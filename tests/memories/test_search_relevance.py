@@ -14,6 +14,7 @@ from memories.search import (
     NO_WORDS,
     ONLY_COMMON_WORDS,
     SearchError,
+    SearchFilters,
     hybrid_search,
     lexical,
     lexical_score,
@@ -242,6 +243,20 @@ def test_chat_questions_are_marked_and_rank_below_the_note_they_ask_about(user, 
     order = [r.memory_id for r in ranked]
     assert order.index(notes["Spaghetti carbonara"].pk) < order.index(question.pk)
     assert all(not r.is_question for r in ranked[: order.index(question.pk)])
+
+
+def test_a_question_with_no_note_to_answer_it_is_only_a_weaker_match(user, notes):
+    _, question = chat_message_send(owner=user, content="What size were my running shoes again?")
+    assert question.metadata["kind"] == "question"
+    response = hybrid_search(user.pk, "running shoes size", group_by="memory")
+    assert response.results == [] and response.weaker_count >= 1, "a question is not an answer"
+    everything = hybrid_search(user.pk, "running shoes size", group_by="memory", min_score=0.0).results
+    assert question.pk in [r.memory_id for r in everything if not r.good_match]
+    chat_only = hybrid_search(user.pk, "running shoes size", group_by="memory", filters=SearchFilters(sources=("chat",)))
+    assert [r.memory_id for r in chat_only.results] == [question.pk], "searching what was said keeps it"
+    make_memory(user, title="Running shoes", content="Pegasus 40, size 44.5 (UK 9.5); the wide fit pinches less.")
+    beside = [r.memory_id for r in hybrid_search(user.pk, "running shoes size", group_by="memory").results]
+    assert beside[-1] == question.pk and len(beside) == 2, "beside a note that answers it, it is shown after it"
 
 
 def test_chat_related_memories_never_show_the_message_and_list_questions_last(user, notes):
