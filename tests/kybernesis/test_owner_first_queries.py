@@ -52,8 +52,6 @@ BY_ANOTHER_KEY = {
     ("memories.search.lexical:unindex_memories", "memories_memorychunk"): "memory_id",
     # and their postings by chunk id
     ("memories.search.lexical:unindex_memories", "memories_chunkterm"): "chunk_id",
-    # each candidate's BM25, from its postings by (chunk id, lexeme): the candidates are the owner's
-    ("memories.search.statement:search_candidates", "memories_chunkterm"): "chunk_id",
     # an export batch's chunk vectors, by the memory ids of the owner's batch
     ("portability.services.export:_chunk_vectors", "memories_memorychunk"): "memory_id",
     # chunks follow their memory's new tier, by memory id
