@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from graph.extraction.keys import canonical_key, display_name, is_meaningful, names_a_page
-from graph.extraction.typing import is_first_name, type_for_name
+from graph.extraction.typing import LEGAL_FORMS, is_first_name, type_for_name
 from graph.vocabulary import CONCEPT, ORG_NAME_HEADS, ORGANIZATION, PERSON, PLACE_HEADS, TECHNOLOGY
 
 MAX_NAME_WORDS = 5
@@ -35,18 +35,19 @@ _UNITS = "KB|MB|GB|TB|PB|KiB|MiB|GiB|TiB|ms|µs|ns|GHz|MHz|kHz|Hz|kW|kWh|MW|MWh|
 _QUANTITY = re.compile(rf"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)?\s?(?:{_UNITS})(?![0-9A-Za-z])")
 
 
-# A company's legal form, written after its name in many countries ("LoogBerry GmbH", "Free SAS").
-_LEGAL_FORMS = frozenset(
-    "gmbh ag ug kg ohg kgaa se sas sa sarl sàrl sl spa srl ltd limited inc llc llp plc bv nv oy ab asa "
-    "aps eg ооо оао зао пао".split()
-)
 # Words that make a name an institution in the languages the detector meets most; German joins them
 # to the front of a word ("Kreissparkasse", "Registergericht"), so those end a word there.
 _INSTITUTION_WORDS = frozenset(
     "bank banco banque banca sparkasse university universität université universidad università "
     "universiteit hochschule institut institute instituto istituto ministerium ministère ministerio "
     "ministero caisse stiftung fondation fundación fondazione verband gesellschaft société sociedad "
-    "società agentur agence agencia agenzia университет институт банк министерство".split()
+    "società agentur agence agencia agenzia университет институт банк министерство "
+    "federation föderation federación fédération federazione федерация федерации union unión unione "
+    "союз coordinadora".split()
+)
+# Words that make a name a place, before or after the rest of it, in the languages above.
+_PLACE_WORDS = PLACE_HEADS | frozenset(
+    "plaza calle avenida paseo piazza via viale platz straße strasse allee place rue pont площадь улица проспект".split()
 )
 _INSTITUTION_ENDINGS = ("sparkasse", "gericht", "ministerium", "verband", "gesellschaft", "stiftung", "agentur")
 
@@ -58,8 +59,9 @@ def _name_type(name: str, key: str) -> str:
     heads of places and events) holds too. Anything else stays a concept."""
     words = name.split()
     lowered = [w.lower().strip(".") for w in words]
-    if lowered[-1] in _LEGAL_FORMS or any(
-        w in _INSTITUTION_WORDS or (len(w) > 8 and w.endswith(_INSTITUTION_ENDINGS)) for w in lowered
+    if lowered[-1] in LEGAL_FORMS or (
+        not _PLACE_WORDS.intersection(lowered)  # "Union Square" and "Plaza Unión" are places
+        and any(w in _INSTITUTION_WORDS or (len(w) > 8 and w.endswith(_INSTITUTION_ENDINGS)) for w in lowered)
     ):
         return ORGANIZATION
     known = type_for_name(name, key, CONCEPT)
@@ -117,7 +119,7 @@ def _trim(words: list[Token], stop: frozenset[str]) -> list[Token]:
     while (
         words
         and (words[-1][2].lower() in stop or words[-1][2].lower() in _CONNECTORS)
-        and words[-1][2].lower() not in _LEGAL_FORMS  # German's stop-words hold "AG"
+        and words[-1][2].lower() not in LEGAL_FORMS  # German's stop-words hold "AG"
     ):
         words = words[:-1]
     return words

@@ -9,7 +9,14 @@ import re
 from pathlib import Path
 
 from graph.extraction.context import kind_from_context
-from graph.extraction.keys import GAZETTEER, canonical_key, is_document_structure, looks_like_code, singular
+from graph.extraction.keys import (
+    GAZETTEER,
+    canonical_key,
+    is_document_structure,
+    is_roman_numeral,
+    looks_like_code,
+    singular,
+)
 from graph.extraction.lexicon import english_words, lemma_of, words_of
 from graph.vocabulary import (
     AMBIGUOUS_TECH_TERMS,
@@ -30,6 +37,25 @@ from graph.vocabulary import (
     TECHNOLOGY,
     WORK,
 )
+
+# A company's legal form, written after its name in many countries ("LoogBerry GmbH", "Free SAS").
+LEGAL_FORMS = frozenset(
+    "gmbh ag ug kg ohg kgaa se sas sa sarl sàrl sl spa srl ltd limited inc llc llp plc bv nv oy ab asa "
+    "aps eg ооо оао зао пао".split()
+)
+# The legal forms that settle a name as a company whatever its shape or what a model said of it: not
+# those that are also words of products and places ("iPhone SE", "Day Spa", "Limited Edition").
+COMPANY_FORMS = LEGAL_FORMS - frozenset("se sa spa limited ab eg oy sl".split())
+# Cyrillic letters as Latin ones, so that a given name written in Russian, Ukrainian or Bulgarian is
+# found in the list of given names ("Альберт" is "Albert", "Мария" is "Mariya", close to "Maria").
+_CYRILLIC = dict(
+    zip(
+        "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґ",
+        "a b v g d e e zh z i i k l m n o p r s t u f kh ts ch sh shch  y  e yu ya i i ie g".split(" "),
+        strict=True,
+    )
+)
+
 
 FIRST_NAMES_FILE = Path(__file__).resolve().parent / "data" / "first_names.txt"
 FAMILY_NAMES_FILE = Path(__file__).resolve().parent / "data" / "family_names.txt"
@@ -63,7 +89,14 @@ def organization_keys() -> frozenset[str]:
 
 
 def is_first_name(word: str) -> bool:
-    return word.casefold() in first_names()
+    """A known given name, in Latin letters or in Cyrillic ones read as Latin ("Альберт")."""
+    folded = word.casefold()
+    if folded in first_names():
+        return True
+    if any(ch in _CYRILLIC for ch in folded):
+        latin = "".join(_CYRILLIC.get(ch, ch) for ch in folded)
+        return latin in first_names() or latin.removesuffix("iya") + "ia" in first_names()
+    return False
 
 
 def is_family_name(word: str) -> bool:
@@ -365,13 +398,15 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     what the re-typing pass applies to entities already stored."""
     if key in NOT_ENTITIES or is_document_structure(key):
         return None
+    words = name.split()
+    if len(words) > 1 and words[-1].lower().replace(".", "") in COMPANY_FORMS:
+        return ORGANIZATION  # "LoogBerry GmbH", "Coolblue B.V.": a company by its legal form, whatever its shape
     if key in GAZETTEER:
         return TECHNOLOGY
     if entity_type == TECHNOLOGY:
         return entity_type
     if key in organization_keys() and not name.islower():
         return ORGANIZATION
-    words = name.split()
     if any(_EVENT_WORD.fullmatch(word) for word in words):
         return EVENT
     if looks_like_code(name):
@@ -391,8 +426,8 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
 
 def _person_corrected(words: list[str]) -> str:
     """What a name typed person is when its words say it cannot be one."""
-    if any(len(w) > 1 and w.isalpha() and w.isupper() for w in words):
-        return CONCEPT  # an acronym is not a person
+    if any(len(w) > 1 and w.isalpha() and w.isupper() and not (i and is_roman_numeral(w)) for i, w in enumerate(words)):
+        return CONCEPT  # an acronym is not a person; "Louis XIV" is one, with his regnal number
     if len(words) > 1 and words[0].lower() in PLACE_PREFIXES:
         return LOCATION  # "San Ramon", "Santa Ana": a place's prefix
     return PERSON

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from graph.extraction import extract_texts
 from graph.extraction.batches import reads_english
+from graph.extraction.keys import canonical_key
 from graph.extraction.neutral import neutral_spans
+from graph.extraction.typing import type_for_name
 
 GERMAN = (
     "Die Deutsche Bahn hat gestern mitgeteilt, dass Angela Merkel in Berlin war. Gestern Abend kam Herr "
@@ -69,6 +71,30 @@ def test_a_names_own_words_type_it_in_any_language():
         "RCS Paris": "concept",  # no given name, no legal form: nothing settles it
     }
     assert types(RUSSIAN, "ru")["Московский Государственный Университет"] == "organization"
+    russian = "Альберт Эйнштейн родился в Ульме. Российская Федерация и Мария Кюри."
+    assert types(russian, "ru") == {
+        "Альберт Эйнштейн": "person",  # a given name in Cyrillic letters ("Albert")
+        "Российская Федерация": "organization",  # a federation
+        "Мария Кюри": "person",
+    }
+    spanish = "La Coordinadora Arauco-Malleco escribió a la Unión Europea desde la Plaza Unión."
+    assert types(spanish, "es")["Coordinadora Arauco-Malleco"] == "organization"
+    assert types(spanish, "es")["Unión Europea"] == "organization"  # a union of states
+    assert types(spanish, "es").get("Plaza Unión") != "organization"  # a square
+    assert types("Wir trafen uns am Union Square in San Francisco.", "de").get("Union Square") != "organization"
+
+
+def test_the_retyping_pass_keeps_what_a_names_own_words_settle():
+    # What graph_owner_retype applies to stored entities must not undo the rules above.
+    def retyped(name: str, entity_type: str) -> str | None:
+        return type_for_name(name, canonical_key(name, entity_type), entity_type)
+
+    assert retyped("LoogBerry GmbH", "concept") == "organization"  # a legal form, whatever the shape
+    assert retyped("Coolblue B.V.", "concept") == "organization"
+    assert retyped("Louis XIV", "person") == "person"  # a regnal number is no acronym
+    assert retyped("MD Anderson", "person") == "concept"  # an acronym opening the name is
+    assert retyped("iPhone SE", "product") != "organization"  # SE is an edition here, not a company
+    assert retyped("Day Spa", "concept") != "organization"
 
 
 def test_japanese_gives_recurring_katakana_terms_not_one_huge_word():
