@@ -106,7 +106,13 @@ def _entity_parts(ents) -> Iterator[tuple[object, str]]:
     for ent in ents:
         start = ent.start
         label = ent.label_
-        for token in ent[1:-1] if ent.label_ not in ("WORK_OF_ART", "LAW", "EVENT") else ():
+        for token in ent[1:-1]:
+            if token.is_space and _line_break_ends_name(token, ent.doc[start : token.i]):
+                yield ent.doc[start : token.i], label
+                start = token.i + 1
+                continue
+            if ent.label_ in ("WORK_OF_ART", "LAW", "EVENT"):
+                continue
             doc = token.doc
             if (
                 token.lower_ in _JOINING_PREPOSITIONS
@@ -119,6 +125,19 @@ def _entity_parts(ents) -> Iterator[tuple[object, str]]:
                 # What follows "at", "in" or "near" is where ("the Curlew Sandpiper at Titchwell").
                 label = "FAC" if token.lower_ in _PLACE_PREPOSITIONS else ent.label_
         yield (ent if start == ent.start else ent.doc[start : ent.end]), label
+
+
+def _line_break_ends_name(space, before) -> bool:
+    """Whether a name the model ran over a line break ends there: at a blank line (a paragraph's
+    end), or after a line that held nothing but the name's first part (a heading: "Unresolved Staff
+    Comments" over "Samsung Electronics reported…"). A name wrapped inside a sentence goes on."""
+    if "\n" not in space.text:
+        return False
+    if space.text.count("\n") > 1:
+        return True
+    text = space.doc.text
+    line_start = text.rfind("\n", 0, before.start_char) + 1
+    return not _SECTION_NUMBER.sub("", text[line_start : before.start_char]).strip()
 
 
 def _first_names(found: list[Found]) -> None:
@@ -252,21 +271,35 @@ def _common_word(name: str, key: str) -> bool:
 
 
 def form_label(span) -> bool:
-    """A field's label, not a name: at the start of a line, right before a colon, and made of English
-    words ("DATES:", "Key Title:", "Amount Due:"). A speaker's name ("Alice:") is no English word."""
+    """A field's label or a heading, not a name, when made of English words: at the start of a line
+    and right before a colon ("DATES:", "Key Title:", "Amount Due:"), or two words or more that are
+    the whole line but for a section's number ("Practice Tips", "Item 1B. Unresolved Staff
+    Comments"). A speaker's name ("Alice:") or a signature ("Margaret Hughes") is no English word."""
     doc = span.doc
-    after = doc[span.end] if span.end < len(doc) else None
-    if after is None or after.text != ":":
-        return False
     text = doc.text
     line_start = text.rfind("\n", 0, span.start_char) + 1
-    if text[line_start : span.start_char].strip():
-        return False
+    before = text[line_start : span.start_char]
+    after = doc[span.end] if span.end < len(doc) else None
+    if span[-1].text == ":" or (after is not None and after.text == ":"):
+        if before.strip():
+            return False
+    else:
+        line_end = text.find("\n", span.end_char)
+        rest = text[span.end_char : len(text) if line_end < 0 else line_end]
+        if rest.strip() or _SECTION_NUMBER.sub("", before).strip() or len(span) < 2:
+            return False
     vocabulary = english_words()
     words = [t.lower_ for t in span if t.is_alpha]
     return bool(words) and all(
         word in vocabulary or singular(word) in vocabulary or word in STRUCTURE_WORDS for word in words
     )
+
+
+# What numbers a section before its heading: "Item 1B.", "2.3", "IV.", "Chapter 3:", "§ 4".
+_SECTION_NUMBER = re.compile(
+    r"^\s*(?:(?:item|part|chapter|section|article|§)\s*)?(?:\d+[a-z]?|[ivxlc]+)?(?:[.)]\d*)*[.):]?\s*$",
+    re.IGNORECASE,
+)
 
 
 def _has_digit(text: str) -> bool:

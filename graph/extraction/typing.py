@@ -424,12 +424,18 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     return _person_corrected(words) if entity_type == PERSON else entity_type
 
 
+# A street's word inside a name makes it an address, wherever it stands ("Terry Ave North").
+_STREET_WORDS = frozenset("ave avenue street road rd blvd boulevard lane highway hwy parkway pkwy".split())
+
+
 def _person_corrected(words: list[str]) -> str:
     """What a name typed person is when its words say it cannot be one."""
     if any(len(w) > 1 and w.isalpha() and w.isupper() and not (i and is_roman_numeral(w)) for i, w in enumerate(words)):
         return CONCEPT  # an acronym is not a person; "Louis XIV" is one, with his regnal number
     if len(words) > 1 and words[0].lower() in PLACE_PREFIXES:
         return LOCATION  # "San Ramon", "Santa Ana": a place's prefix
+    if any(w.lower().rstrip(".") in _STREET_WORDS for w in words[1:]):
+        return LOCATION  # "Terry Ave North", "Abbey Road": an address
     return PERSON
 
 

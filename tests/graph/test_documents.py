@@ -214,6 +214,16 @@ def test_a_forms_field_labels_are_not_entities():
     assert "key title" not in found and "date" not in found
 
 
+def test_a_heading_of_english_words_is_not_an_entity_and_a_name_on_its_own_line_is():
+    found = types_of(
+        "Item 1B. Unresolved Staff Comments\n\nSamsung Electronics reported its revenue.\n"
+        "2.3 Practice Tips\nFile the report on time.\n\nKind regards,\nMargaret Hughes\n"
+        "Invoice Summary\nInvoice Number: 42183017\n"
+    )
+    assert not {"unresolved staff comments", "practice tips", "invoice summary", "invoice number"} & set(found), found
+    assert found.get("margaret hughes") == "person" and "samsung electronics" in found
+
+
 # --- A person needs a name-like form --------------------------------------------------------------
 
 

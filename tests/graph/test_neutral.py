@@ -95,6 +95,8 @@ def test_the_retyping_pass_keeps_what_a_names_own_words_settle():
     assert retyped("MD Anderson", "person") == "concept"  # an acronym opening the name is
     assert retyped("iPhone SE", "product") != "organization"  # SE is an edition here, not a company
     assert retyped("Day Spa", "concept") != "organization"
+    assert retyped("Terry Ave North", "person") == "location"  # an address, not a person
+    assert retyped("Terry Lane", "person") == "location"
 
 
 def test_japanese_gives_recurring_katakana_terms_not_one_huge_word():
