@@ -383,8 +383,12 @@ def _proper_prefix(chunk, text: str) -> Found | None:
 def _proper_name_type(span, name: str, key: str) -> str:
     """The type of a noun chunk the model did not label: a concept, unless it is a proper name
     whose head word, title, given name or context says what it names ("Bluebird Coaches", "Mr
-    Hargreaves", "Ingrid Halvorsen", "hinges from Hartley Fixings")."""
-    if not all(t.text[:1].isupper() for t in span) or (span[0].is_sent_start and len(span) == 1):
+    Hargreaves", "Ingrid Halvorsen", "Priya", "hinges from Hartley Fixings")."""
+    if not all(t.text[:1].isupper() for t in span):
+        return CONCEPT
+    if len(span) == 1 and is_first_name(span[0].text) and not _english_word(span[0].lower_):
+        return PERSON  # a given name that is no English word ("Priya is giving the talk"), first or not
+    if span[0].is_sent_start and len(span) == 1:
         return CONCEPT
     settled = type_for_name(name, key, CONCEPT)
     if settled not in (CONCEPT, None):

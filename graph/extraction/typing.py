@@ -281,8 +281,9 @@ def _could_be_person(span, lowercase_words: set[str]) -> bool:
         return False
     if len(tokens) == 1:
         word = tokens[0]
-        # A known given name that is no English word ("Megan", "Bernadette") needs no further proof.
-        known = is_first_name(word.text) and word.lower_ not in english_words()
+        # A known given name that is no English word ("Megan", "Bernadette") needs no further proof,
+        # nor one that is ("Sam", "Rosa") where no sentence's start explains its capital.
+        known = is_first_name(word.text) and (word.lower_ not in english_words() or not word.is_sent_start)
         return known or _lone_word_acts_as_person(word)
     return name_shaped(tokens) and not _common_words_only(tokens)
 

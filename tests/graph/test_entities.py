@@ -137,7 +137,7 @@ def test_ten_thousand_copies_of_one_name_stay_one_entity_and_bounded():
     # A lone "Alice." is no evidence of anything; a person who acts is one entity, however often.
     assert {m.key for m in graph[0].mentions} <= {"alice"} and len(graph[0].mentions) <= 400
     graph = graph[1]
-    assert {m.key for m in graph.mentions if m.type == "person"} == {"alice"}
+    assert {m.key for m in graph.mentions if m.type == "person"} == {"alice", "bob"}  # Bob is met
     assert 0 < len(graph.mentions) <= 400
     assert len({(r.source_key, r.target_key) for r in graph.relations}) <= 1
 
@@ -147,3 +147,16 @@ def test_a_call_in_a_code_file_is_no_entity():
     code = "def golden_ratio(n):\n    return fib(n + 1) / fib(n)\n\nprint(golden_ratio(30))\n"
     names = {m.name for m in extract_texts([code])[0].mentions}
     assert not any("golden_ratio" in name or "(" in name for name in names), names
+
+
+@pytest.mark.parametrize(
+    "text, name, expected",
+    [
+        ("Priya is giving the talk on operators.", "Priya", "person"),  # no English word, first in its sentence
+        ("Lunch with Sam on Friday.", "Sam", "person"),  # a given name that is a word, inside a sentence
+        ("Rose early and walked to the station.", "Rose", None),  # a sentence's first word is no name
+    ],
+)
+def test_a_lone_given_name_is_a_person(text, name, expected):
+    found = {m.name: m.type for m in extract_texts([text])[0].mentions}
+    assert found.get(name) == expected, found
