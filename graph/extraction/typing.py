@@ -413,16 +413,24 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     if looks_like_code(name):
         return CONCEPT
     if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and is_first_name(words[0])):
-        head = words[-1].lower()  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
-        if head in EVENT_HEADS:
-            return EVENT
-        if head in PLACE_HEADS:
-            return LOCATION
-        if head in ORG_NAME_HEADS:
-            return ORGANIZATION
-        if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
-            return WORK  # "the Working Time Regulations 1998"
+        by_head = _type_by_head(words)  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
+        if by_head is not None:
+            return by_head
     return _person_corrected(words) if entity_type == PERSON else entity_type
+
+
+def _type_by_head(words: list[str]) -> str | None:
+    """The type a name's last word settles as the head of a place, event, organisation or law."""
+    head = words[-1].lower()
+    if head in EVENT_HEADS:
+        return EVENT
+    if head in PLACE_HEADS:
+        return LOCATION
+    if head in ORG_NAME_HEADS:
+        return ORGANIZATION
+    if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
+        return WORK  # "the Working Time Regulations 1998"
+    return None
 
 
 # A street's word inside a name makes it an address, wherever it stands ("Terry Ave North").

@@ -252,7 +252,9 @@ def test_a_question_with_no_note_to_answer_it_is_only_a_weaker_match(user, notes
     assert response.results == [] and response.weaker_count >= 1, "a question is not an answer"
     everything = hybrid_search(user.pk, "running shoes size", group_by="memory", min_score=0.0).results
     assert question.pk in [r.memory_id for r in everything if not r.good_match]
-    chat_only = hybrid_search(user.pk, "running shoes size", group_by="memory", filters=SearchFilters(sources=("chat",)))
+    chat_only = hybrid_search(
+        user.pk, "running shoes size", group_by="memory", filters=SearchFilters(sources=("chat",))
+    )
     assert [r.memory_id for r in chat_only.results] == [question.pk], "searching what was said keeps it"
     make_memory(user, title="Running shoes", content="Pegasus 40, size 44.5 (UK 9.5); the wide fit pinches less.")
     beside = [r.memory_id for r in hybrid_search(user.pk, "running shoes size", group_by="memory").results]
