@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 
@@ -28,6 +29,7 @@ from graph.services.upkeep import (
     relationships_recount,
 )
 from graph.vocabulary import EXTRACTION_RULES_VERSION, TYPE_PRIORITY
+from memories import embedding
 from memories.models import Memory, MemoryChunk
 
 # Characters of text per unit of extraction work (about 80 full chunks, or 300 short notes).
@@ -45,11 +47,11 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     transaction as soon as it is extracted. Returns counts.
     """
     ids = sorted({int(i) for i in memory_ids})
-    memories = list(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash", "owner_id"))
-    hashes = {pk: content_hash for pk, content_hash, _ in memories}
+    memories = list(Memory.objects.filter(pk__in=ids).values_list("pk", "content_hash", "owner_id", "title"))
+    hashes = {pk: content_hash for pk, content_hash, *_ in memories}
     rows = list(
         # Owner first: the chunks of a split (partitioned, distributed) table are found by owner.
-        MemoryChunk.objects.filter(owner_id__in={owner_id for *_, owner_id in memories}, memory_id__in=ids)
+        MemoryChunk.objects.filter(owner_id__in={owner_id for _, _, owner_id, _ in memories}, memory_id__in=ids)
         .order_by("memory_id", "position")
         .values_list("id", "memory_id", "owner_id", "text")
     )
@@ -72,7 +74,15 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     chunkless = [(None, memory_id, None, None) for memory_id in hashes if memory_id not in chunked]
     if chunkless:
         units.append(chunkless)
-    graphs = extractor.extract_batches((_unit_texts(unit) for unit in units), processes=processes, max_chars=limit)
+    titles = {pk: title for pk, _, _, title in memories}
+    prefixes = {
+        row[0]: prefix
+        for index, row in enumerate(rows)
+        if (index == 0 or rows[index - 1][1] != row[1]) and (prefix := title_prefix(titles.get(row[1], ""), row[3]))
+    }
+    graphs = extractor.extract_batches(
+        (_unit_texts(unit, prefixes) for unit in units), processes=processes, max_chars=limit
+    )
     totals: Counter = Counter()
     entities: set[int] = set()
     stored: set[int] = set()
@@ -85,6 +95,8 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
             (row for row in unit if row[0] is not None), unit_graphs, strict=True
         ):
             if memory_id in live:
+                if chunk_id in prefixes:
+                    graph = _without_prefix(graph, len(prefixes[chunk_id]))
                 per_owner[live[memory_id]].append((chunk_id, memory_id, graph))
         for owner_id, items in per_owner.items():
             owner_memory_ids = [m for m, o in live.items() if o == owner_id]
@@ -126,19 +138,47 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
     }
 
 
-def _unit_texts(unit: list[tuple]) -> list[str]:
+def title_prefix(title: str, text: str) -> str:
+    """What extraction reads before a memory's first chunk: its title, as a paragraph of its own, when
+    the text does not open with it ("Riverside Rovers under-12s: spring fixtures" names the club the
+    note never names again). "" when the text opens with the title (an upload titled by its heading,
+    a chat message by its first words)."""
+    title = " ".join((title or "").split())
+    if not title or embedding.chunk_embedding_text(title, text) == text:
+        return ""
+    # A colon in a title parts a name from what it is about ("Riverside Rovers: spring fixtures"),
+    # where at the start of a line it would read as a form's label ("Amount Due:").
+    return title.replace(":", " –") + "\n\n"
+
+
+def _without_prefix(graph, length: int):
+    """A chunk's graph read with a title before it, its mentions placed in the chunk's own text: one
+    in the text moves back by the prefix's length, and one in the title is kept on the chunk's first
+    character (the memory names it; a mention spans at least one character)."""
+    mentions = [
+        replace(m, start=m.start - length, end=m.end - length) if m.start >= length else replace(m, start=0, end=1)
+        for m in graph.mentions
+    ]
+    return extractor.ChunkGraph(mentions=mentions, relations=graph.relations)
+
+
+def _unit_texts(unit: list[tuple], prefixes: dict[int, str]) -> list[str]:
     """The texts of a unit's chunks as extraction reads them: each memory's running headers and footers
-    blanked (a unit holds whole memories, in chunk order)."""
+    blanked (a unit holds whole memories, in chunk order), and its title before its first chunk
+    when the text does not open with it (title_prefix)."""
     texts: list[str] = []
     memory_chunks: list[str] = []
+    chunk_ids: list[int] = []
     for index, (chunk_id, memory_id, _, text) in enumerate(unit):
         if chunk_id is None:
             continue
         memory_chunks.append(text)
+        chunk_ids.append(chunk_id)
         following = unit[index + 1] if index + 1 < len(unit) else None
         if following is None or following[1] != memory_id or following[0] is None:
-            texts.extend(mask_running_lines(memory_chunks))
-            memory_chunks = []
+            masked = mask_running_lines(memory_chunks)
+            texts.extend(prefixes.get(cid, "") + chunk for cid, chunk in zip(chunk_ids, masked, strict=True))
+            memory_chunks, chunk_ids = [], []
     return texts
 
 

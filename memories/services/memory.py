@@ -363,6 +363,15 @@ def memory_update(
     return locked
 
 
+def _title_from_first_line(memory: Memory) -> bool:
+    """Whether the memory's title is the one its content gave it (no title was chosen or given)."""
+    return (
+        memory.title_edited_at is None
+        and bool(memory.content.strip())
+        and memory.title == clean_title("", memory.content, index=None)
+    )
+
+
 def _cleaned_changes(memory: Memory, *, title, content, source, priority, metadata, manual_tags, notices) -> dict:
     """The given fields (those not _UNSET), each checked and cleaned as on create. The notices of new
     content are under _CONTENT_NOTICES: they replace the memory's only if the content really changes."""
@@ -377,6 +386,10 @@ def _cleaned_changes(memory: Memory, *, title, content, source, priority, metada
         changes[_CONTENT_NOTICES] = clean_notices(found, index=None)
     if title is not _UNSET:
         changes["title"] = clean_title(title, changes.get("content", memory.content), index=None)
+    elif "content" in changes and _title_from_first_line(memory):
+        # A title taken from the first line follows the content it came from: after an edit it
+        # would name what the memory no longer says (and the graph, which reads titles, with it).
+        changes["title"] = clean_title("", changes["content"], index=None)
     if source is not _UNSET:
         changes["source"] = clean_source(source, index=None)
     if priority is not _UNSET:

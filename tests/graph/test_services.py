@@ -159,3 +159,20 @@ def test_rebuild_graph_refuses_an_unknown_user(db):
 
     with pytest.raises(CommandError, match="no user"):
         call_command("rebuild_graph", "--user", "nobody-here")
+
+
+def test_a_title_names_what_the_text_does_not_and_is_read_once(user, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        titled = make_memory(
+            user,
+            "The under-12s play on Sunday mornings; Leo needs new shin pads before the first away game.",
+            title="Riverside Rovers: spring fixtures",
+        )
+        opening = make_memory(user, "Helen Clarke runs the choir rehearsals on Thursdays at the church hall.")
+    rovers = Entity.objects.get(owner=user, key="riverside rovers")
+    (mention,) = EntityMention.objects.filter(entity=rovers, memory=titled)
+    assert (mention.start, mention.end) == (0, 1), "a name in the title is kept on the chunk's first character"
+    leo = EntityMention.objects.get(memory=titled, entity__key="leo")
+    assert titled.chunks.get(pk=leo.chunk_id).text[leo.start : leo.end] == "Leo", "the text's mentions keep their place"
+    helen = EntityMention.objects.filter(memory=opening, entity__key="helen clarke")
+    assert helen.count() == 1, "a title taken from the text's opening is not read twice"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memories.models import Memory
+from memories.services import memory_update
 from tests.factories import make_memory
 
 pytestmark = pytest.mark.django_db
@@ -112,3 +113,18 @@ def test_search_results_link_to_the_chunk_position(logged_in_client, user):
     position = memory.chunks.get(pk=top.chunk_id).position
     assert position > 0  # a position, not the chunk's database id
     assert f"/memories/{memory.pk}/open?chunk={position}" in response.content.decode()
+
+
+def test_a_title_taken_from_the_first_line_follows_an_edit_and_a_given_one_stays(user):
+    derived = make_memory(user, content="Alice works with the Product Team.\nMore on Friday.")
+    assert derived.title == "Alice works with the Product Team."
+    memory_update(memory=derived, content="Bob works with the Design Team in Berlin.")
+    derived.refresh_from_db()
+    assert derived.title == "Bob works with the Design Team in Berlin."
+    given = make_memory(user, content="Alice works with the Product Team.", title="Team notes")
+    memory_update(memory=given, content="Bob works with the Design Team in Berlin.")
+    given.refresh_from_db()
+    assert given.title == "Team notes", "a title someone gave is theirs"
+    memory_update(memory=derived, title="Berlin", content="Carol joined the Design Team.")
+    derived.refresh_from_db()
+    assert derived.title == "Berlin", "a title in the same edit wins"

@@ -156,6 +156,7 @@ def test_ten_thousand_edits_of_one_memory_keep_the_bound(user):
 def test_the_trash_keeps_a_memorys_versions_and_purging_removes_them(user):
     memory = make_memory(user, content=OLD)
     services.memory_update(memory=memory, content=NEW)
+    memory.refresh_from_db()  # its title, taken from the first line, follows the new content
     services.memory_delete(memory=memory)
     assert MemoryVersion.objects.filter(pgh_obj_id=memory.pk).count() == 2
     services.memory_purge(owner=user, memory_id=memory.pk)
