@@ -81,6 +81,17 @@ def _snippet(text: str, start: int, end: int, width: int = SNIPPET_CHARS) -> dic
     }
 
 
+def _mention_snippet(mention: EntityMention, chunk, title: str) -> dict:
+    """The snippet of a mention: in the chunk's text, or in the memory's title for a name only the
+    title holds (graph.services.ingest keeps it on the chunk's first character)."""
+    surface = mention.surface or ""
+    if mention.end - mention.start == 1 and len(surface) > 1:
+        at = title.casefold().find(surface.casefold())
+        if at >= 0:
+            return _snippet(title, at, at + len(surface))
+    return _snippet(chunk.text, mention.start, mention.end)
+
+
 def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
     """The memories that mention an entity, with the chunk (and passage) of the first mention in each."""
     rows = (
@@ -109,7 +120,7 @@ def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
                 "memory": memories[memory_id],
                 "mentions": n,
                 "chunk": chunk,
-                "snippet": _snippet(chunk.text, mention.start, mention.end) if mention and chunk else None,
+                "snippet": _mention_snippet(mention, chunk, memories[memory_id].title) if mention and chunk else None,
             }
         )
     return items

@@ -147,8 +147,10 @@ def title_prefix(title: str, text: str) -> str:
     if not title or embedding.chunk_embedding_text(title, text) == text:
         return ""
     # A colon in a title parts a name from what it is about ("Riverside Rovers: spring fixtures"),
-    # where at the start of a line it would read as a form's label ("Amount Due:").
-    return title.replace(":", " –") + "\n\n"
+    # where at the start of a line it would read as a form's label ("Amount Due:"). A full stop ends
+    # it as a sentence of its own, which the model would otherwise run into the text's first one.
+    title = title.replace(":", " –")
+    return title + ("" if title[-1] in ".!?…" else ".") + "\n\n"
 
 
 def _without_prefix(graph, length: int):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graph.models import Entity, EntityMention, Relationship, RelationshipEvidence
+from graph.selectors import entity_memories
 from graph.services import graph_extract_memories
 from memories.services import memory_delete, memory_update
 from tests.factories import make_memory
@@ -172,6 +173,8 @@ def test_a_title_names_what_the_text_does_not_and_is_read_once(user, django_capt
     rovers = Entity.objects.get(owner=user, key="riverside rovers")
     (mention,) = EntityMention.objects.filter(entity=rovers, memory=titled)
     assert (mention.start, mention.end) == (0, 1), "a name in the title is kept on the chunk's first character"
+    (shown,) = entity_memories(entity=rovers)
+    assert shown["snippet"]["match"] == "Riverside Rovers", "the entity's page quotes the title, not a letter"
     leo = EntityMention.objects.get(memory=titled, entity__key="leo")
     assert titled.chunks.get(pk=leo.chunk_id).text[leo.start : leo.end] == "Leo", "the text's mentions keep their place"
     helen = EntityMention.objects.filter(memory=opening, entity__key="helen clarke")
