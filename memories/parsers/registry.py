@@ -14,6 +14,7 @@ from memories.parsers import (
     doc,
     docx,
     epub,
+    feed,
     html,
     image,
     mail,
@@ -49,6 +50,7 @@ FORMATS: tuple[Format, ...] = (
     mail.FORMAT,
     html.FORMAT,
     markdown.FORMAT,
+    feed.FORMAT,
     text.FORMAT,
     image.FORMAT,
 )

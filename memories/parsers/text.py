@@ -246,8 +246,8 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
 
 
 FORMAT = Format(
-    # Markdown is read by memories.parsers.markdown, which also takes its title.
-    extensions=frozenset((TEXT_EXTENSIONS - {"md", "markdown"}) | CODE_EXTENSIONS),
+    # Markdown is read by memories.parsers.markdown, which also takes its title; XML by memories.parsers.feed.
+    extensions=frozenset((TEXT_EXTENSIONS - {"md", "markdown", "xml"}) | CODE_EXTENSIONS),
     parse=parse,
     media_types={
         "txt": "text/plain",
