@@ -1,7 +1,8 @@
 """Entities of text in a language the English pipeline does not read, by rules that hold in any
 language written with capitals: multi-word names (each word capitalised), code identifiers, and
 numbers with units of measure. Nothing here knows a language's grammar; the language's stop-words
-(stopwords-iso) keep its articles and prepositions out of names."""
+(stopwords-iso) keep its articles and prepositions out of names. Japanese, which has no capitals,
+is read by its dictionary's parts of speech instead (graph.extraction.japanese)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,19 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from graph.extraction.japanese import japanese_names
 from graph.extraction.keys import canonical_key, display_name, is_meaningful, names_a_page
+from graph.extraction.lexicon import english_words
 from graph.extraction.typing import LEGAL_FORMS, is_first_name, type_for_name
-from graph.vocabulary import CONCEPT, ORG_NAME_HEADS, ORGANIZATION, PERSON, PLACE_HEADS, TECHNOLOGY
+from graph.vocabulary import (
+    CONCEPT,
+    LOCATION,
+    ORG_NAME_HEADS,
+    ORGANIZATION,
+    PERSON,
+    PLACE_HEADS,
+    TECHNOLOGY,
+)
 
 MAX_NAME_WORDS = 5
 MAX_MENTIONS = 400
@@ -19,11 +30,28 @@ MAX_MENTIONS = 400
 # Lower-case particles a name may hold between its capitalised words ("Universidad de Chile", "Ludwig
 # van Beethoven", "Bank of England"); a conjunction or any other word ends the name.
 _CONNECTORS = frozenset("de da do dos das del della di du la le van von der den ten ter of".split())
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+# A word: letters of one script, so that a Latin name in Japanese or Chinese text ends where the
+# kana or Chinese characters begin ("App Storeおよび" is "App Store" and a word after it).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_LETTER = rf"[^\W\d_{_CJK}]"
+_WORD = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*|[{_CJK}]+")
 _SAME_LINE_GAP = re.compile(r"[ \t]+")
+# Languages where one capitalised word is no sign of a name: those that capitalise every noun, and
+# those whose script has no capitals (a Latin word in them is another language's, see neutral_spans).
+_NOUNS_CAPITALISED = frozenset({"de", "lb"})
+_UNCASED = frozenset("ja zh ko th ar he fa ur hi bn ta te ml kn gu pa mr ne si my km lo ka am".split())
+# What comes before a word inside a sentence: a letter, a digit, or a comma, closing bracket or
+# quote, then one space (two or more, or a tab, separate a table's columns).
+_MID_SENTENCE = re.compile(r"[^\W\d_][,)»”\"']? $|[,)»”\"'] $")
 _SENTENCE_END = re.compile(r"(?:^|[.!?…:;]\s+|\n\s*)$")
-# Japanese writes loanwords and foreign names in katakana: a run of it that recurs is a term.
-_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{3,}")
+
+# A word in Latin letters inside Japanese text, capitalised or an acronym ("ServiceMix", "Celeron",
+# "JBI"): Japanese writes its own words in kana and kanji, so such a word is a name or a term.
+_LATIN_WORD = re.compile(
+    r"(?<![A-Za-z0-9_.@/:\u00c0-\u024f-])(?:[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]{2,5})(?![A-Za-z0-9_@/\u00c0-\u024f-])"
+)
+# What stands beside a word of a Japanese sentence: kana, kanji, or Japanese brackets and punctuation.
+_JAPANESE_NEIGHBOUR = re.compile(rf"[{_CJK}「」『』（）、。・]")
 
 # Code: calls, dotted module paths, snake_case and camelCase identifiers.
 _IDENTIFIER = re.compile(
@@ -166,6 +194,8 @@ def _names(text: str, language: str) -> list[NeutralFound]:
     stop = _stopwords(language)
     lowered = {m.group() for m in _WORD.finditer(text) if m.group().islower()}
     found: list[NeutralFound] = []
+    preposition = _PLACE_PREPOSITIONS.get(language)
+    places = {m.group(1) for m in preposition.finditer(text)} if preposition else set()
     for words in _runs(text):
         # A sentence's first word is capitalised by its place: it is part of a name only when the text
         # never writes it in lower case.
@@ -179,8 +209,14 @@ def _names(text: str, language: str) -> list[NeutralFound]:
                 words = words[at:]
                 break
         capitalised = [w for _, _, w in words if _capitalised(w)]
-        # Two capitalised words at least, one of them more than an acronym ("PDF MD" is no name).
-        if len(capitalised) < 2 or all(w.isupper() for w in capitalised) or len(words) > MAX_NAME_WORDS:
+        # Two capitalised words at least, one of them more than an acronym ("PDF MD" is no name); or
+        # one, where the language writes its nouns in lower case (see _single_name).
+        single = len(words) == 1 and words[0][2].lower() not in lowered and _single_name(text, words[0], language)
+        if (
+            (len(capitalised) < 2 and not single)
+            or all(w.isupper() for w in capitalised)
+            or len(words) > MAX_NAME_WORDS
+        ):
             continue
         start, end = words[0][0], words[-1][1]
         name = display_name(text[start:end])
@@ -188,12 +224,88 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if not is_meaningful(name, key):
             continue
         kind = _name_type(name, key)
+        if kind == CONCEPT and len(words) == 1 and (name in places or _is_territory(name, language)):
+            kind = LOCATION
         if kind != CONCEPT:
             key = canonical_key(name, kind)
         if names_a_page(key, kind):
             continue
         found.append(NeutralFound(key, name, kind, start, end))
     return found
+
+
+def _single_name(text: str, word: Token, language: str) -> bool:
+    """One capitalised word is a name ("Villeurbanne", "Molière", "Кострома") in a language that writes
+    its common nouns in lower case (not German), inside a sentence: after a word or a comma on the same
+    line, never first in a sentence, a line or a table's cell, where capitals mark the place, not a
+    name. Words in capitals (TVA, TTC on a French bill) are left out: they are as often a form's
+    abbreviations as names."""
+    start, _, value = word
+    if not language or language in _NOUNS_CAPITALISED | _UNCASED or value.isupper() or len(value) < 3:
+        return False
+    before = text[max(0, start - 3) : start]
+    return bool(_MID_SENTENCE.search(before))
+
+
+# Prepositions that put a single name in a place, by language ("en France", "au Népal", "en Argentina",
+# "in Olanda", "в Мюнхене", "из Милана"): only those that take places and seldom people.
+_PLACE_PREPOSITIONS = {
+    language: re.compile(rf"(?<![^\W\d_])(?:{words}) ([^\W\d_][^\W\d_]+)(?![^\W\d_])", re.IGNORECASE)
+    for language, words in {
+        "fr": "en|au|aux",
+        "es": "en",
+        "ca": "en",
+        "it": "in",
+        "pt": "em",
+        "nl": "in",
+        "ru": "в|во|из",
+        "uk": "в|у|з|із",
+        "pl": "w|we",
+    }.items()
+}
+# Languages that decline a name: "России" is Россия, "Европе" Европа.
+_DECLINING = frozenset("ru uk be pl cs sk sl hr sr bg lt lv".split())
+
+
+@lru_cache(maxsize=16)
+def _territories(language: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of countries and regions in `language` (Unicode CLDR, through babel), and the stems
+    of those names for a language that declines them."""
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        names = frozenset(Locale.parse(language).territories.values())
+    except (UnknownLocaleError, ValueError):
+        return frozenset(), frozenset()
+    stems = frozenset(name[:-1] for name in names if len(name) >= 5 and " " not in name)
+    return names, stems if language in _DECLINING else frozenset()
+
+
+def _is_territory(name: str, language: str) -> bool:
+    """Whether one word names a country or region in `language`, declined or not."""
+    if not language:
+        return False
+    names, stems = _territories(language)
+    return name in names or any(name[:cut] in stems for cut in (-1, -2) if len(name) + cut >= 4)
+
+
+def _in_japanese_sentence(text: str, start: int, end: int) -> bool:
+    """Whether the nearest character before or after the span (spaces aside) is Japanese: a Latin
+    word in a German or French sentence of a mixed chunk is no name for being there."""
+    before = text[max(0, start - 4) : start].rstrip(" \u3000")
+    after = text[end : end + 4].lstrip(" \u3000")
+    return bool(
+        (before and _JAPANESE_NEIGHBOUR.fullmatch(before[-1])) or (after and _JAPANESE_NEIGHBOUR.fullmatch(after[0]))
+    )
+
+
+def _latin_word_is_english(word: str) -> bool:
+    """A capitalised English word or stop-word ("Exception", "The"), or one in capitals that is a
+    word of four letters or more ("FLOOR"), rather than a name or an acronym."""
+    lowered = word.lower()
+    if lowered in _stopwords("en"):
+        return True
+    return lowered in english_words() and (not word.isupper() or len(word) >= 4)
 
 
 def neutral_spans(text: str, language: str) -> list[NeutralFound]:
@@ -206,13 +318,20 @@ def neutral_spans(text: str, language: str) -> list[NeutralFound]:
         if is_meaningful(name, key):
             found.append(NeutralFound(key, name, TECHNOLOGY, match.start(), match.end()))
     if language == "ja":
-        runs = [m for m in _KATAKANA.finditer(text) if m.group().strip("ー")]
-        counts: dict[str, int] = {}
-        for match in runs:
-            counts[match.group()] = counts.get(match.group(), 0) + 1
-        for match in runs:
-            if counts[match.group()] > 1:
-                found.append(NeutralFound(match.group(), match.group(), CONCEPT, match.start(), match.end()))
+        found += [NeutralFound(*item) for item in japanese_names(text)]
+        taken = [(item.start, item.end) for item in found]
+        for match in _LATIN_WORD.finditer(text):
+            name, start, end = match.group(), match.start(), match.end()
+            if (
+                not _in_japanese_sentence(text, start, end)
+                or _latin_word_is_english(name)
+                or any(s < end and start < e for s, e in taken)
+            ):
+                continue
+            kind = type_for_name(name, name.lower(), CONCEPT) or CONCEPT
+            key = canonical_key(name, kind)
+            if is_meaningful(name, key) and not names_a_page(key, kind):
+                found.append(NeutralFound(key, name, kind, start, end))
     for match in _QUANTITY.finditer(text):
         name = " ".join(match.group().split())
         found.append(NeutralFound(name.lower(), name, CONCEPT, match.start(), match.end()))

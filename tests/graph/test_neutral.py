@@ -76,6 +76,7 @@ def test_a_names_own_words_type_it_in_any_language():
         "Альберт Эйнштейн": "person",  # a given name in Cyrillic letters ("Albert")
         "Российская Федерация": "organization",  # a federation
         "Мария Кюри": "person",
+        "Ульме": "location",  # one capitalised word after "в": a place ("in Ulm")
     }
     spanish = "La Coordinadora Arauco-Malleco escribió a la Unión Europea desde la Plaza Unión."
     assert types(spanish, "es")["Coordinadora Arauco-Malleco"] == "organization"
@@ -99,10 +100,80 @@ def test_the_retyping_pass_keeps_what_a_names_own_words_settle():
     assert retyped("Terry Lane", "person") == "location"
 
 
-def test_japanese_gives_recurring_katakana_terms_not_one_huge_word():
+def test_japanese_common_nouns_in_katakana_are_words_not_entities():
     found = names(JAPANESE, "ja")
-    assert "データベース" in found and "16 GB" in found
-    assert all(len(name) < 12 for name in found)
+    assert "データベース" not in found and "エンジニア" not in found  # "database", "engineer"
+    assert "16 GB" in found
+
+
+# From a news article in mozilla/readability's test pages (test/test-pages/yahoo-4, Apache-2.0).
+TREND_MICRO = (
+    "トレンドマイクロは3月9日、Wi-Fi利用時の通信を暗号化し保護するスマホ・タブレット向けのセキュリティアプリ"
+    "「フリーWi-Fiプロテクション」（iOS/Android）の発売を開始すると発表した。フリーWi-Fiプロテクションは、"
+    "App Storeおよび、Google Playにて販売され、既に提供しているスマホ・タブレット向け総合セキュリティ対策アプリ"
+    "「ウイルスバスター モバイル」と併用することで、不正アプリや危険なウェブサイトからの保護に加え、"
+    "通信の盗み見を防ぐことができる。2020年の東京オリンピック・パラリンピックの開催などを見据え、"
+)
+
+
+def test_japanese_names_come_from_the_dictionarys_parts_of_speech():
+    found = {item.name: item.type for item in neutral_spans(TREND_MICRO, "ja")}
+    # Products named in 「」, a place, and Latin names that end where the kana begin.
+    assert {"フリーWi-Fiプロテクション", "ウイルスバスター モバイル", "App Store", "Google Play"} <= set(found)
+    assert found["東京"] == "location"
+    # "app", "security", "freelance", "website": common nouns, however often they recur.
+    assert not {"アプリ", "セキュリティ", "ウェブサイト"} & set(found)
+    assert not any(name.endswith(("および", "にて")) for name in found)
+
+
+def test_japanese_people_need_a_name_the_dictionary_knows_as_one():
+    text = "山口百恵がブルガリアでダニエル・ピンクの本を読んだ。丸山さんも来た。クマが出た。"
+    found = {item.name: item.type for item in neutral_spans(text, "ja")}
+    assert found["山口百恵"] == "person"  # family and given name
+    assert found["ダニエル・ピンク"] == "person"  # a foreign name in katakana parts
+    assert found["丸山"] == "person"  # before an honorific ("丸山" alone is also a place)
+    assert found["ブルガリア"] == "location"
+    assert "クマ" not in found  # a given name, but first of all "bear"
+
+
+def test_one_capitalised_word_inside_a_sentence_is_a_name_where_nouns_are_lower_case():
+    french = "Nous avons visité le musée du Louvre à Paris avec Marie Dubois. Le lendemain, train pour Lyon."
+    assert {"Louvre", "Paris", "Marie Dubois", "Lyon"} <= set(names(french, "fr"))
+    assert "Le" not in names(french, "fr")
+    # First in a line or a cell, or in capitals, a word is capitalised by its place or is a form's label.
+    bill = "Facture\nAdresse | Montant\nMontant TVA 5,00\nTotal TTC 29,99"
+    assert not {"Facture", "Adresse", "Montant", "TVA", "TTC", "Total"} & set(names(bill, "fr"))
+    # German capitalises every noun: one capitalised word there is no name.
+    assert names("Der Hund läuft über die Straße nach Hause.", "de") == []
+    # A word the text also writes in lower case is a common noun, capitalised for a heading or an
+    # institution ("ministère des Affaires étrangères" beside "les affaires courantes").
+    paper = "Voir les propriétés des opérateurs.\n3.3 Propriétés des opérateurs\nCes Propriétés tiennent."
+    assert "Propriétés" not in names(paper, "fr")
+
+
+def test_a_single_name_is_a_place_by_its_preposition_or_as_a_country():
+    spans = neutral_spans("Les secours sont arrivés au Népal depuis Paris, puis en Inde.", "fr")
+    assert {item.name: item.type for item in spans}.items() >= {"Népal": "location", "Inde": "location"}.items()
+    # Russian declines a country's name: "России" is Россия (Unicode CLDR's name, through babel).
+    spans = neutral_spans("Он вернулся домой, и России это понравилось.", "ru")
+    assert {item.name: item.type for item in spans} == {"России": "location"}
+
+
+def test_a_latin_word_in_a_japanese_sentence_is_a_name_unless_it_is_english():
+    # From a blog feed in chardet's test files (tests/EUC-JP/arclamp.jp.xml), shortened.
+    text = "Celeronだって、無線技術だって、インテル本体が作ったわけではありません。ServiceMixはJBIの実装です。Exceptionが出た。"
+    found = {item.name for item in neutral_spans(text, "ja")}
+    assert {"Celeron", "ServiceMix", "JBI"} <= found
+    assert "Exception" not in found
+    # A German sentence in the same chunk is not a Japanese one: its nouns are no names.
+    mixed = "Der Hund läuft über die Straße. 東京の天気は晴れです。"
+    assert {item.name for item in neutral_spans(mixed, "ja")} <= {"東京"}
+
+
+def test_a_long_japanese_text_is_read_in_pieces_the_dictionary_accepts():
+    text = "東京で会議がありました。\n" * 6000  # about 200 KB in UTF-8
+    found = neutral_spans(text, "ja")
+    assert found and all(item.name == "東京" for item in found)
 
 
 def test_only_english_or_unknown_latin_text_reaches_the_english_pipeline():
