@@ -153,10 +153,20 @@ def _trim(words: list[Token], stop: frozenset[str]) -> list[Token]:
     return words
 
 
+# An elided article or preposition before a name ("l’OTAN", "d’Airbus", "dell’Europa"): the name
+# starts after the apostrophe.
+_ELISION = re.compile(r"[^\W\d_A-ZÀ-ÞА-ЯЁ]{1,5}[’'](?=[A-ZÀ-ÞА-ЯЁ])")
+
+
+def _without_elision(start: int, end: int, word: str) -> Token:
+    elided = _ELISION.match(word)
+    return (start + elided.end(), end, word[elided.end() :]) if elided else (start, end, word)
+
+
 def _runs(text: str) -> list[list[Token]]:
     """Runs of capitalised words on one line with nothing but spaces between them, each allowed one
     lower-case particle between two capitalised words."""
-    tokens = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    tokens = [_without_elision(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
 
     def adjacent(a: Token, b: Token) -> bool:
         return bool(_SAME_LINE_GAP.fullmatch(text[a[1] : b[0]]))
@@ -196,6 +206,7 @@ def _names(text: str, language: str) -> list[NeutralFound]:
     found: list[NeutralFound] = []
     preposition = _PLACE_PREPOSITIONS.get(language)
     places = {m.group(1) for m in preposition.finditer(text)} if preposition else set()
+    acronyms = _acronyms_in_sentences(text, language)
     for words in _runs(text):
         # A sentence's first word is capitalised by its place: it is part of a name only when the text
         # never writes it in lower case.
@@ -211,10 +222,14 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         capitalised = [w for _, _, w in words if _capitalised(w)]
         # Two capitalised words at least, one of them more than an acronym ("PDF MD" is no name); or
         # one, where the language writes its nouns in lower case (see _single_name).
-        single = len(words) == 1 and words[0][2].lower() not in lowered and _single_name(text, words[0], language)
+        single = (
+            len(words) == 1
+            and words[0][2].lower() not in lowered
+            and (_single_name(text, words[0], language) or words[0][2] in acronyms)
+        )
         if (
             (len(capitalised) < 2 and not single)
-            or all(w.isupper() for w in capitalised)
+            or (all(w.isupper() for w in capitalised) and not single)
             or len(words) > MAX_NAME_WORDS
         ):
             continue
@@ -224,27 +239,103 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if not is_meaningful(name, key):
             continue
         kind = _name_type(name, key)
-        if kind == CONCEPT and len(words) == 1 and (name in places or _is_territory(name, language)):
+        if (
+            kind == CONCEPT
+            and len(words) == 1
+            and ((name in places and not name.isupper()) or _is_territory(name, language))
+        ):
             kind = LOCATION
         if kind != CONCEPT:
             key = canonical_key(name, kind)
         if names_a_page(key, kind):
             continue
         found.append(NeutralFound(key, name, kind, start, end))
-    return found
+    return _family_names(text, found, lowered)
+
+
+def _family_names(text: str, found: list[NeutralFound], lowered: set[str]) -> list[NeutralFound]:
+    """A family name alone ("Moreno", "Fichtner") is the person the same text names in full ("Juan
+    Moreno", "Ullrich Fichtner"), in German too, where a lone capitalised word is otherwise no name.
+    A family name two people of the text share stays unresolved, and so does one the text also
+    writes in lower case ("Fischer" beside "der fischer" would be a word)."""
+    people: dict[str, set[str]] = {}
+    for item in found:
+        parts = item.name.split()
+        if item.type == PERSON and len(parts) > 1 and len(parts[-1]) >= 3 and parts[-1].lower() not in lowered:
+            people.setdefault(parts[-1], set()).add(item.key)
+    family = {name: next(iter(keys)) for name, keys in people.items() if len(keys) == 1}
+    if not family:
+        return found
+    resolved = [
+        NeutralFound(family[item.name], item.name, PERSON, item.start, item.end) if item.name in family else item
+        for item in found
+    ]
+    taken = sorted((item.start, item.end) for item in resolved)
+    for match in _WORD.finditer(text):
+        start, end, value = _without_elision(match.start(), match.end(), match.group())
+        if value in family and not any(s <= start < e for s, e in taken):
+            resolved.append(NeutralFound(family[value], value, PERSON, start, end))
+    return sorted(resolved, key=lambda item: item.start)
 
 
 def _single_name(text: str, word: Token, language: str) -> bool:
     """One capitalised word is a name ("Villeurbanne", "Molière", "Кострома") in a language that writes
-    its common nouns in lower case (not German), inside a sentence: after a word or a comma on the same
-    line, never first in a sentence, a line or a table's cell, where capitals mark the place, not a
-    name. Words in capitals (TVA, TTC on a French bill) are left out: they are as often a form's
-    abbreviations as names."""
+    its common nouns in lower case (in German only a country's name), inside a sentence: after a word,
+    a comma or an elided article on the same line, never first in a sentence, a line or a table's
+    cell, where capitals mark the place, not a name. Words in capitals are acronyms, which
+    _acronyms_in_sentences judges."""
     start, _, value = word
-    if not language or language in _NOUNS_CAPITALISED | _UNCASED or value.isupper() or len(value) < 3:
+    if not language or language in _UNCASED or value.isupper() or len(value) < 3:
         return False
+    if language in _NOUNS_CAPITALISED and not _is_territory(value, language):
+        return False  # German capitalises every noun; a country's name is still a name ("nach Mexiko")
     before = text[max(0, start - 3) : start]
-    return bool(_MID_SENTENCE.search(before))
+    return bool(_MID_SENTENCE.search(before) or _ELIDED.search(before))
+
+
+def _acronyms_in_sentences(text: str, language: str) -> set[str]:
+    """The acronyms that are names ("la CNIL", "des BGH", "l’OTAN", "в СССР") in a cased language,
+    German too: those that stand in running text twice or more, in most of their mentions (see
+    _in_running_text); once is too little to tell a name from the abbreviation in a form's footer ("N°
+    de TVA intra-communautaire"). A bill's labels stand between numbers and other labels ("Montant
+    TVA 5,00", "29,99 € TTC") and stay out, as do currency codes and roman numerals."""
+    if not language or language in _UNCASED:
+        return set()
+    stop = _stopwords(language)
+    mentions: dict[str, list[bool]] = {}
+    for match in _WORD.finditer(text):
+        start, end, value = _without_elision(match.start(), match.end(), match.group())
+        if value.isupper() and 2 <= len(value) <= 6 and not _ROMAN.fullmatch(value):
+            mentions.setdefault(value, []).append(_in_running_text(text, start, end, stop))
+    currencies = _currency_codes()
+    return {
+        value
+        for value, in_text in mentions.items()
+        if value not in currencies and sum(in_text) >= 2 and 2 * sum(in_text) > len(in_text)
+    }
+
+
+def _in_running_text(text: str, start: int, end: int, stop: frozenset[str]) -> bool:
+    """A word in lower case, a stop-word ("La CNIL") or an elided article before the span on the same
+    line, and a word in lower case or a sentence's punctuation after it."""
+    before = text[max(0, start - 40) : start]
+    after = text[end : end + 2]
+    previous = _WORD_BEFORE.search(before)
+    previous_word = previous.group().rstrip() if previous else ""
+    if not (_ELIDED.search(before) or previous_word.islower() or previous_word.lower() in stop):
+        return False
+    return bool(after) and (after[0] in ",.;:)!?»”" or (after[0] == " " and after[1:].islower()))
+
+
+_ELIDED = re.compile(r"(?<![^\W\d_])[^\W\d_A-ZÀ-ÞА-ЯЁ]{1,5}[’']$")
+_WORD_BEFORE = re.compile(r"(?<![^\W\d_])[^\W\d_]+ $")
+
+
+@lru_cache(maxsize=1)
+def _currency_codes() -> frozenset[str]:
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
 
 
 # Prepositions that put a single name in a place, by language ("en France", "au Népal", "en Argentina",

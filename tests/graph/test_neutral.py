@@ -145,10 +145,37 @@ def test_one_capitalised_word_inside_a_sentence_is_a_name_where_nouns_are_lower_
     assert not {"Facture", "Adresse", "Montant", "TVA", "TTC", "Total"} & set(names(bill, "fr"))
     # German capitalises every noun: one capitalised word there is no name.
     assert names("Der Hund läuft über die Straße nach Hause.", "de") == []
+    assert names("Der Reporter fuhr nach Mexiko.", "de") == ["Mexiko"]  # a country's name is one
     # A word the text also writes in lower case is a common noun, capitalised for a heading or an
     # institution ("ministère des Affaires étrangères" beside "les affaires courantes").
     paper = "Voir les propriétés des opérateurs.\n3.3 Propriétés des opérateurs\nCes Propriétés tiennent."
     assert "Propriétés" not in names(paper, "fr")
+
+
+def test_an_acronym_in_running_text_is_a_name_and_a_bills_labels_are_not():
+    text = "Selon la CNIL, la NSA et l’OTAN surveillent. La CNIL proteste, et l’OTAN répond à la NSA."
+    assert {"CNIL", "NSA", "OTAN"} <= set(names(text, "fr"))
+    # Between numbers and other labels, a currency code, a regnal or chapter number, or once in a
+    # form's footer: no names.
+    bill = (
+        "Montant EUR HT Montant TVA Montant EUR TTC\n29.99 € TTC\nTotal payé en EUR, puis en EUR.\n"
+        "Voir le chapitre IV. Le chapitre IV suit.\nN° de TVA intra communautaire"
+    )
+    assert names(bill, "fr") == []
+    # An elided article is not part of the name after it.
+    assert "Airbus" in names("Le contrat d’Airbus est signé.", "fr")
+
+
+def test_a_family_name_alone_is_the_person_the_text_names_in_full():
+    # After the report on the forgeries at Der Spiegel (2018), in German, where nouns are capitalised.
+    text = "Der Reporter Juan Moreno hatte Zweifel. Bald liefert Moreno seine Texte. Das Heft liegt bei Moreno."
+    found = [(item.name, item.key, item.type) for item in neutral_spans(text, "de")]
+    key = canonical_key("Juan Moreno", "person")
+    assert ("Moreno", key, "person") in found and ("Juan Moreno", key, "person") in found
+    assert not any(name in {"Heft", "Texte", "Reporter"} for name, _, _ in found)
+    # Two people of one family: a family name alone is neither.
+    text = "Marie Curie und Pierre Curie forschten. Curie schrieb."
+    assert "Curie" not in names(text, "de")
 
 
 def test_a_single_name_is_a_place_by_its_preposition_or_as_a_country():
