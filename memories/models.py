@@ -240,8 +240,9 @@ class TrashedMemory(Memory):
 
 
 class MemoryChunk(models.Model):
-    # owner is copied from the memory so that searches filter chunks without a join.
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # owner is copied from the memory so that searches filter chunks without a join. Its index is
+    # memorychunk_owner_vectors, which leads with it.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="chunks")
     position = models.PositiveIntegerField()
     text = models.TextField()
@@ -293,7 +294,16 @@ class MemoryChunk(models.Model):
                 opclasses=["vector_cosine_ops"],
                 condition=models.Q(tier=Tier.ARCHIVE),
             ),
-            models.Index(fields=["owner", "tier"], name="memorychunk_owner_tier"),
+            # An owner's chunks by layer, with their vectors, read by an index-only scan when its chunks
+            # are ranked exactly (memories.search.statement.exact_for): a chunk row is wider than
+            # PostgreSQL's TOAST threshold, so in the table each vector costs a TOAST fetch, while the
+            # index holds it inline (about 2 kB a chunk on disk). It is the table's only index that
+            # leads with the owner, so that the planner cannot read the owner's rows another way.
+            models.Index(
+                fields=["owner", "tier", "embedding_model"],
+                include=["id", "embedding"],
+                name="memorychunk_owner_vectors",
+            ),
         ]
 
     def __str__(self) -> str:

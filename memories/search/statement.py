@@ -210,8 +210,12 @@ def search_candidates(
         exact=exact,
     )
     index_settings = (
-        f"SET LOCAL hnsw.ef_search = {int(max(ef_search, params['k_vec']))}; "
-        "SET LOCAL hnsw.iterative_scan = relaxed_order"
+        _EXACT_SETTINGS
+        if exact
+        else (
+            f"SET LOCAL hnsw.ef_search = {int(max(ef_search, params['k_vec']))}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order"
+        )
     )
     with connection.cursor() as cursor:
         if isinstance(cursor.cursor, psycopg.ClientCursor):
@@ -220,12 +224,20 @@ def search_candidates(
             # runs as one implicit transaction that the SET LOCALs last for.
             cursor.execute(f"{index_settings};\n{sql}", params)
             while cursor.description is None and cursor.nextset():
-                pass  # past the two SETs' empty results
+                pass  # past the SETs' empty results
             return [Candidate(*row) for row in cursor.fetchall()]
     with transaction.atomic(), connection.cursor() as cursor:  # server-side binding: one statement each
         cursor.execute(index_settings)
         cursor.execute(sql, params)
         return [Candidate(*row) for row in cursor.fetchall()]
+
+
+# An exact search reads the owner's vectors from memorychunk_owner_vectors by an index-only scan.
+# The planner would rather scan the table (or the owner's rows through a smaller index), as it does
+# not count that each vector is then fetched from TOAST: on SciFact's 9,268 chunks of one owner the
+# table scan took 28 ms and the index-only scan 6 ms. For this statement only, it is kept off the
+# table and bitmap scans and told that its (cached) index pages are cheap to read at random.
+_EXACT_SETTINGS = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL random_page_cost = 1.1"
 
 
 def _vector_literal(vector) -> str:

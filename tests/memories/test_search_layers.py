@@ -130,3 +130,26 @@ def test_the_search_sets_the_ef_search_of_the_owners_size(user, settings):
         hybrid_search(user.pk, "allotment note", min_score=0)
     sets = [q["sql"] for q in queries.captured_queries if "hnsw.ef_search" in q["sql"]]
     assert sets and all("hnsw.ef_search = 12;" in sql for sql in sets)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_exact_search_reads_the_owners_vectors_from_their_index_alone(user):
+    """A chunk row is over the TOAST threshold, so the table holds each vector out of line: an exact
+    search reads them from memorychunk_owner_vectors by an index-only scan, under the settings the
+    search itself sends (statement._EXACT_SETTINGS), once the table's pages are all visible (as
+    autovacuum leaves them after inserts)."""
+    from memories.search import SearchFilters, search_statement
+    from memories.search.statement import _EXACT_SETTINGS
+
+    paragraph = "The allotment society reviews its budget: seeds, water, tools and the shed roof. " * 12
+    for n in range(24):  # rows of realistic width (about 1 kB of text each), as the planner sees them
+        make_memory(user, title=f"Budget {n}", content=f"Budget review number {n}. {paragraph}")
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memories_memorychunk")
+    sql, params = search_statement(user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters(), exact=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_EXACT_SETTINGS)
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Only Scan using memorychunk_owner_vectors" in plan, plan
+    assert "hnsw" not in plan
