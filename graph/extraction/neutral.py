@@ -7,6 +7,7 @@ is read by its dictionary's parts of speech instead (graph.extraction.japanese).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -210,7 +211,7 @@ def _names(text: str, language: str) -> list[NeutralFound]:
     for words in _runs(text):
         # A sentence's first word is capitalised by its place: it is part of a name only when the text
         # never writes it in lower case.
-        if _SENTENCE_END.search(text[: words[0][0]]) and words[0][2].lower() in lowered:
+        if _starts_sentence(text, words[0][0]) and words[0][2].lower() in lowered:
             words = words[1:]
         words = _trim(words, stop)
         # A role or title written before a person's name, capitalised as every German noun is
@@ -253,6 +254,12 @@ def _names(text: str, language: str) -> list[NeutralFound]:
     return _family_names(text, found, lowered)
 
 
+def _starts_sentence(text: str, start: int) -> bool:
+    """Whether a sentence starts at `start`: the text's start, or after a sentence's end or a line
+    break (the text before it read back a little way only, so a long text costs no more per word)."""
+    return bool(_SENTENCE_END.search(text[max(0, start - 80) : start]))
+
+
 def _family_names(text: str, found: list[NeutralFound], lowered: set[str]) -> list[NeutralFound]:
     """A family name alone ("Moreno", "Fichtner") is the person the same text names in full ("Juan
     Moreno", "Ullrich Fichtner"), in German too, where a lone capitalised word is otherwise no name.
@@ -271,9 +278,13 @@ def _family_names(text: str, found: list[NeutralFound], lowered: set[str]) -> li
         for item in found
     ]
     taken = sorted((item.start, item.end) for item in resolved)
+    starts = [span[0] for span in taken]
     for match in _WORD.finditer(text):
         start, end, value = _without_elision(match.start(), match.end(), match.group())
-        if value in family and not any(s <= start < e for s, e in taken):
+        if value not in family:
+            continue
+        before = bisect_right(starts, start) - 1  # the last name found that starts at or before it
+        if before < 0 or taken[before][1] <= start:
             resolved.append(NeutralFound(family[value], value, PERSON, start, end))
     return sorted(resolved, key=lambda item: item.start)
 
