@@ -11,6 +11,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
+from graph.extraction.inflection import DECLINED, names_a_place, nominative
 from graph.extraction.japanese import japanese_names
 from graph.extraction.keys import canonical_key, display_name, is_meaningful, names_a_page
 from graph.extraction.lexicon import english_words
@@ -36,7 +37,9 @@ _CONNECTORS = frozenset("de da do dos das del della di du la le van von der den 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _LETTER = rf"[^\W\d_{_CJK}]"
 _WORD = re.compile(rf"{_LETTER}+(?:['’-]{_LETTER}+)*|[{_CJK}]+")
-_SAME_LINE_GAP = re.compile(r"[ \t]+")
+# What may stand between two words of one name: spaces on one line, and an elided particle ("Quai
+# d’Orsay", "Place de l’Étoile"; the name's word starts after the apostrophe, see _without_elision).
+_SAME_LINE_GAP = re.compile(r"[ \t]+(?:[dl][’'])?")
 # Languages where one capitalised word is no sign of a name: those that capitalise every noun, and
 # those whose script has no capitals (a Latin word in them is another language's, see neutral_spans).
 _NOUNS_CAPITALISED = frozenset({"de", "lb"})
@@ -235,7 +238,8 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         ):
             continue
         start, end = words[0][0], words[-1][1]
-        name = display_name(text[start:end])
+        written = display_name(text[start:end])
+        name = nominative(written, language)
         key = canonical_key(name, CONCEPT)
         if not is_meaningful(name, key):
             continue
@@ -243,7 +247,11 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if (
             kind == CONCEPT
             and len(words) == 1
-            and ((name in places and not name.isupper()) or _is_territory(name, language))
+            and (
+                (written in places and not name.isupper())
+                or _is_territory(name, language)
+                or names_a_place(name, language)
+            )
         ):
             kind = LOCATION
         if kind != CONCEPT:
@@ -251,7 +259,7 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if names_a_page(key, kind):
             continue
         found.append(NeutralFound(key, name, kind, start, end))
-    return _family_names(text, found, lowered)
+    return _family_names(text, found, lowered, language)
 
 
 def _starts_sentence(text: str, start: int) -> bool:
@@ -260,7 +268,7 @@ def _starts_sentence(text: str, start: int) -> bool:
     return bool(_SENTENCE_END.search(text[max(0, start - 80) : start]))
 
 
-def _family_names(text: str, found: list[NeutralFound], lowered: set[str]) -> list[NeutralFound]:
+def _family_names(text: str, found: list[NeutralFound], lowered: set[str], language: str) -> list[NeutralFound]:
     """A family name alone ("Moreno", "Fichtner") is the person the same text names in full ("Juan
     Moreno", "Ullrich Fichtner"), in German too, where a lone capitalised word is otherwise no name.
     A family name two people of the text share stays unresolved, and so does one the text also
@@ -281,6 +289,8 @@ def _family_names(text: str, found: list[NeutralFound], lowered: set[str]) -> li
     starts = [span[0] for span in taken]
     for match in _WORD.finditer(text):
         start, end, value = _without_elision(match.start(), match.end(), match.group())
+        if value[:1].isupper() and language in DECLINED:
+            value = nominative(value, language)  # "Эйнштейна" is Эйнштейн's
         if value not in family:
             continue
         before = bisect_right(starts, start) - 1  # the last name found that starts at or before it

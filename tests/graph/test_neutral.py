@@ -76,7 +76,7 @@ def test_a_names_own_words_type_it_in_any_language():
         "Альберт Эйнштейн": "person",  # a given name in Cyrillic letters ("Albert")
         "Российская Федерация": "organization",  # a federation
         "Мария Кюри": "person",
-        "Ульме": "location",  # one capitalised word after "в": a place ("in Ulm")
+        "Ульм": "location",  # "в Ульме": one word after "в", a place, read in the nominative
     }
     spanish = "La Coordinadora Arauco-Malleco escribió a la Unión Europea desde la Plaza Unión."
     assert types(spanish, "es")["Coordinadora Arauco-Malleco"] == "organization"
@@ -162,8 +162,10 @@ def test_an_acronym_in_running_text_is_a_name_and_a_bills_labels_are_not():
         "Voir le chapitre IV. Le chapitre IV suit.\nN° de TVA intra communautaire"
     )
     assert names(bill, "fr") == []
-    # An elided article is not part of the name after it.
+    # An elided article is not part of the name after it, and an elided particle joins a name's words.
     assert "Airbus" in names("Le contrat d’Airbus est signé.", "fr")
+    found = names("Selon le Quai d’Orsay, la Place de l’Étoile est fermée.", "fr")
+    assert {"Quai d'Orsay", "Place de l'Étoile"} <= set(found) and not {"Quai", "Orsay", "Étoile"} & set(found)
 
 
 def test_a_family_name_alone_is_the_person_the_text_names_in_full():
@@ -183,7 +185,21 @@ def test_a_single_name_is_a_place_by_its_preposition_or_as_a_country():
     assert {item.name: item.type for item in spans}.items() >= {"Népal": "location", "Inde": "location"}.items()
     # Russian declines a country's name: "России" is Россия (Unicode CLDR's name, through babel).
     spans = neutral_spans("Он вернулся домой, и России это понравилось.", "ru")
-    assert {item.name: item.type for item in spans} == {"России": "location"}
+    assert {item.name: item.type for item in spans} == {"Россия": "location"}
+
+
+def test_a_declined_name_is_read_in_the_nominative_so_its_cases_are_one_entity():
+    # After the Russian Wikipedia's article on Einstein, shortened.
+    text = (
+        "Альберт Эйнштейн родился в Ульме. Семья Альберта Эйнштейна переехала в Мюнхен. "
+        "Из Мюнхена он уехал учиться. Позже друзья Эйнштейна звали его в Кострому."
+    )
+    found = {(item.name, item.key, item.type) for item in neutral_spans(text, "ru")}
+    einstein = canonical_key("Альберт Эйнштейн", "person")
+    assert {("Альберт Эйнштейн", einstein, "person"), ("Эйнштейн", einstein, "person")} <= found
+    assert {name for name, _, kind in found if kind == "location"} == {"Ульм", "Мюнхен", "Кострома"}
+    # Another language's names are kept as written.
+    assert {"Einstein", "Munich"} <= set(names("La famille d'Einstein vivait à Munich.", "fr"))
 
 
 def test_a_latin_word_in_a_japanese_sentence_is_a_name_unless_it_is_english():
