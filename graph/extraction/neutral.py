@@ -308,10 +308,16 @@ def _single_name(text: str, word: Token, language: str) -> bool:
     start, _, value = word
     if not language or language in _UNCASED or value.isupper() or len(value) < 3:
         return False
-    if language in _NOUNS_CAPITALISED and not _is_territory(value, language):
-        return False  # German capitalises every noun; a country's name is still a name ("nach Mexiko")
+    if language in _NOUNS_CAPITALISED and not (_is_territory(value, language) or _known_name(value)):
+        return False  # German capitalises every noun; a country's or a known name is still a name
     before = text[max(0, start - 3) : start]
     return bool(_MID_SENTENCE.search(before) or _ELIDED.search(before))
+
+
+def _known_name(word: str) -> bool:
+    """Whether one word is a name the rules know in any language: an organisation's or a technology's
+    (Google, Dropbox, Python), from the gazetteers the English rules use."""
+    return type_for_name(word, canonical_key(word, CONCEPT), CONCEPT) not in (None, CONCEPT)
 
 
 def _acronyms_in_sentences(text: str, language: str) -> set[str]:

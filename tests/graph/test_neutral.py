@@ -146,6 +146,7 @@ def test_one_capitalised_word_inside_a_sentence_is_a_name_where_nouns_are_lower_
     # German capitalises every noun: one capitalised word there is no name.
     assert names("Der Hund läuft über die Straße nach Hause.", "de") == []
     assert names("Der Reporter fuhr nach Mexiko.", "de") == ["Mexiko"]  # a country's name is one
+    assert names("Die Daten liegen bei Dropbox und Google, die Rechnung bei Hund.", "de") == ["Dropbox", "Google"]
     # A word the text also writes in lower case is a common noun, capitalised for a heading or an
     # institution ("ministère des Affaires étrangères" beside "les affaires courantes").
     paper = "Voir les propriétés des opérateurs.\n3.3 Propriétés des opérateurs\nCes Propriétés tiennent."
