@@ -225,11 +225,17 @@ def _names(text: str, language: str) -> list[NeutralFound]:
                 break
         capitalised = [w for _, _, w in words if _capitalised(w)]
         # Two capitalised words at least, one of them more than an acronym ("PDF MD" is no name); or
-        # one, where the language writes its nouns in lower case (see _single_name).
+        # one, inside a sentence where the language writes its nouns in lower case (see _single_name),
+        # an acronym of running text, or anywhere a name the rules know by itself (a country's, or a
+        # company's such as Nintendo on an invoice's line of its own).
         single = (
             len(words) == 1
             and words[0][2].lower() not in lowered
-            and (_single_name(text, words[0], language) or words[0][2] in acronyms)
+            and (
+                _single_name(text, words[0], language)
+                or words[0][2] in acronyms
+                or _known_anywhere(words[0][2], language)
+            )
         )
         if (
             (len(capitalised) < 2 and not single)
@@ -310,8 +316,21 @@ def _single_name(text: str, word: Token, language: str) -> bool:
         return False
     if language in _NOUNS_CAPITALISED and not (_is_territory(value, language) or _known_name(value)):
         return False  # German capitalises every noun; a country's or a known name is still a name
+    if _QUANTITY_BEFORE.search(text[max(0, start - 12) : start]):
+        return False  # an invoice's "1 x Controller": an item, not a name
     before = text[max(0, start - 3) : start]
     return bool(_MID_SENTENCE.search(before) or _ELIDED.search(before))
+
+
+_QUANTITY_BEFORE = re.compile(r"\d\s*[x×] $")
+
+
+def _known_anywhere(word: str, language: str) -> bool:
+    """Whether one word is a name wherever it stands, first in a line or a cell too: a country's or
+    region's name in the text's language, or a name the gazetteers know (see _known_name)."""
+    if not language or language in _UNCASED or word.isupper() or len(word) < 3:
+        return False
+    return _is_territory(word, language) or _known_name(word)
 
 
 def _known_name(word: str) -> bool:

@@ -169,6 +169,12 @@ def test_an_acronym_in_running_text_is_a_name_and_a_bills_labels_are_not():
     assert {"Quai d'Orsay", "Place de l'Étoile"} <= set(found) and not {"Quai", "Orsay", "Étoile"} & set(found)
 
 
+def test_a_name_known_by_itself_is_a_name_first_in_a_line_too():
+    # An invoice's lines, as a Dutch shop's PDF reads (after invoice2data's coolblue1.pdf).
+    invoice = "Factuur\nNintendo\n1 x Controller 59,99\nNederland\nTotaal 59,99"
+    assert names(invoice, "nl") == ["Nintendo", "Nederland"]
+
+
 def test_a_family_name_alone_is_the_person_the_text_names_in_full():
     # After the report on the forgeries at Der Spiegel (2018), in German, where nouns are capitalised.
     text = "Der Reporter Juan Moreno hatte Zweifel. Bald liefert Moreno seine Texte. Das Heft liegt bei Moreno."
