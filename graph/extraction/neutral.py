@@ -307,15 +307,13 @@ def _family_names(text: str, found: list[NeutralFound], lowered: set[str], langu
 
 def _single_name(text: str, word: Token, language: str) -> bool:
     """One capitalised word is a name ("Villeurbanne", "Molière", "Кострома") in a language that writes
-    its common nouns in lower case (in German only a country's name), inside a sentence: after a word,
+    its common nouns in lower case (not German), inside a sentence: after a word,
     a comma or an elided article on the same line, never first in a sentence, a line or a table's
     cell, where capitals mark the place, not a name. Words in capitals are acronyms, which
     _acronyms_in_sentences judges."""
     start, _, value = word
-    if not language or language in _UNCASED or value.isupper() or len(value) < 3:
-        return False
-    if language in _NOUNS_CAPITALISED and not (_is_territory(value, language) or _known_name(value)):
-        return False  # German capitalises every noun; a country's or a known name is still a name
+    if not _may_be_one_word_name(value, language) or language in _NOUNS_CAPITALISED:
+        return False  # German capitalises every noun (its known names: _known_anywhere)
     if _QUANTITY_BEFORE.search(text[max(0, start - 12) : start]):
         return False  # an invoice's "1 x Controller": an item, not a name
     before = text[max(0, start - 3) : start]
@@ -328,11 +326,16 @@ _QUANTITY_BEFORE = re.compile(r"\d\s*[x×] $")
 def _known_anywhere(word: str, language: str) -> bool:
     """Whether one word is a name wherever it stands, first in a line or a cell too: a country's or
     region's name in the text's language, or a name the gazetteers know (see _known_name)."""
-    if not language or language in _UNCASED or word.isupper() or len(word) < 3:
-        return False
-    return _is_territory(word, language) or _known_name(word)
+    return _may_be_one_word_name(word, language) and (_is_territory(word, language) or _known_name(word))
 
 
+def _may_be_one_word_name(word: str, language: str) -> bool:
+    """One word of three letters or more, not in capitals (an acronym: _acronyms_in_sentences), in a
+    language whose script has capitals."""
+    return bool(language) and language not in _UNCASED and not word.isupper() and len(word) >= 3
+
+
+@lru_cache(maxsize=8192)
 def _known_name(word: str) -> bool:
     """Whether one word is a name the rules know in any language: an organisation's or a technology's
     (Google, Dropbox, Python), from the gazetteers the English rules use."""
@@ -465,7 +468,7 @@ def neutral_spans(text: str, language: str) -> list[NeutralFound]:
                 or any(s < end and start < e for s, e in taken)
             ):
                 continue
-            kind = type_for_name(name, name.lower(), CONCEPT) or CONCEPT
+            kind = type_for_name(name, canonical_key(name, CONCEPT), CONCEPT) or CONCEPT
             key = canonical_key(name, kind)
             if is_meaningful(name, key) and not names_a_page(key, kind):
                 found.append(NeutralFound(key, name, kind, start, end))
