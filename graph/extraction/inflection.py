@@ -49,3 +49,9 @@ def nominative(name: str, language: str) -> str:
 def names_a_place(word: str, language: str) -> bool:
     """Whether the dictionary's likeliest reading of one word is a place's name (Кострома, Цюрихе)."""
     return language in DECLINED and not word.isupper() and "Geox" in _parse(language, word).tag
+
+
+def is_adjective(word: str, language: str) -> bool:
+    """Whether the dictionary's likeliest reading of one word is an adjective ("Высшее", "Московской"),
+    which names nothing alone."""
+    return language in DECLINED and not word.isupper() and _parse(language, word).tag.POS in ("ADJF", "ADJS")

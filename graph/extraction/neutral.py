@@ -11,7 +11,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from graph.extraction.inflection import DECLINED, names_a_place, nominative
+from graph.extraction.inflection import DECLINED, is_adjective, names_a_place, nominative
 from graph.extraction.japanese import japanese_names
 from graph.extraction.keys import canonical_key, display_name, is_meaningful, names_a_page
 from graph.extraction.lexicon import english_words
@@ -217,6 +217,16 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if _starts_sentence(text, words[0][0]) and words[0][2].lower() in lowered:
             words = words[1:]
         words = _trim(words, stop)
+        # Capitals right after a number belong to it: a postcode's letters ("3012 CN Rotterdam") or a
+        # unit ("16 GB Zilver", a quantity, after which a word is an item's colour, not a name).
+        if (
+            len(words) > 1
+            and words[0][2].isupper()
+            and _NUMBER_BEFORE.search(text[max(0, words[0][0] - 12) : words[0][0]])
+        ):
+            if _QUANTITY.fullmatch(text[_NUMBER_START.search(text[: words[0][0]]).start() : words[0][1]]):
+                continue
+            words = words[1:]
         # A role or title written before a person's name, capitalised as every German noun is
         # ("Geschäftsführer Markus Oestreicher"), is not part of the name.
         for at in range(1, len(words) - 1):
@@ -321,6 +331,8 @@ def _single_name(text: str, word: Token, language: str) -> bool:
 
 
 _QUANTITY_BEFORE = re.compile(r"\d\s*[x×] $")
+_NUMBER_BEFORE = re.compile(r"\d[ \t]$")
+_NUMBER_START = re.compile(r"\d+(?:[.,]\d+)?[ \t]$")
 
 
 def _known_anywhere(word: str, language: str) -> bool:
@@ -332,7 +344,13 @@ def _known_anywhere(word: str, language: str) -> bool:
 def _may_be_one_word_name(word: str, language: str) -> bool:
     """One word of three letters or more, not in capitals (an acronym: _acronyms_in_sentences), in a
     language whose script has capitals."""
-    return bool(language) and language not in _UNCASED and not word.isupper() and len(word) >= 3
+    return (
+        bool(language)
+        and language not in _UNCASED
+        and not word.isupper()
+        and len(word) >= 3
+        and not is_adjective(word, language)  # "в Высшее (училище)": an adjective names nothing alone
+    )
 
 
 @lru_cache(maxsize=8192)

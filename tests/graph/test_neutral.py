@@ -173,6 +173,15 @@ def test_a_name_known_by_itself_is_a_name_first_in_a_line_too():
     # An invoice's lines, as a Dutch shop's PDF reads (after invoice2data's coolblue1.pdf).
     invoice = "Factuur\nNintendo\n1 x Controller 59,99\nNederland\nTotaal 59,99"
     assert names(invoice, "nl") == ["Nintendo", "Nederland"]
+    # A postcode's letters and a unit belong to their number, not to the name or word after them.
+    address = "Weena 664\n3012 CN Rotterdam\n1 x Tablet 16 GB Zilver 429,00"
+    found = names(address, "nl")
+    assert "Rotterdam" in found and not {"CN Rotterdam", "GB Zilver", "Zilver"} & set(found)
+
+
+def test_a_russian_adjective_alone_is_no_name():
+    found = names("Он поступил в Высшее техническое училище в Цюрихе.", "ru")
+    assert found == ["Цюрих"]
 
 
 def test_a_family_name_alone_is_the_person_the_text_names_in_full():
