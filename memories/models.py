@@ -459,6 +459,10 @@ class CorpusStat(models.Model):
     owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", primary_key=True)
     chunk_count = models.BigIntegerField(default=0)
     total_length = models.BigIntegerField(default=0)
+    # The language prefixes the owner's terms carry (memories.search.lexical.SNOWBALL): a query is read
+    # in english and in each of them. Added to as chunks are indexed; a language whose chunks are all
+    # gone stays listed until the owner is reindexed, which costs a query one reading more.
+    languages = ArrayField(models.CharField(max_length=8), default=list, blank=True)
 
     objects = models.Manager()
 

@@ -14,7 +14,7 @@ def index_existing_chunks(apps, schema_editor):
     for owner_id in owners:
         ids = list(Memory.objects.filter(owner_id=owner_id).values_list("id", flat=True))
         for start in range(0, len(ids), 500):
-            lexical.index_memories(owner_id=owner_id, memory_ids=ids[start : start + 500])
+            lexical.index_memories(owner_id=owner_id, memory_ids=ids[start : start + 500], by_language=False)
 
 
 class Migration(migrations.Migration):

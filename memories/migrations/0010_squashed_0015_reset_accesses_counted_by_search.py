@@ -28,7 +28,7 @@ def _rebuild_lexical_index(apps, schema_editor):
     # As 0014: the lexical index gains each memory's title as a weighted field (BM25F).
     from memories.search import lexical
 
-    lexical.reindex_all()
+    lexical.reindex_all(by_language=False)  # the schema of this migration has no languages yet
 
 
 def _reset_accesses(apps, schema_editor):

@@ -9,7 +9,7 @@ from django.db import migrations
 def rebuild_lexical_index(apps, schema_editor):
     from memories.search import lexical
 
-    lexical.reindex_all()
+    lexical.reindex_all(by_language=False)  # the schema of this migration has no languages yet
 
 
 class Migration(migrations.Migration):

@@ -36,7 +36,7 @@ import numpy as np
 from django.conf import settings
 
 from memories import embedding
-from memories.search import relevance
+from memories.search import lexical, relevance
 from memories.search.filters import SearchError, SearchFilters, validate_request
 from memories.search.results import SearchResponse, SearchResult, group_by_memory
 from memories.search.scoring import candidate_scores, order_results, term_pattern
@@ -100,7 +100,9 @@ def hybrid_search(
     candidates = search_candidates(
         owner_id, query, qvec, limit=limit, filters=filters, extra_candidates=len(exclude_memory_ids)
     )
-    terms: list[str] = next((c.terms for c in candidates if c.terms), [])
+    # The query's terms as a reader sees them (without their language prefixes), for the tags' share,
+    # the snippets' marks and the response.
+    terms: list[str] = [lexical.display_term(t) for t in next((c.terms for c in candidates if c.terms), [])]
     if candidates and not terms:
         # Every word was a stop word: the vector side would return the nearest notes to "what is the",
         # which is every note and none.
@@ -143,7 +145,11 @@ def hybrid_search(
                 kind=candidate.kind or "",
                 parts=scores.parts,
                 good_match=relevance.passes(
-                    hybrid=scores.hybrid, vector=scores.vector, idf_share=scores.parts["idfShare"], limits=limits
+                    hybrid=scores.hybrid,
+                    vector=scores.vector,
+                    idf_share=scores.parts["idfShare"],
+                    limits=limits,
+                    language=candidate.language,
                 ),
             )
         )

@@ -4,14 +4,19 @@ A chunk has two fields: its text and, for a memory's first chunk, the memory's t
 TITLE_WEIGHT).
 
 Kept up to date in the same transaction as the chunks it describes: `index_memories` after chunks
-are inserted, `unindex_memories` before they are deleted. PostgreSQL's english text search config
-does the tokenising, stop-word removal and stemming, so queries and chunks agree on terms.
+are inserted, `unindex_memories` before they are deleted. PostgreSQL's text search configs do the
+tokenising, stop-word removal and stemming: each chunk in its own language's Snowball config where
+PostgreSQL has one (its terms then carry the language, "de:rechnung"), english otherwise, and CJK
+runs as character pairs. A query is read in english and in each language the owner's index holds
+(`query_terms`), so queries and chunks agree on terms.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from functools import cache, partial
 
 from django.db import connection
 
@@ -50,27 +55,119 @@ _OPENS_WITH_TITLE = (
     rf"lower({_TITLE}))"
 )
 
-# The chunk's terms as (lexeme, weighted tf) and its weighted length, from the body's tsvector and
-# the title's. Used by both index and unindex, which must agree on lengths.
-_FIELDS = f"""
-    SELECT c.owner_id, c.id AS chunk_id, c.search_vector AS body,
-           CASE WHEN c.position = 0 AND NOT {_OPENS_WITH_TITLE} THEN to_tsvector('{TS_CONFIG}', m.title)
-                ELSE ''::tsvector END AS head
+# Languages (ISO 639-1, as core.language tells them) that PostgreSQL stems with a Snowball config of
+# their own. A chunk in one of them is indexed with that config and its terms carry the language as a
+# prefix ("ru:мюнхен"), so two languages never meet on a word they happen to stem alike (French stems
+# "news" to "new"). English and every other language keep the english config and bare terms, as
+# before languages were read. Variants of one language share its prefix.
+SNOWBALL = {
+    "ar": "arabic",
+    "hy": "armenian",
+    "eu": "basque",
+    "ca": "catalan",
+    "da": "danish",
+    "nl": "dutch",
+    "et": "estonian",
+    "fi": "finnish",
+    "fr": "french",
+    "de": "german",
+    "el": "greek",
+    "hi": "hindi",
+    "hu": "hungarian",
+    "id": "indonesian",
+    "ga": "irish",
+    "it": "italian",
+    "lt": "lithuanian",
+    "ne": "nepali",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sr": "serbian",
+    "es": "spanish",
+    "sv": "swedish",
+    "ta": "tamil",
+    "tr": "turkish",
+    "yi": "yiddish",
+}
+_VARIANTS = {"nb": "no", "nn": "no"}
+
+# Chinese, Japanese and Korean are written without spaces between words, so PostgreSQL's parser reads
+# a whole run of them as one "word" that no query ever matches in part. Such runs are indexed and
+# searched as overlapping pairs of characters instead (Lucene's CJK bigram rule): 肉をくわえた犬 is
+# 肉を をく くわ わえ えた た犬. A lone character stands for itself.
+CJK_CLASS = "[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]"
+_CJK_RUN = re.compile(CJK_CLASS + "+")
+_PREFIXED = re.compile(r"^[a-z]{2}:")
+
+
+def _sql_case(column: str, value: Callable[[str], str]) -> str:
+    whens = " ".join(f"WHEN '{code}' THEN {value(code)}" for code in (*SNOWBALL, *_VARIANTS))
+    return f"(CASE {column} {whens} END)"
+
+
+def _prefix_sql(column: str) -> str:
+    """SQL: the term prefix of a language code column (NULL for the english config)."""
+    return _sql_case(column, lambda code: f"'{_VARIANTS.get(code, code)}'")
+
+
+def _config_sql(column: str) -> str:
+    """SQL: the text search config of a language code column (NULL for the english config)."""
+    return _sql_case(column, lambda code: f"'{SNOWBALL[_VARIANTS.get(code, code)]}'::regconfig")
+
+
+def _terms_sql(text: str, prefix: str, english: str) -> str:
+    """SQL rows (lexeme, tf) of one text: its stems in its language's config, prefixed (or `english`,
+    its english tsvector, for the others), then its CJK runs as character pairs."""
+    return f"""(
+        SELECT CASE WHEN {prefix} IS NULL THEN u.lexeme ELSE {prefix} || ':' || u.lexeme END AS lexeme,
+               COALESCE(array_length(u.positions, 1), 1)::float8 AS tf
+        FROM unnest(CASE WHEN {prefix} IS NULL THEN {english} ELSE to_tsvector({_config_sql("f.language")}, {text}) END) AS u
+        WHERE u.lexeme !~ '{CJK_CLASS}'
+        UNION ALL
+        SELECT substr(r.run[1], i, 2), count(*)::float8
+        FROM regexp_matches({text}, '{CJK_CLASS}+', 'g') AS r(run),
+             generate_series(1, GREATEST(char_length(r.run[1]) - 1, 1)) AS i
+        GROUP BY 1
+    )"""
+
+
+def _fields_sql(by_language: bool) -> str:
+    """SQL CTEs `fields` (the chunks of %(memory_ids)s with what their terms are read from), `terms`
+    (owner_id, chunk_id, lexeme, tf, weight: a title's terms count TITLE_WEIGHT times) and `lengths`
+    (each chunk's weighted length in distinct terms). Used by index and unindex, which must agree.
+    Without `by_language` (migrations that run on a schema from before languages were read) every
+    chunk takes the english config."""
+    language = "c.language" if by_language else "NULL::text"
+    return f"""fields AS MATERIALIZED (
+    SELECT c.owner_id, c.id AS chunk_id, c.text, c.search_vector, {language} AS language,
+           c.position = 0 AND NOT {_OPENS_WITH_TITLE} AS titled, m.title
     FROM memories_memorychunk c JOIN memories_memory m ON m.id = c.memory_id
     WHERE c.memory_id = ANY(%(memory_ids)s)
-"""
+), terms AS MATERIALIZED (
+    SELECT f.owner_id, f.chunk_id, b.lexeme, b.tf, 1.0::float8 AS weight
+    FROM fields f, LATERAL {_terms_sql("f.text", _prefix_sql("f.language"), "f.search_vector")} AS b
+    UNION ALL
+    SELECT f.owner_id, f.chunk_id, h.lexeme, {TITLE_WEIGHT} * h.tf, {TITLE_WEIGHT}
+    FROM fields f, LATERAL {_terms_sql("f.title", _prefix_sql("f.language"), f"to_tsvector('{TS_CONFIG}', f.title)")} AS h
+    WHERE f.titled
+), lengths AS MATERIALIZED (
+    SELECT f.owner_id, f.chunk_id, f.language, COALESCE(sum(t.weight), 0)::float8 AS len
+    FROM fields f LEFT JOIN terms t ON t.chunk_id = f.chunk_id
+    GROUP BY f.owner_id, f.chunk_id, f.language
+)"""
+
 
 # A chunk's BM25 weight (its "impact") is fixed when it is indexed, with the owner's average chunk
 # length at that moment. That average counts the chunks being indexed with those already there, so
 # an owner's first memories are weighed against their own lengths and not against a guessed prior
 # (DEFAULT_AVG_LENGTH is used only when there is nothing to average). `reindex_all` goes further:
 # it totals each owner's lengths first, so every chunk is weighed against the final average.
-_BATCH_AVG = f"""
+_BATCH_AVG = """
     SELECT COALESCE(
         (COALESCE(s.total_length, 0) + b.len)::float8 / NULLIF(COALESCE(s.chunk_count, 0) + b.n, 0),
         %(default_avg)s) AS avglen
-    FROM (SELECT count(*) AS n, COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0) AS len
-          FROM ({_FIELDS}) f) b
+    FROM (SELECT count(*) AS n, COALESCE(sum(len), 0) AS len FROM lengths) b
     LEFT JOIN memories_corpusstat s ON s.owner_id = %(owner)s
 """
 _KNOWN_AVG = """
@@ -81,25 +178,15 @@ _KNOWN_AVG = """
 
 # avg is MATERIALIZED: referenced once, it would be inlined, and the planner may then rescan it (an
 # aggregate over the batch's chunks) for every posting inserted.
-_POSTINGS_SQL = f"""
-WITH avg AS MATERIALIZED ({{avg}}
-), fields AS MATERIALIZED ({_FIELDS}
-), occurrences AS (
-    SELECT f.owner_id, f.chunk_id, u.lexeme, COALESCE(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM fields f, unnest(f.body) AS u
-    UNION ALL
-    SELECT f.owner_id, f.chunk_id, u.lexeme, {TITLE_WEIGHT} * COALESCE(array_length(u.positions, 1), 1)
-    FROM fields f, unnest(f.head) AS u
+_POSTINGS_SQL = """
+WITH {fields}, avg AS MATERIALIZED ({avg}
 ), postings AS (
-    SELECT o.owner_id, o.chunk_id, o.lexeme, sum(o.tf) AS tf,
-           max(length(f.body) + {TITLE_WEIGHT} * length(f.head)) AS len
-    FROM occurrences o JOIN fields f ON f.chunk_id = o.chunk_id
-    GROUP BY o.owner_id, o.chunk_id, o.lexeme
+    SELECT t.owner_id, t.chunk_id, t.lexeme, sum(t.tf) AS tf FROM terms t GROUP BY t.owner_id, t.chunk_id, t.lexeme
 ), inserted AS (
     INSERT INTO memories_chunkterm (owner_id, chunk_id, lexeme, tf, impact)
     SELECT p.owner_id, p.chunk_id, p.lexeme, LEAST(round(p.tf), 32767),
-           p.tf * ({K1} + 1) / (p.tf + {K1} * (1 - {B} + {B} * p.len / avg.avglen))
-    FROM postings p, avg
+           p.tf * ({k1} + 1) / (p.tf + {k1} * (1 - {b} + {b} * l.len / avg.avglen))
+    FROM postings p JOIN lengths l ON l.chunk_id = p.chunk_id, avg
     RETURNING owner_id, lexeme
 )
 INSERT INTO memories_termstat (owner_id, lexeme, df)
@@ -107,20 +194,21 @@ SELECT owner_id, lexeme, count(*) FROM inserted GROUP BY owner_id, lexeme ORDER 
 ON CONFLICT (owner_id, lexeme) DO UPDATE SET df = memories_termstat.df + EXCLUDED.df
 """
 
-_COUNT_CORPUS_SQL = f"""
-INSERT INTO memories_corpusstat (owner_id, chunk_count, total_length)
-SELECT %(owner)s, count(*), COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0)::bigint
-FROM ({_FIELDS}) f
+# The totals, and (with languages) the prefixes the owner's index holds, which a query is read in.
+_COUNT_CORPUS_SQL = """
+WITH {fields}
+INSERT INTO memories_corpusstat (owner_id, chunk_count, total_length{languages_column})
+SELECT %(owner)s, count(*), COALESCE(sum(len), 0)::bigint{languages_value} FROM lengths
 ON CONFLICT (owner_id) DO UPDATE SET chunk_count = memories_corpusstat.chunk_count + EXCLUDED.chunk_count,
-                                     total_length = memories_corpusstat.total_length + EXCLUDED.total_length
+                                     total_length = memories_corpusstat.total_length + EXCLUDED.total_length{languages_update}
 """
+_LANGUAGES = (
+    ", languages",
+    f", ARRAY(SELECT DISTINCT {_prefix_sql('l.language')} FROM lengths l WHERE {_prefix_sql('l.language')} IS NOT NULL)",
+    ",\n        languages = ARRAY(SELECT DISTINCT unnest(memories_corpusstat.languages || EXCLUDED.languages) ORDER BY 1)",
+)
 
-# Postings first (weighed with the average including this batch), then the batch joins the totals.
-_INDEX_SQL = _POSTINGS_SQL.format(avg=_BATCH_AVG)
-# reindex_all: the totals are already complete, so the postings use them as they are.
-_REINDEX_SQL = _POSTINGS_SQL.format(avg=_KNOWN_AVG)
-
-_UNINDEX_SQL = f"""
+_UNINDEX_SQL = """
 WITH gone AS (
     -- The chunk ids first, as one array: the postings are then found by their (chunk_id, lexeme) index
     -- whatever the planner believes of the tables' sizes (a join planned on stale statistics walked
@@ -133,28 +221,50 @@ WITH gone AS (
     FROM (SELECT owner_id, lexeme, count(*) AS n FROM gone GROUP BY owner_id, lexeme) g
     WHERE s.owner_id = g.owner_id AND s.lexeme = g.lexeme
     RETURNING 1
-)
+), {fields}
 UPDATE memories_corpusstat s SET chunk_count = GREATEST(s.chunk_count - g.n, 0),
                                  total_length = GREATEST(s.total_length - g.len, 0)
-FROM (SELECT owner_id, count(*) AS n, COALESCE(sum(length(body) + {TITLE_WEIGHT} * length(head)), 0)::bigint AS len
-      FROM ({_FIELDS}) f GROUP BY owner_id) g
+FROM (SELECT owner_id, count(*) AS n, COALESCE(sum(len), 0)::bigint AS len FROM lengths GROUP BY owner_id) g
 WHERE s.owner_id = g.owner_id
 """
 
 
-def reindex_all(*, batch: int = 2000) -> None:
+@cache
+def _statements(by_language: bool) -> dict[str, str]:
+    """The index statements, with each chunk read in its language or (migrations on an old schema)
+    all in english."""
+    fields = _fields_sql(by_language)
+    languages = _LANGUAGES if by_language else ("", "", "")
+    postings = partial(_POSTINGS_SQL.format, fields=fields, k1=K1, b=B)
+    return {
+        # Postings first (weighed with the average including this batch), then the batch joins the totals.
+        "index": postings(avg=_BATCH_AVG),
+        # reindex: the totals are already complete, so the postings use them as they are.
+        "reindex": postings(avg=_KNOWN_AVG),
+        "count": _COUNT_CORPUS_SQL.format(
+            fields=fields,
+            languages_column=languages[0],
+            languages_value=languages[1],
+            languages_update=languages[2],
+        ),
+        "unindex": _UNINDEX_SQL.format(fields=fields),
+    }
+
+
+def reindex_all(*, batch: int = 2000, by_language: bool = True) -> None:
     """Rebuild every owner's lexical index from the chunks and titles (after the index rule changed).
 
     Each owner's chunk count and total length are summed first, so every chunk's weight uses the
     owner's final average chunk length (indexing in batches would weigh the first batch against
-    the prior and each later one against the average of those before it)."""
+    the prior and each later one against the average of those before it). `by_language=False` is for
+    migrations that run on a schema from before languages were read."""
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM memories_chunkterm; DELETE FROM memories_termstat; DELETE FROM memories_corpusstat")
     with connection.cursor() as cursor:
         cursor.execute("SELECT DISTINCT owner_id FROM memories_memory")
         owners = [row[0] for row in cursor.fetchall()]
     for owner_id in owners:
-        _index_owner(owner_id, batch=batch)
+        _index_owner(owner_id, batch=batch, by_language=by_language)
 
 
 def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
@@ -163,7 +273,7 @@ def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
     with connection.cursor() as cursor:
         for table in ("memories_chunkterm", "memories_termstat", "memories_corpusstat"):
             cursor.execute(f"DELETE FROM {table} WHERE owner_id = %s", [owner_id])
-    _index_owner(owner_id, batch=batch)
+    _index_owner(owner_id, batch=batch, by_language=True)
 
 
 # The owner's memories outside the trash, told by their chunks' storage layer rather than by the
@@ -175,40 +285,162 @@ ORDER BY m.id
 """
 
 
-def _index_owner(owner_id: int, *, batch: int) -> None:
+def _index_owner(owner_id: int, *, batch: int, by_language: bool) -> None:
+    statements = _statements(by_language)
     with connection.cursor() as cursor:
         cursor.execute(_LIVE_MEMORIES_SQL, [owner_id, TRASH_LAYER])
         ids = [row[0] for row in cursor.fetchall()]
     with connection.cursor() as cursor:
         for start in range(0, len(ids), batch):
-            cursor.execute(_COUNT_CORPUS_SQL, {"owner": owner_id, "memory_ids": ids[start : start + batch]})
+            cursor.execute(statements["count"], {"owner": owner_id, "memory_ids": ids[start : start + batch]})
         for start in range(0, len(ids), batch):
             cursor.execute(
-                _REINDEX_SQL,
+                statements["reindex"],
                 {"owner": owner_id, "memory_ids": ids[start : start + batch], "default_avg": DEFAULT_AVG_LENGTH},
             )
 
 
-def index_memories(*, owner_id: int, memory_ids: Sequence[int]) -> None:
+def index_memories(*, owner_id: int, memory_ids: Sequence[int], by_language: bool = True) -> None:
     """Add the chunks of these memories (all of one owner) to the lexical index."""
     if not memory_ids:
         return
+    statements = _statements(by_language)
     with connection.cursor() as cursor:
         params: dict[str, int | float | list[int]] = {
             "owner": owner_id,
             "memory_ids": list(memory_ids),
             "default_avg": DEFAULT_AVG_LENGTH,
         }
-        cursor.execute(_INDEX_SQL, params)
-        cursor.execute(_COUNT_CORPUS_SQL, params)
+        cursor.execute(statements["index"], params)
+        cursor.execute(statements["count"], params)
 
 
 def unindex_memories(*, memory_ids: Sequence[int]) -> None:
-    """Remove the chunks of these memories from the lexical index (before the chunks are deleted)."""
+    """Remove the chunks of these memories from the lexical index (before the chunks are deleted, or
+    before their language or title changes: the lengths subtracted are read as they were added)."""
     if not memory_ids:
         return
     with connection.cursor() as cursor:
-        cursor.execute(_UNINDEX_SQL, {"memory_ids": list(memory_ids)})
+        cursor.execute(_statements(True)["unindex"], {"memory_ids": list(memory_ids)})
+
+
+def owner_languages(owner_id: int) -> list[str]:
+    """The language prefixes the owner's index holds (see SNOWBALL)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT languages FROM memories_corpusstat WHERE owner_id = %s", [owner_id])
+        row = cursor.fetchone()
+    return list(row[0]) if row else []
+
+
+def needs_readings(query: str, languages: Sequence[str], query_language: str) -> bool:
+    """Whether a query must be read by `query_terms` rather than in english alone: the owner's index
+    holds other languages, the query is in one, or it holds CJK."""
+    return bool(languages) or language_prefix(query_language) is not None or bool(_CJK_RUN.search(query))
+
+
+_READINGS_SQL = """
+SELECT r.prefix, r.lexeme, r.pos, COALESCE(s.df, 0)
+FROM (
+    SELECT l.prefix, u.lexeme, p.pos
+    FROM unnest(%(prefixes)s::text[], %(configs)s::text[]) AS l(prefix, cfg),
+         LATERAL unnest(to_tsvector(l.cfg::regconfig, %(query)s)) AS u,
+         LATERAL unnest(u.positions) AS p(pos)
+) r
+LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = CASE
+    WHEN r.prefix = '' THEN r.lexeme ELSE rtrim(r.prefix, '~') || ':' || r.lexeme END
+"""
+# A word's own form, lower-cased, is also tried in each language (as the prefix with "~"): Snowball
+# does not stem every form of a name alike, and a form with no ending is often what it leaves of the
+# others ("Мюнхен" stems to мюнх, while "в Мюнхене" stems to мюнхен).
+_OWN_FORM = "~"
+
+
+def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_language: str = "") -> list[str]:
+    """The query's terms as this owner's index holds them: each word read in english and in every
+    language the index holds (and the query's own), one reading per word (see choose_readings), then
+    its CJK runs as character pairs."""
+    prefixes = ["", *sorted({*languages, *filter(None, [language_prefix(query_language)])})]
+    read = [(p, TS_CONFIG) for p in prefixes[:1]]
+    read += [(p + suffix, cfg) for p in prefixes[1:] for suffix, cfg in (("", SNOWBALL[p]), (_OWN_FORM, "simple"))]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _READINGS_SQL,
+            {"prefixes": [p for p, _ in read], "configs": [c for _, c in read], "query": query, "owner": owner_id},
+        )
+        readings = cursor.fetchall()
+    terms = choose_readings(readings, prefixes=prefixes, query_prefix=language_prefix(query_language) or "")
+    return terms + [pair for pair in cjk_pairs(query) if pair not in terms]
+
+
+def choose_readings(readings, *, prefixes: Sequence[str], query_prefix: str = "") -> list[str]:
+    """One term for each word of a query from its readings, rows of (prefix, lexeme, position, df) for
+    each language read ("" is english; a language with no row at a position has that word as a stop
+    word; a prefix ending in "~" is the word's own form in that language, an alternative to its stem
+    that counts when the index holds it more). Per word, in order:
+
+    - a stop word of the query's own language is not a word to find ("в", "le", "die");
+    - otherwise the reading the owner's index holds, the most frequent one when several do, so a word
+      counts once, by the form the owner wrote it in;
+    - a word no reading finds is dropped when some language of the owner calls it a stop word;
+    - otherwise its english reading stays, a word the index does not hold (it lowers the share of the
+      query found, as any missing word does).
+    """
+    by_position: dict[int, dict[str, tuple[str, int]]] = {}
+    own_forms: dict[tuple[int, str], tuple[str, int]] = {}
+    for prefix, lexeme, position, df in readings:
+        if _CJK_RUN.search(lexeme):
+            continue  # read as pairs instead
+        if prefix.endswith(_OWN_FORM):
+            own_forms[(position, prefix.rstrip(_OWN_FORM))] = (lexeme, df)
+        else:
+            by_position.setdefault(position, {})[prefix] = (lexeme, df)
+    terms: list[str] = []
+    for position in sorted(by_position):
+        found = by_position[position]
+        for prefix, (_, df) in list(found.items()):
+            own = own_forms.get((position, prefix))
+            if own and own[1] > df:
+                found[prefix] = own
+        stop_in = [prefix for prefix in prefixes if prefix not in found]
+        if query_prefix in stop_in:
+            continue
+        held = [(df, prefix) for prefix, (_, df) in found.items() if df > 0]
+        if held:
+            _, prefix = max(held, key=lambda item: (item[0], item[1] == ""))
+        elif stop_in:
+            continue
+        else:
+            prefix = "" if "" in found else min(found)
+        term = found[prefix][0] if not prefix else f"{prefix}:{found[prefix][0]}"
+        if term not in terms:
+            terms.append(term)
+    return terms
+
+
+def cjk_pairs(text: str) -> list[str]:
+    """The overlapping character pairs of a text's CJK runs, in order, unique (a lone character alone)."""
+    pairs: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        for pair in [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]:
+            if pair not in pairs:
+                pairs.append(pair)
+    return pairs
+
+
+def display_term(term: str) -> str:
+    """A term as a reader sees it: without its language prefix."""
+    return _PREFIXED.sub("", term)
+
+
+def is_cjk(term: str) -> bool:
+    """Whether a term is a CJK character pair (matched inside words, not at their start)."""
+    return bool(_CJK_RUN.match(term))
+
+
+def language_prefix(language: str) -> str | None:
+    """The term prefix of a language code, None for the english config."""
+    code = _VARIANTS.get(language, language)
+    return code if code in SNOWBALL else None
 
 
 def query_lexemes(text: str) -> list[str]:

@@ -13,6 +13,13 @@ matches, the questions that would have passed go under the weaker matches ("runn
 with only "what size were my running shoes?" stored returns nothing by default). A search limited
 to chat messages (`source=chat`) is looking for what was said and keeps them.
 
+Meaning alone makes a good match only in a language the embedding model reads (English, or a text
+whose language was not told): all-MiniLM-L6-v2 finds unrelated French, German, Spanish or Russian
+texts about as close to a query as an English answer (the figures: docs/decisions/0013-good-match-rule.md).
+A passage in another language is a good match by the query's words: all of them, whatever the
+hybridScore (its vectorScore is near zero, so a full keyword match in Japanese stays under the
+floors), or a hybridScore of at least KYBERNESIS_SEARCH_MIN_SCORE.
+
 Only good matches are returned unless the caller asks for a hybridScore floor of their own
 (`minScore`; 0 returns every candidate), and the page labels the others "weaker matches".
 
@@ -55,9 +62,19 @@ def thresholds() -> Limits:
     )
 
 
-def passes(*, hybrid: float, vector: float, idf_share: float, limits: Limits | None = None) -> bool:
-    """Whether a result with these scores is a good match (the rule in the module docstring)."""
+# The languages the embedding model reads (all-MiniLM-L6-v2 was trained on English); "" and None are
+# texts whose language was not told.
+MODEL_LANGUAGES = frozenset({"", None, "en"})
+
+
+def passes(
+    *, hybrid: float, vector: float, idf_share: float, limits: Limits | None = None, language: str | None = None
+) -> bool:
+    """Whether a result with these scores, of a passage in `language`, is a good match (the rule in
+    the module docstring)."""
     min_vector, min_hybrid, min_keyword = limits or thresholds()
+    if language not in MODEL_LANGUAGES:
+        return hybrid >= min_hybrid or idf_share >= FULL_MATCH
     return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
 
 

@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memories.search import lexical
+
 if TYPE_CHECKING:
     from memories.search.results import SearchResult
     from memories.search.statement import Candidate
@@ -126,12 +128,15 @@ def clamp(value: float) -> float:
 
 
 def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
-    """Words that start with a query lexeme: english stems are prefixes of the words they come from."""
+    """Words that start with a query lexeme (stems are prefixes of the words they come from), and the
+    CJK character pairs wherever they stand."""
     if not terms:
         return None
-    return re.compile(
-        r"\b(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")\w*", re.IGNORECASE
-    )
+    ordered = sorted(terms, key=len, reverse=True)
+    words = [re.escape(t) for t in ordered if not lexical.is_cjk(t)]
+    pairs = [re.escape(t) for t in ordered if lexical.is_cjk(t)]
+    alternatives = ([r"\b(?:" + "|".join(words) + r")\w*"] if words else []) + pairs
+    return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
 def term_share(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> float:

@@ -10,6 +10,7 @@ import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 
+from core.language import detect_language
 from memories import embedding
 from memories.models import ACTIVE_TIERS, CorpusStat, Tier
 from memories.search import lexical
@@ -35,6 +36,7 @@ class Candidate(NamedTuple):
     tags: list[str]
     manual_tags: list[str]
     kind: str | None  # the memory's metadata.kind ("question" for a chat message that asks)
+    language: str | None  # the chunk's language (core.language), "" or None when not told
 
 
 def _vector_layers(tiers) -> list[str]:
@@ -60,7 +62,7 @@ _SEARCH_SQL = """
 WITH q_terms AS (
     SELECT t.lexeme,
            ln(1 + (GREATEST(n.chunk_count - COALESCE(s.df, 0), 0) + 0.5) / (COALESCE(s.df, 0) + 0.5)) AS idf
-    FROM unnest(to_tsvector('{cfg}', %(query)s)) AS t
+    FROM {query_terms}
     CROSS JOIN (SELECT COALESCE((SELECT chunk_count FROM memories_corpusstat WHERE owner_id = %(owner)s), 0)
                 AS chunk_count) n
     LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
@@ -88,7 +90,7 @@ SELECT c.id AS chunk_id, c.memory_id, c.position, c.tier,
        CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
        COALESCE(lx.bm25, 0) AS bm25, COALESCE(lx.matched_idf, 0)::float8 AS matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
-       m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind
+       m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind, c.language
 FROM cands JOIN memories_memorychunk c ON c.owner_id = %(owner)s AND c.id = cands.id
 JOIN memories_memory m ON m.id = c.memory_id
 LEFT JOIN hits lx ON lx.chunk_id = c.id
@@ -107,10 +109,10 @@ _INDEX_ORDER = "c.embedding <=> %(qvec)s::vector"
 _EXACT_SETTINGS = "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL random_page_cost = 1.1"
 
 
-def vector_plan(owner_id: int) -> tuple[bool, int]:
+def vector_plan(owner_id: int, chunks: int | None = None) -> tuple[bool, int]:
     """How this owner's vector candidates are found: exactly or not (exact_for), and the HNSW
-    ef_search for its size (ef_search_for), from one read of its chunk count."""
-    chunks = owner_chunk_count(owner_id)
+    ef_search for its size (ef_search_for), from its chunk count (read when not given)."""
+    chunks = owner_stats(owner_id)[0] if chunks is None else chunks
     bound = settings.KYBERNESIS_SEARCH_EXACT_MAX_CHUNKS
     return bound > 0 and chunks <= bound, ef_search_for(chunks)
 
@@ -143,12 +145,20 @@ def exact_for(owner_id: int) -> bool:
 
 
 def owner_chunk_count(owner_id: int) -> int:
-    """How many chunks the owner has, as the lexical index counts them (CorpusStat); 0 for none.
-    Read on every search, so as one plain statement rather than a queryset built each time."""
+    """How many chunks the owner has, as the lexical index counts them (CorpusStat); 0 for none."""
+    return owner_stats(owner_id)[0]
+
+
+def owner_stats(owner_id: int) -> tuple[int, list[str]]:
+    """How many chunks the owner has, as the lexical index counts them, and the languages its index
+    holds (CorpusStat); (0, []) for none. Read on every search, so as one plain statement rather than a
+    queryset built each time."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT chunk_count FROM {CorpusStat._meta.db_table} WHERE owner_id = %s", [owner_id])
+        cursor.execute(
+            f"SELECT chunk_count, languages FROM {CorpusStat._meta.db_table} WHERE owner_id = %s", [owner_id]
+        )
         row = cursor.fetchone()
-    return row[0] if row else 0
+    return (row[0], list(row[1])) if row else (0, [])
 
 
 def search_statement(
@@ -160,9 +170,11 @@ def search_statement(
     filters: SearchFilters,
     extra_candidates: int = 0,
     exact: bool = False,
+    terms: list[str] | None = None,
 ) -> tuple[str, dict]:
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
-    `exact` ranks the vector candidates without the HNSW index (see exact_for)."""
+    `exact` ranks the vector candidates without the HNSW index (see exact_for). `terms` are the query's
+    terms as lexical.query_terms reads them; without them the query is read in english in the statement."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
     # result list is not cut short. An exact search brings the candidates of the longest list
     # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
@@ -181,6 +193,8 @@ def search_statement(
         "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit, pool),
         "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit, pool),
     }
+    if terms is not None:
+        params["terms"] = list(terms)
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
@@ -192,7 +206,11 @@ def search_statement(
         for layer in _vector_layers(filters.tiers)
     )
     sql = _SEARCH_SQL.format(
-        cfg=lexical.TS_CONFIG,
+        query_terms=(
+            f"unnest(to_tsvector('{lexical.TS_CONFIG}', %(query)s)) AS t"
+            if terms is None
+            else "unnest(%(terms)s::text[]) AS t(lexeme)"
+        ),
         filters=where,
         join_memory=join_memory,
         vector_layers=vector_layers,
@@ -205,8 +223,17 @@ def search_statement(
 def search_candidates(
     owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
 ) -> list[Candidate]:
-    """Run the statement for this owner, exactly or through the HNSW index (see vector_plan)."""
-    exact, ef_search = vector_plan(owner_id)
+    """Run the statement for this owner, exactly or through the HNSW index (see vector_plan), with the
+    query read in every language the owner's index holds (lexical.query_terms) when it holds others
+    than english or the query is in one."""
+    chunks, languages = owner_stats(owner_id)
+    exact, ef_search = vector_plan(owner_id, chunks)
+    query_language = detect_language(query)
+    terms = (
+        lexical.query_terms(owner_id, query, languages=languages, query_language=query_language)
+        if lexical.needs_readings(query, languages, query_language)
+        else None
+    )
     sql, params = search_statement(
         owner_id,
         query,
@@ -215,6 +242,7 @@ def search_candidates(
         filters=filters,
         extra_candidates=extra_candidates,
         exact=exact,
+        terms=terms,
     )
     index_settings = (
         _EXACT_SETTINGS

@@ -12,6 +12,7 @@ from psycopg.types.json import Jsonb
 from core.language import detect_language
 from memories.auto_tags import auto_tags_for, auto_tags_many, needs_retag, structural_auto_tags
 from memories.models import ActivityKind, Memory, MemoryChunk, TierMove
+from memories.search import lexical
 from memories.services.activity import activities_record, activity_record
 from memories.services.history import recording, versions_prune
 from memories.services.locking import memory_lock
@@ -119,8 +120,18 @@ def _auto_tag_changes(old: list[dict], new: list[dict]) -> dict:
 
 
 def languages_write(memories: list[Memory]) -> None:
-    """Store the languages read for memories stored before languages were, and read their chunks'."""
+    """Store the languages read for memories stored before languages were, and read their chunks'.
+
+    A chunk whose language PostgreSQL stems with a config of its own is indexed again in it
+    (memories.search.lexical), under its memory's row lock: taken out as it was added, in english, and
+    added again in its language."""
     with transaction.atomic():
+        live = dict(
+            Memory.all_objects.select_for_update()
+            .filter(pk__in=[memory.pk for memory in memories], trashed_at__isnull=True)
+            .order_by("pk")
+            .values_list("pk", "owner_id")
+        )
         Memory.objects.bulk_update(memories, ["language"], batch_size=500)
         chunks = list(
             MemoryChunk.objects.filter(memory__in=memories, language__isnull=True).only("id", "text", "memory_id")
@@ -133,7 +144,16 @@ def languages_write(memories: list[Memory]) -> None:
             memory = by_memory[chunk.memory_id]
             whole = counts[chunk.memory_id] == 1 and chunk.text == memory.content
             chunk.language = memory.language if whole else detect_language(chunk.text)
+        restemmed = sorted(
+            {c.memory_id for c in chunks if c.memory_id in live and lexical.language_prefix(c.language or "")}
+        )
+        lexical.unindex_memories(memory_ids=restemmed)
         MemoryChunk.objects.bulk_update(chunks, ["language"], batch_size=500)
+        by_owner: dict[int, list[int]] = {}
+        for memory_id in restemmed:
+            by_owner.setdefault(live[memory_id], []).append(memory_id)
+        for owner_id, memory_ids in by_owner.items():
+            lexical.index_memories(owner_id=owner_id, memory_ids=memory_ids)
 
 
 def _auto_tags_write(tagged: list[Memory], now) -> None:

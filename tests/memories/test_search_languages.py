@@ -1,0 +1,195 @@
+"""The lexical index in every language: each chunk stemmed in its own language's config, CJK runs as
+character pairs, a query read in the languages the owner's index holds, and meaning alone a good
+match only in a language the embedding model reads."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from memories.models import ChunkTerm, CorpusStat, Memory, MemoryChunk, TermStat
+from memories.search import hybrid_search, lexical, relevance
+from memories.services import memories_autotag, memory_delete
+from tests.factories import make_memory
+
+pytestmark = pytest.mark.django_db
+
+EINSTEIN = (
+    "Альберт Эйнштейн родился в Ульме. Детство провёл в Мюнхене, где учился в гимназии. "
+    "Позже семья переехала в Италию, близ Милана."
+)
+AESOP = (
+    "肉をくわえたイヌが橋を渡っていました。ふと下を見ると、川の中にも肉をくわえたイヌがいます。"
+    "イヌはその肉も欲しくなって吠えました。"
+)
+DENTIST_DE = (
+    "Der Zahnarzttermin ist am Dienstag um 15 Uhr in der Praxis am Markt. "
+    "Bitte die Versichertenkarte mitbringen, die Rechnungen kommen per Post."
+)
+FREE_FR = (
+    "Votre facture Free du mois de mars est disponible dans votre espace abonné. "
+    "Le montant sera prélevé sur votre compte bancaire le cinq avril."
+)
+NEWS_EN = "The new printer on the second floor jams on heavy paper; use the tray on the left for labels."
+
+
+def titles(response):
+    return [r.title for r in response.results]
+
+
+@pytest.fixture
+def collection(user):
+    return {
+        title: make_memory(user, content, title=title)
+        for title, content in (
+            ("Эйнштейн", EINSTEIN),
+            ("イソップ", AESOP),
+            ("Zahnarzt", DENTIST_DE),
+            ("Facture", FREE_FR),
+            ("Printer", NEWS_EN),
+        )
+    }
+
+
+def lexemes(memory) -> set[str]:
+    return set(ChunkTerm.objects.filter(chunk__memory=memory).values_list("lexeme", flat=True))
+
+
+def test_a_chunk_is_stemmed_in_its_language_and_its_terms_carry_it(user, collection):
+    assert {"ru:мюнхен", "ru:гимназ"} <= lexemes(collection["Эйнштейн"])
+    assert {"de:rechnung", "de:versichertenkart"} <= lexemes(collection["Zahnarzt"])
+    assert "fr:factur" in lexemes(collection["Facture"])
+    # English keeps bare terms, as before languages were read.
+    assert {"printer", "label"} <= lexemes(collection["Printer"])
+    assert CorpusStat.objects.get(owner=user).languages == ["de", "fr", "ru"]
+
+
+def test_cjk_runs_are_indexed_as_character_pairs(user, collection):
+    terms = lexemes(collection["イソップ"])
+    assert {"肉を", "をく", "イヌ", "吠え"} <= terms
+    assert not any(len(term) > 2 for term in terms if lexical.is_cjk(term))
+
+
+def test_an_inflected_word_finds_its_document_in_russian_and_german(user, collection):
+    assert titles(hybrid_search(user.pk, "Мюнхен")) == ["Эйнштейн"]  # the text says "в Мюнхене"
+    assert titles(hybrid_search(user.pk, "гимназия в Мюнхене")) == ["Эйнштейн"]
+    assert titles(hybrid_search(user.pk, "Rechnung Versichertenkarten")) == ["Zahnarzt"]
+
+
+def test_a_japanese_word_inside_a_sentence_is_found_and_marked(user, collection):
+    response = hybrid_search(user.pk, "イヌ")
+    assert titles(response) == ["イソップ"]
+    assert "<mark>イヌ</mark>" in response.results[0].snippet_html
+    assert response.query_terms == ["イヌ"]
+
+
+def test_the_terms_shown_and_marked_carry_no_language_prefix(user, collection):
+    response = hybrid_search(user.pk, "facture Free")
+    assert titles(response)[0] == "Facture"
+    assert response.query_terms == ["factur", "fre"]  # both as the French text holds them
+    assert "<mark>facture</mark>" in response.results[0].snippet_html
+
+
+def test_two_languages_never_meet_on_a_word_they_stem_alike(user):
+    french = make_memory(user, "Les news du jour parlent de la météo et des élections à Paris cette semaine.")
+    make_memory(user, NEWS_EN, title="Printer")
+    assert french.language == "fr"
+    assert "fr:new" in lexemes(french)  # French stems "news" to "new"
+    response = hybrid_search(user.pk, "new printer", min_score=0)
+    assert all(r.memory_id != french.pk or r.parts["lexical"] == 0 for r in response.results)
+
+
+def test_a_stop_word_of_the_query_language_is_not_a_word_to_find(user, collection):
+    # "в" and "где" are Russian stop words; English would keep them as words no chunk holds.
+    response = hybrid_search(user.pk, "где учился в гимназии Эйнштейн")
+    assert titles(response)[0] == "Эйнштейн"
+    assert response.results[0].parts["idfShare"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("readings", "query_prefix", "expected"),
+    [
+        # English alone: every word as english reads it.
+        ([("", "tax", 1, 0), ("", "brazil", 3, 2)], "", ["tax", "brazil"]),
+        # The reading the index holds wins; a word counts once.
+        ([("", "мюнхен", 1, 0), ("ru", "мюнх", 1, 0), ("ru~", "мюнхен", 1, 3)], "", ["ru:мюнхен"]),
+        ([("", "rechnung", 1, 0), ("de", "rechnung", 1, 4), ("fr", "rechnung", 1, 0)], "", ["de:rechnung"]),
+        # A stop word of the query's language goes, even where another language holds the word.
+        ([("", "die", 1, 5), ("", "rechnung", 2, 0), ("de", "rechnung", 2, 1)], "de", ["de:rechnung"]),
+        # Nobody holds it and one language calls it a stop word: it goes.
+        ([("", "le", 1, 0), ("", "factur", 2, 0), ("fr", "factur", 2, 2)], "", ["fr:factur"]),
+        # Nobody holds it and no language calls it a stop word: it stays, in english, and is missed.
+        ([("", "borscht", 1, 0), ("ru", "borscht", 1, 0)], "", ["borscht"]),
+        # CJK readings are left to the pairs.
+        ([("", "肉をくわえた犬", 1, 0)], "", []),
+    ],
+)
+def test_choose_readings(readings, query_prefix, expected):
+    prefixes = sorted({prefix.rstrip("~") for prefix, *_ in readings})
+    assert lexical.choose_readings(readings, prefixes=prefixes, query_prefix=query_prefix) == expected
+
+
+def test_cjk_pairs():
+    assert lexical.cjk_pairs("肉をくわえた") == ["肉を", "をく", "くわ", "わえ", "えた"]
+    assert lexical.cjk_pairs("犬 and 猫") == ["犬", "猫"]
+    assert lexical.cjk_pairs("no CJK here") == []
+
+
+def test_an_english_only_owner_reads_its_queries_in_the_statement_as_before(user):
+    make_memory(user, NEWS_EN, title="Printer")
+    assert CorpusStat.objects.get(owner=user).languages == []
+    assert not lexical.needs_readings("printer labels", [], "")
+    assert lexical.needs_readings("イヌ", [], "")
+    assert lexical.needs_readings("printer", ["de"], "")
+
+
+def test_meaning_alone_is_a_good_match_only_in_a_language_the_model_reads():
+    limits = (0.34, 0.40, 0.28)
+    meaning = {"hybrid": 0.33, "vector": 0.47, "idf_share": 0.0, "limits": limits}
+    assert relevance.passes(**meaning, language="en")
+    assert relevance.passes(**meaning, language="")
+    assert not relevance.passes(**meaning, language="fr")
+    # Every word of the query found counts in any language, whatever the hybridScore.
+    assert relevance.passes(hybrid=0.2, vector=0.05, idf_share=1.0, limits=limits, language="ja")
+    assert relevance.passes(hybrid=0.41, vector=0.3, idf_share=0.5, limits=limits, language="de")
+
+
+def _index_state(owner_id: int):
+    """The owner's postings (without their impacts, which depend on the average length when they
+    were written), totals and document frequencies."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT chunk_id, lexeme, tf FROM memories_chunkterm WHERE owner_id = %s ORDER BY 1, 2", [owner_id]
+        )
+        postings = cursor.fetchall()
+    stat = CorpusStat.objects.get(owner_id=owner_id)
+    df = sorted(TermStat.objects.filter(owner_id=owner_id, df__gt=0).values_list("lexeme", "df"))
+    return postings, (stat.chunk_count, stat.total_length), df
+
+
+def test_deleting_a_memory_in_another_language_takes_out_exactly_what_it_added(user, collection):
+    make_memory(user, NEWS_EN.replace("printer", "scanner"), title="Scanner")
+    memory_delete(memory=collection["Эйнштейн"])  # to the trash: out of the index
+    Memory.objects.filter(pk=collection["イソップ"].pk).delete()
+    _, totals, df = _index_state(user.pk)
+    lexical.reindex_owner(user.pk)
+    _, rebuilt_totals, rebuilt_df = _index_state(user.pk)
+    assert totals == rebuilt_totals
+    assert df == rebuilt_df
+
+
+def test_chunks_whose_language_is_read_later_are_indexed_again_in_it(user):
+    memory = make_memory(user, DENTIST_DE, title="Alt")
+    other = make_memory(user, NEWS_EN, title="Printer")
+    # As stored before languages were read: no language, indexed in english.
+    Memory.objects.filter(pk=memory.pk).update(language=None)
+    MemoryChunk.objects.filter(memory=memory).update(language=None)
+    lexical.reindex_owner(user.pk)
+    assert "rechnungen" in lexemes(memory)
+    memories_autotag(memory_ids=[memory.pk, other.pk])
+    assert "de:rechnung" in lexemes(memory) and "rechnungen" not in lexemes(memory)
+    assert CorpusStat.objects.get(owner=user).languages == ["de"]
+    state = _index_state(user.pk)
+    lexical.reindex_owner(user.pk)
+    assert _index_state(user.pk) == state
+    assert titles(hybrid_search(user.pk, "Rechnung")) == ["Alt"]
