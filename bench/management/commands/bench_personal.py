@@ -1,4 +1,4 @@
-"""Benchmark: search on a small labelled personal collection (notes, files, chat messages).
+"""Benchmark: search on a small labelled personal collection (notes, files, chat messages, documents).
 
 Two collections and their judged queries live in bench/data/personal/ and bench/data/personal-2/
 (see their READMEs; the second was written apart from the first, by another hand, about another
@@ -6,8 +6,17 @@ person's life). Each is reported on its own, never averaged with the other. A co
 afresh into a bench user through the real services (notes through memory_create_many, files through
 upload_files, chat messages through chat_message_send, so questions are classified as in use), then
 every query runs as an API caller's default search would: limit=10, the relevance floor on, results
-as chunks and the first chunk of each memory counted. The last line is JSON, {"sets": {name: figures}}
-with these figures for each collection:
+as chunks and the first chunk of each memory counted.
+
+`--data bench/data/realdocs` is a third set made of real public documents (PDFs, Word, slides, web
+pages, feeds, e-mails in seven languages; see its README). Its items are `type: "document"`: the
+file named by `key` in the corpus folder's manifest.json (`--corpus DIR`, default the environment's
+KYBERNESIS_REAL_CORPUS, else /work/corpus/organise-real; built by bench/organise_corpus.py) is
+uploaded under its own file name through upload_files, as a browser would send it, and a queued
+upload's job (a long text, pages to read by OCR) is run at once, so every document is stored before
+the queries run. The set is not in the default run because its files live outside the repository.
+
+The last line is JSON, {"sets": {name: figures}} with these figures for each collection:
 
     top1                   share of answerable queries whose first result is the answer (grade 2)
     mrr@10                 mean reciprocal rank of the first answer in the top 10
@@ -18,6 +27,7 @@ with these figures for each collection:
     paraphrase_top1        top1 over the queries that share no word with their answer (reported apart:
                            they depend most on the embedding model)
     by_type                top1 per query type
+    by_language            top1 per query language (over the queries that give their `language`)
     floor_sweep            top1 and no_answer_empty with a constant hybridScore floor instead of the
                            good-match rule (from the same unfloored rankings)
 
@@ -29,26 +39,32 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand, CommandError
 
+from bench import organise_corpus
 from bench.scores import ScoreRecorder
 from memories import embedding, search
-from memories.models import Memory
+from memories.models import Memory, UploadJob
 from memories.search import relevance, scoring
 from memories.services import (
     MemoryInput,
     chat_message_send,
     memory_create_many,
+    ocr_upload_run,
     upload_files,
+    upload_job_run,
 )
 
 BENCH_USER = "bench-personal"
 DATA = Path(__file__).resolve().parents[2] / "data"
 SETS = ("personal", "personal-2")
+DEFAULT_CORPUS = Path("/work/corpus/organise-real")
+BUILD_HINT = "build it with: python -m bench.organise_corpus {corpus} --mirrors /work/.mirror"
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -56,9 +72,12 @@ def read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load_collection(owner, items: list[dict]) -> dict[int, str]:
-    """Store the collection for `owner` (replacing what it had); returns {memory pk: collection id}."""
+def load_collection(owner, items: list[dict], *, corpus: Path | None = None) -> dict[int, str]:
+    """Store the collection for `owner` (replacing what it had); returns {memory pk: collection id}.
+    Document items are read from `corpus` (a folder with manifest.json and the files it names)."""
     Memory.objects.filter(owner=owner).delete()
+    # A job a broken run left pending would make the same file a duplicate of nothing.
+    UploadJob.objects.filter(owner=owner).delete()
     ids: dict[int, str] = {}
     notes = [item for item in items if item["type"] == "note"]
     for item, memory in zip(
@@ -70,9 +89,8 @@ def load_collection(owner, items: list[dict]) -> dict[int, str]:
     ):
         ids[memory.pk] = item["id"]
     files = [item for item in items if item["type"] == "file"]
-    results = upload_files(
-        owner=owner, files=[SimpleUploadedFile(item["title"], item["content"].encode()) for item in files]
-    )
+    files_sent = [SimpleUploadedFile(item["title"], item["content"].encode()) for item in files]
+    results = upload_files(owner=owner, files=files_sent) if files else []
     for item, result in zip(files, results, strict=True):
         if result.memory is None:
             raise CommandError(f"{item['id']}: the upload was {result.status} ({result.error})")
@@ -81,7 +99,45 @@ def load_collection(owner, items: list[dict]) -> dict[int, str]:
     for item in (item for item in items if item["type"] == "chat"):
         session, memory = chat_message_send(owner=owner, content=item["content"], session=session)
         ids[memory.pk] = item["id"]
+    documents = [item for item in items if item["type"] == "document"]
+    corpus = corpus or DEFAULT_CORPUS
+    paths = corpus_files(corpus) if documents else {}
+    for item in documents:
+        if item["key"] not in paths:
+            raise CommandError(f"{item['id']}: {item['key']} is not in {corpus / 'manifest.json'}")
+        memory = upload_document(owner, paths[item["key"]])
+        if memory.pk in ids:
+            raise CommandError(f"{item['id']}: its text is the same as {ids[memory.pk]}'s")
+        ids[memory.pk] = item["id"]
     return ids
+
+
+def corpus_files(corpus: Path) -> dict[str, Path]:
+    """{document key: its file} of a corpus folder, every file checked to exist."""
+    if not corpus.is_dir():
+        raise CommandError(f"no corpus folder {corpus}: " + BUILD_HINT.format(corpus=corpus))
+    try:
+        documents = organise_corpus.load_corpus(corpus)
+    except FileNotFoundError as exc:
+        raise CommandError(f"{exc}; " + BUILD_HINT.format(corpus=corpus)) from exc
+    return {document.key: document.path for document in documents}
+
+
+def upload_document(owner, path: Path) -> Memory:
+    """Upload one file under its own name, as a browser sends it; a queued upload's job (a long text,
+    pages to read by OCR) is run here, as the worker would, so the memory exists when this returns."""
+    result = upload_files(owner=owner, files=[SimpleUploadedFile(path.name, path.read_bytes())])[0]
+    if result.memory is None and result.job is not None:
+        run = ocr_upload_run if result.job.kind == UploadJob.Kind.OCR else upload_job_run
+        # None: the job is no longer pending (run by a synchronous task queue already).
+        run(job_id=result.job.pk)
+        job = UploadJob.objects.get(pk=result.job.pk)
+        if job.memory_id is None:
+            raise CommandError(f"{path.name}: its upload job ended {job.status} ({job.error or 'no memory'})")
+        return Memory.objects.get(pk=job.memory_id)
+    if result.memory is None:
+        raise CommandError(f"{path.name}: the upload was {result.status} ({result.error})")
+    return result.memory
 
 
 def dcg(grades: list[int]) -> float:
@@ -98,12 +154,29 @@ class Command(BaseCommand):
             default=None,
             help="a folder with memories.jsonl and queries.jsonl (repeat for several; default: both collections)",
         )
+        parser.add_argument(
+            "--corpus",
+            type=Path,
+            default=Path(os.environ.get("KYBERNESIS_REAL_CORPUS") or DEFAULT_CORPUS),
+            help="the folder of the documents of a set with document items "
+            f"(default: $KYBERNESIS_REAL_CORPUS, else {DEFAULT_CORPUS})",
+        )
         parser.add_argument("--min-score", type=float, default=None, help="floor (default: the setting)")
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
         parser.add_argument("--verbose", action="store_true", help="print each query's ranking")
         parser.add_argument("--scores", default=None, help="write per-query scores (JSONL) for bench_calibrate")
 
-    def handle(self, *args, data, min_score: float | None, lexical_form: str | None, verbose: bool, scores, **options):
+    def handle(
+        self,
+        *args,
+        data,
+        corpus: Path,
+        min_score: float | None,
+        lexical_form: str | None,
+        verbose: bool,
+        scores,
+        **options,
+    ):
         folders = [Path(d) for d in data] if data else [DATA / name for name in SETS]
         if lexical_form:
             scoring.LEXICAL_FORM = lexical_form
@@ -114,18 +187,20 @@ class Command(BaseCommand):
             if not (folder / "memories.jsonl").exists():
                 raise CommandError(f"no memories.jsonl in {folder}")
             recorder = ScoreRecorder(scores, data_set=folder.name, append=number > 0)
-            reports[folder.name] = self._run(folder, floor=floor, verbose=verbose, recorder=recorder)
+            reports[folder.name] = self._run(
+                folder, corpus=Path(corpus), floor=floor, verbose=verbose, recorder=recorder
+            )
             recorder.close()
         self.stdout.write(json.dumps({"sets": reports}))
 
-    def _run(self, folder: Path, *, floor: float | None, verbose: bool, recorder: ScoreRecorder) -> dict:
+    def _run(self, folder: Path, *, corpus: Path, floor: float | None, verbose: bool, recorder: ScoreRecorder) -> dict:
         items = read_jsonl(folder / "memories.jsonl")
         queries = read_jsonl(folder / "queries.jsonl")
         username = BENCH_USER if folder.name == "personal" else f"{BENCH_USER}-{folder.name}"[:150]
         owner, _ = get_user_model().objects.get_or_create(
             username=username, defaults={"email": f"{username}@localhost"}
         )
-        ids = load_collection(owner, items)
+        ids = load_collection(owner, items, corpus=corpus)
         asked = {}  # answer id -> the chat questions that ask about it
         for item in items:
             for answer in item.get("asks_about", ()):
@@ -185,6 +260,7 @@ def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked:
     no_answer = [q for q in queries if not q.get("relevant")]
     top1 = mrr = ndcg = 0.0
     by_type: dict[str, list[float]] = {}
+    by_language: dict[str, list[float]] = {}
     pairs = above = 0
     for q in answerable:
         kept = _kept(rankings[q["id"]], at)[:10]
@@ -193,6 +269,8 @@ def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked:
         hit = float(bool(grades) and grades[0] == 2)
         top1 += hit
         by_type.setdefault(q["type"], []).append(hit)
+        if q.get("language"):
+            by_language.setdefault(q["language"], []).append(hit)
         first = next((i for i, g in enumerate(grades) if g == 2), None)
         mrr += 1 / (first + 1) if first is not None else 0.0
         ideal = dcg(sorted(q["relevant"].values(), reverse=True)[:5])
@@ -209,6 +287,7 @@ def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked:
         "question_above_answer": round(above / pairs, 4) if pairs else 0.0,
         "question_pairs": pairs,
         "by_type": {t: round(sum(v) / len(v), 4) for t, v in sorted(by_type.items())},
+        "by_language": {lang: round(sum(v) / len(v), 4) for lang, v in sorted(by_language.items())},
     }
 
 
