@@ -35,6 +35,7 @@ from dataclasses import replace
 import numpy as np
 from django.conf import settings
 
+from core.language import detect_language, mostly_latin
 from memories import embedding
 from memories.search import lexical, relevance
 from memories.search.filters import SearchError, SearchFilters, validate_request
@@ -121,6 +122,7 @@ def hybrid_search(
             owner_id, query, qvec, candidates, limit=limit, filters=filters, excluded=excluded
         )
     max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
+    query_language = _query_language(query)
     pattern = term_pattern(terms)
     scored: list[SearchResult] = []
     for candidate in candidates:
@@ -150,6 +152,7 @@ def hybrid_search(
                     idf_share=scores.parts["idfShare"],
                     limits=limits,
                     language=candidate.language,
+                    query_language=query_language,
                 ),
             )
         )
@@ -181,6 +184,16 @@ def hybrid_search(
         floor=floor_text,
         weaker_count=len(scored) - len(kept),
     )
+
+
+def _query_language(query: str) -> str:
+    """The query's language for the good-match rule: one PostgreSQL stems, "" for English or a query
+    whose language is not told (a misreading of a short English query, such as Latin for "mum phone
+    number", has no config and so stays English), and "other" for one written mostly in another
+    script than Latin, which the embedding model does not read either."""
+    if language := lexical.language_prefix(detect_language(query)):
+        return language
+    return "" if mostly_latin(query) or not _WORD.search(query) else "other"
 
 
 def _other_memories_too(owner_id: int, query: str, qvec, candidates: list, *, limit: int, filters, excluded) -> list:

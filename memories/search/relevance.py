@@ -16,9 +16,10 @@ to chat messages (`source=chat`) is looking for what was said and keeps them.
 Meaning alone makes a good match only in a language the embedding model reads (English, or a text
 whose language was not told): all-MiniLM-L6-v2 finds unrelated French, German, Spanish or Russian
 texts about as close to a query as an English answer (the figures: docs/decisions/0013-good-match-rule.md).
-A passage in another language is a good match by the query's words: all of them, whatever the
-hybridScore (its vectorScore is near zero, so a full keyword match in Japanese stays under the
-floors), or a hybridScore of at least KYBERNESIS_SEARCH_MIN_SCORE.
+A passage in another language, or any passage for a query in one, is a good match by the query's
+words: most of them (at least half of the query's IDF), whatever the hybridScore (its vectorScore is
+near zero, so even a full keyword match in Japanese stays under the floors), or a hybridScore of at
+least KYBERNESIS_SEARCH_MIN_SCORE.
 
 Only good matches are returned unless the caller asks for a hybridScore floor of their own
 (`minScore`; 0 returns every candidate), and the page labels the others "weaker matches".
@@ -62,19 +63,28 @@ def thresholds() -> Limits:
     )
 
 
+# Where meaning cannot be read, a passage must hold most of what the query asks for: at least this
+# share of its words' IDF.
+MOST_WORDS = 0.5
 # The languages the embedding model reads (all-MiniLM-L6-v2 was trained on English); "" and None are
 # texts whose language was not told.
 MODEL_LANGUAGES = frozenset({"", None, "en"})
 
 
 def passes(
-    *, hybrid: float, vector: float, idf_share: float, limits: Limits | None = None, language: str | None = None
+    *,
+    hybrid: float,
+    vector: float,
+    idf_share: float,
+    limits: Limits | None = None,
+    language: str | None = None,
+    query_language: str = "",
 ) -> bool:
-    """Whether a result with these scores, of a passage in `language`, is a good match (the rule in
-    the module docstring)."""
+    """Whether a result with these scores, of a passage in `language` for a query in `query_language`,
+    is a good match (the rule in the module docstring)."""
     min_vector, min_hybrid, min_keyword = limits or thresholds()
-    if language not in MODEL_LANGUAGES:
-        return hybrid >= min_hybrid or idf_share >= FULL_MATCH
+    if language not in MODEL_LANGUAGES or query_language not in MODEL_LANGUAGES:
+        return hybrid >= min_hybrid or idf_share >= MOST_WORDS
     return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
 
 

@@ -95,14 +95,20 @@ def group_by_memory(
     whose score alone ranks the memory (a long document has many passages and so many chances to
     match; a bonus for them cost SciFact nDCG@10 0.007, docs/benchmarks.md#relevance-floor). It
     carries how many of its chunks are `good` matches and the next `more` best of them as passages;
-    parts["goodPassages"] counts its other good passages. A memory whose best chunk is not good still
-    comes back (the floor is applied after) with no passages beneath."""
+    parts["goodPassages"] counts its other good passages. A memory with a good chunk is headed by its
+    best good chunk, even when a chunk that is not good scores higher; one with none still comes back
+    (the floor is applied after) with no passages beneath."""
     best: dict[int, SearchResult] = {}
     for result in ranked:
         head = best.get(result.memory_id)
         if head is None:
             best[result.memory_id] = result
             result.passage_count, result.more_passages = (1 if good(result) else 0), []
+        elif good(result) and not good(head):
+            # The memory's first good passage heads it: a memory is a good match when one of its
+            # passages is, even where a passage that is not scores higher.
+            best[result.memory_id] = result
+            result.passage_count, result.more_passages = head.passage_count + 1, []
         elif good(result):
             head.passage_count += 1
             if len(head.more_passages) < more:

@@ -45,6 +45,17 @@ def test_grouping_keeps_each_memorys_best_chunk_counts_its_matches_and_lists_two
     assert (third.passage_count, third.more_passages) == (1, []), "the floor drops it later, not here"
 
 
+def test_a_memory_is_headed_by_its_best_good_passage_when_a_higher_one_is_not_good():
+    # A Japanese feed: the passage that names the query's words in full (good) scores under one that
+    # holds half of them with a closer vector (not good); the memory is a good match all the same.
+    good_ids = {11, 12}
+    ranked = [_result(1, 10, 0.30), _result(2, 20, 0.29), _result(1, 11, 0.28), _result(1, 12, 0.27)]
+    grouped = group_by_memory(ranked, good=lambda r: r.chunk_id in good_ids)
+    assert [(r.memory_id, r.chunk_id) for r in grouped] == [(1, 11), (2, 20)]
+    assert grouped[0].passage_count == 2
+    assert [p.chunk_id for p in grouped[0].more_passages] == [12]
+
+
 @pytest.fixture
 def long_document(user):
     sections = [

@@ -4,7 +4,11 @@ match only in a language the embedding model reads."""
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 
 from memories.models import ChunkTerm, CorpusStat, Memory, MemoryChunk, TermStat
@@ -149,9 +153,20 @@ def test_meaning_alone_is_a_good_match_only_in_a_language_the_model_reads():
     assert relevance.passes(**meaning, language="en")
     assert relevance.passes(**meaning, language="")
     assert not relevance.passes(**meaning, language="fr")
-    # Every word of the query found counts in any language, whatever the hybridScore.
+    # Most of the query's words found count in any language, whatever the hybridScore; fewer do not.
     assert relevance.passes(hybrid=0.2, vector=0.05, idf_share=1.0, limits=limits, language="ja")
+    assert relevance.passes(hybrid=0.2, vector=0.05, idf_share=0.6, limits=limits, language="ja")
+    assert not relevance.passes(hybrid=0.3, vector=0.05, idf_share=0.3, limits=limits, language="ja")
     assert relevance.passes(hybrid=0.41, vector=0.3, idf_share=0.5, limits=limits, language="de")
+    # Nor for a query in another language, whatever the passage's ("recette de la tarte Tatin" is no
+    # closer in meaning to an English text than any other French words).
+    assert not relevance.passes(**meaning, language="en", query_language="fr")
+    assert relevance.passes(hybrid=0.2, vector=0.05, idf_share=1.0, limits=limits, language="en", query_language="fr")
+
+
+def test_a_french_query_finds_no_english_note_by_meaning_alone(user, collection):
+    response = hybrid_search(user.pk, "recette de la tarte Tatin aux pommes")
+    assert response.results == []
 
 
 def _index_state(owner_id: int):
@@ -193,3 +208,37 @@ def test_chunks_whose_language_is_read_later_are_indexed_again_in_it(user):
     lexical.reindex_owner(user.pk)
     assert _index_state(user.pk) == state
     assert titles(hybrid_search(user.pk, "Rechnung")) == ["Alt"]
+
+
+def test_reindex_keywords_rebuilds_an_account_to_what_indexing_wrote(user, other_user, collection):
+    make_memory(other_user, NEWS_EN, title="Printer")
+    before = _index_state(user.pk)
+    ChunkTerm.objects.filter(owner=user).delete()
+    TermStat.objects.filter(owner=user).delete()
+    out = StringIO()
+    call_command("reindex_keywords", "--user", user.username, stdout=out)
+    assert json.loads(out.getvalue().splitlines()[-1])["accounts"] == 1
+    assert _index_state(user.pk) == before
+    assert titles(hybrid_search(user.pk, "Мюнхен")) == ["Эйнштейн"]
+
+
+def test_reindex_keywords_names_an_unknown_user():
+    with pytest.raises(CommandError, match="no such user: nobody"):
+        call_command("reindex_keywords", "--user", "nobody", stdout=StringIO())
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("mum phone number", ""),  # read as Latin, which has no config: English it stays
+        ("tooth doctor", ""),
+        ("Wann kommt die Rechnung für den Zahnarzttermin?", "de"),
+        ("イヌ", "other"),  # too short to tell, but no Latin letters: not a language the model reads
+        ("лечение кариеса", "other"),
+        ("???", ""),
+    ],
+)
+def test_the_query_language_the_good_match_rule_reads(query, expected):
+    from memories.search.hybrid import _query_language
+
+    assert _query_language(query) == expected
