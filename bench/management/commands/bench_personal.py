@@ -10,8 +10,8 @@ as chunks and the first chunk of each memory counted.
 
 `--data bench/data/realdocs` is a third set made of real public documents (PDFs, Word, slides, web
 pages, feeds, e-mails in seven languages; see its README). Its items are `type: "document"`: the
-file named by `key` in the corpus folder's manifest.json (`--corpus DIR`, default the environment's
-KYBERNESIS_REAL_CORPUS, else /work/corpus/organise-real; built by bench/organise_corpus.py) is
+file named by `key` in the corpus folder's manifest.json (`--corpus DIR`, default
+/work/corpus/organise-real; built by bench/organise_corpus.py) is
 uploaded under its own file name through upload_files, as a browser would send it, and a queued
 upload's job (a long text, pages to read by OCR) is run at once, so every document is stored before
 the queries run. The set is not in the default run because its files live outside the repository.
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -157,9 +156,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--corpus",
             type=Path,
-            default=Path(os.environ.get("KYBERNESIS_REAL_CORPUS") or DEFAULT_CORPUS),
-            help="the folder of the documents of a set with document items "
-            f"(default: $KYBERNESIS_REAL_CORPUS, else {DEFAULT_CORPUS})",
+            default=DEFAULT_CORPUS,
+            help=f"the folder of the documents of a set with document items (default: {DEFAULT_CORPUS})",
         )
         parser.add_argument("--min-score", type=float, default=None, help="floor (default: the setting)")
         parser.add_argument("--lexical-form", choices=search.LEXICAL_FORMS, default=None)
@@ -217,7 +215,17 @@ class Command(BaseCommand):
                 results=ranked,
                 grades=[(q.get("relevant") or {}).get(ids[r.memory_id], 0) for r in ranked],
             )
-        return _report(queries, rankings, ids, asked, floor=floor, items=len(items))
+        # The good-match rule is read from the search a caller runs by default, not from the unfloored
+        # ranking: a memory is kept when any of its passages is a good match, not only its best.
+        served = {
+            q["id"]: list(search.hybrid_search(owner.pk, q["text"], limit=100, group_by="memory").results)
+            for q in queries
+        }
+        if verbose:
+            for q in queries:
+                kept = ", ".join(f"{ids[r.memory_id]}:{r.hybrid_score:.3f}" for r in served[q["id"]][:3])
+                self.stderr.write(f"{q['id']} kept -> {kept or '(nothing)'}")
+        return _report(queries, rankings, ids, asked, floor=floor, items=len(items), served=served)
 
     def _ranking(self, owner, query: dict, ids: dict, *, verbose: bool) -> list:
         """The query's results, one per memory (the best chunk's), with no floor."""
@@ -254,8 +262,12 @@ def _kept(results: list, at: float | None) -> list:
     )
 
 
-def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked: dict) -> dict:
-    """The figures with the floor `at` applied (None: the good-match rule)."""
+def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked: dict, served: dict) -> dict:
+    """The figures with the floor `at` applied (None: the good-match rule, as `served` by default)."""
+
+    def kept_for(query_id: str) -> list:
+        return served[query_id] if at is None else _kept(rankings[query_id], at)
+
     answerable = [q for q in queries if q.get("relevant")]
     no_answer = [q for q in queries if not q.get("relevant")]
     top1 = mrr = ndcg = 0.0
@@ -263,7 +275,7 @@ def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked:
     by_language: dict[str, list[float]] = {}
     pairs = above = 0
     for q in answerable:
-        kept = _kept(rankings[q["id"]], at)[:10]
+        kept = kept_for(q["id"])[:10]
         order = [ids[r.memory_id] for r in kept]
         grades = [q["relevant"].get(doc, 0) for doc in order]
         hit = float(bool(grades) and grades[0] == 2)
@@ -277,7 +289,7 @@ def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked:
         ndcg += dcg(grades[:5]) / ideal if ideal else 0.0
         q_pairs, q_above = _questions_above_answers(q, order, asked)
         pairs, above = pairs + q_pairs, above + q_above
-    empty = sum(1 for q in no_answer if not _kept(rankings[q["id"]], at))
+    empty = sum(1 for q in no_answer if not kept_for(q["id"]))
     n = max(len(answerable), 1)
     return {
         "top1": round(top1 / n, 4),
@@ -291,9 +303,11 @@ def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked:
     }
 
 
-def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: float | None, items: int) -> dict:
+def _report(
+    queries: list, rankings: dict, ids: dict, asked: dict, *, floor: float | None, items: int, served: dict
+) -> dict:
     """The figures with the floor, and a sweep of constant floors."""
-    result = _evaluate(floor, queries, rankings, ids, asked)
+    result = _evaluate(floor, queries, rankings, ids, asked, served)
     result["paraphrase_top1"] = result["by_type"].get("paraphrase", 0.0)
     result["floor"] = relevance.describe() if floor is None else f"hybridScore >= {floor:.2f}"
     result["lexical_form"] = scoring.LEXICAL_FORM
@@ -302,7 +316,9 @@ def _report(queries: list, rankings: dict, ids: dict, asked: dict, *, floor: flo
     result["memories"] = items
     result["floor_sweep"] = {
         f"{at:.2f}": {
-            k: v for k, v in _evaluate(at, queries, rankings, ids, asked).items() if k in ("top1", "no_answer_empty")
+            k: v
+            for k, v in _evaluate(at, queries, rankings, ids, asked, served).items()
+            if k in ("top1", "no_answer_empty")
         }
         for at in (0.0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
     }
