@@ -99,6 +99,7 @@ _VARIANTS = {"nb": "no", "nn": "no"}
 CJK_CLASS = "[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]"
 _CJK_RUN = re.compile(CJK_CLASS + "+")
 _PREFIXED = re.compile(r"^[a-z]{2}:")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def _sql_case(column: str, value: Callable[[str], str]) -> str:
@@ -368,17 +369,42 @@ def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_la
             {"prefixes": [p for p, _ in read], "configs": [c for _, c in read], "query": query, "owner": owner_id},
         )
         readings = cursor.fetchall()
-    terms = choose_readings(readings, prefixes=prefixes, query_prefix=language_prefix(query_language) or "")
+    query_prefix = language_prefix(query_language) or ""
+    stop_words = _stop_words(query_prefix)
+    # A capitalised word past the first is taken as a name, whatever the list says (stopwords-iso's
+    # Russian list holds "москва").
+    words = _WORD.findall(query)
+    dropped = frozenset(
+        w.lower() for i, w in enumerate(words) if w.lower() in stop_words and (i == 0 or not w[:1].isupper())
+    )
+    terms = choose_readings(readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped)
     return terms + [pair for pair in cjk_pairs(query) if pair not in terms]
 
 
-def choose_readings(readings, *, prefixes: Sequence[str], query_prefix: str = "") -> list[str]:
+@cache
+def _stop_words(prefix: str) -> frozenset[str]:
+    """The stopwords-iso list of a language PostgreSQL stems (its function words, and the question
+    words Snowball's lists leave out: "wer", "wann", "combien"); none for english, whose config
+    drops its own."""
+    import stopwordsiso
+
+    if not prefix or not stopwordsiso.has_lang(prefix):
+        return frozenset()
+    return frozenset(w.lower() for w in stopwordsiso.stopwords(prefix))
+
+
+def choose_readings(
+    readings, *, prefixes: Sequence[str], query_prefix: str = "", query_stop_words: frozenset[str] = frozenset()
+) -> list[str]:
     """One term for each word of a query from its readings, rows of (prefix, lexeme, position, df) for
     each language read ("" is english; a language with no row at a position has that word as a stop
     word; a prefix ending in "~" is the word's own form in that language, an alternative to its stem
     that counts when the index holds it more). Per word, in order:
 
     - a stop word of the query's own language is not a word to find ("в", "le", "die");
+    - nor is a word of `query_stop_words` (its own form in the query's language), from the query
+      language's longer list: a question word such as "wer" or "wann" that Snowball keeps would
+      otherwise weigh as one of the rarest words of the query;
     - otherwise the reading the owner's index holds, the most frequent one when several do, so a word
       counts once, by the form the owner wrote it in;
     - a word no reading finds is dropped when some language of the owner calls it a stop word;
@@ -405,6 +431,8 @@ def choose_readings(readings, *, prefixes: Sequence[str], query_prefix: str = ""
         if query_prefix in stop_in:
             continue
         held = [(df, prefix) for prefix, (_, df) in found.items() if df > 0]
+        if own_forms.get((position, query_prefix), ("", 0))[0] in query_stop_words:
+            continue
         if held:
             _, prefix = max(held, key=lambda item: (item[0], item[1] == ""))
         elif stop_in:

@@ -133,6 +133,33 @@ def test_choose_readings(readings, query_prefix, expected):
     assert lexical.choose_readings(readings, prefixes=prefixes, query_prefix=query_prefix) == expected
 
 
+def test_a_question_word_of_the_query_language_that_nobody_holds_is_not_a_word_to_find():
+    # "wer" is no Snowball stop word; the caller lists it from stopwords-iso's German list.
+    readings = [
+        ("", "wer", 1, 0),
+        ("de", "wer", 1, 0),
+        ("de~", "wer", 1, 0),
+        ("", "steckt", 2, 0),
+        ("de", "steckt", 2, 0),
+        ("de~", "steckt", 2, 0),
+        ("", "moskva", 3, 0),
+        ("de", "moskva", 3, 2),
+        ("de~", "moskva", 3, 2),
+    ]
+    chosen = lexical.choose_readings(readings, prefixes=["", "de"], query_prefix="de", query_stop_words={"wer"})
+    assert chosen == ["steckt", "de:moskva"]
+
+
+def test_a_question_word_of_the_query_language_is_not_a_word_to_find_but_a_name_is(user, collection):
+    # "wer" and "wann" are no Snowball stop words; stopwords-iso's German list has them. Its Russian
+    # list holds "москва", which stays a word to find when it is written as a name.
+    make_memory(user, "Wer hat das gesagt? Niemand weiß es. " * 3, title="Wer")
+    terms = lexical.query_terms(user.pk, "Wann wird die Rechnung bezahlt?", languages=["de", "ru"], query_language="de")
+    assert terms == ["de:rechnung", "bezahlt"]  # a word nobody holds stays, in english
+    terms = lexical.query_terms(user.pk, "аэропорты Москва", languages=["ru"], query_language="ru")
+    assert "москва" in terms  # kept (held by no reading here, so in english)
+
+
 def test_cjk_pairs():
     assert lexical.cjk_pairs("肉をくわえた") == ["肉を", "をく", "くわ", "わえ", "えた"]
     assert lexical.cjk_pairs("犬 and 猫") == ["犬", "猫"]
