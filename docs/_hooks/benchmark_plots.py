@@ -24,8 +24,14 @@ PLOTS_DIR = "benchmarks/plots"
 TIER_COLOURS = {"hot": "#e8590c", "warm": "#d4a106", "archive": "#64748b"}
 DEFAULT_BACKEND = "onnx-int8"
 VECTOR_PATHS = {"exact": "exact", "hnsw": "HNSW"}
-PERSONAL_SETS = ("personal", "personal-2")
-SET_COLOURS = {"SciFact": "#0f766e", "personal": "#7c3aed", "personal-2": "#c026d3", "LoCoMo": "#2563eb"}
+PERSONAL_SETS = ("personal", "personal-2", "realdocs")
+SET_COLOURS = {
+    "SciFact": "#0f766e",
+    "personal": "#7c3aed",
+    "personal-2": "#c026d3",
+    "realdocs": "#b45309",
+    "LoCoMo": "#2563eb",
+}
 SET_NAMES = {"scifact": "SciFact", "locomo": "LoCoMo"}  # the data sets as bench_calibrate names them
 
 matplotlib.rcParams.update(
