@@ -11,7 +11,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-from graph.extraction.inflection import DECLINED, is_adjective, names_a_place, nominative
+from core.inflection import DECLINED, is_adjective, names_a_place, nominative
 from graph.extraction.japanese import japanese_names
 from graph.extraction.keys import canonical_key, display_name, is_meaningful, names_a_page
 from graph.extraction.lexicon import english_words
