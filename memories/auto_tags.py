@@ -10,7 +10,9 @@ The text's language (core.language) chooses the stop-words: YAKE's English list 
 text whose language cannot be told, and for another language that language's list from the
 stopwords-iso collection (with YAKE's own for it where there is one). Filler text (Lorem ipsum) gets
 no keyword tags, and scripts written without spaces (Japanese, Chinese) get their keywords from
-runs of one script instead of YAKE's space-separated words (docs/features/languages.md).
+runs of one script instead of YAKE's space-separated words (docs/features/languages.md). Keywords of
+Russian text are read in the nominative (core.inflection), so "близ Милана" and "в Милане" are both
+the tag милан.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from functools import lru_cache
 from django.db.models import F, Q
 
 from core import workers
+from core.inflection import lemma, nominative_phrase
 from core.language import LOREM_WORDS, detect_language, is_filler, language_mix
 from memories.tag_rules import MAX_TAG_CHARS
 
@@ -271,17 +274,21 @@ def _too_short(word: str) -> bool:
     return len(word) < (2 if _IDEOGRAPH.search(word) else 3)
 
 
-def keyword_tag(phrase: str, *, stop: frozenset[str] | None = None, latin: bool = False) -> str | None:
+def keyword_tag(
+    phrase: str, *, stop: frozenset[str] | None = None, latin: bool = False, language: str = ""
+) -> str | None:
     """A keyword phrase as a tag: lowercase words joined by hyphens, or None when it is not worth a tag
     (stop-words at either end, numbers, single letters, dates, times and units, a lone generic verb
     or adjective, mojibake, Lorem ipsum words unless the text is Latin, or longer than a tag may be).
-    `stop` is the text's stop-words (English's by default). A known alias becomes its canonical name."""
+    `stop` is the text's stop-words (English's by default). A known alias becomes its canonical name.
+    In a language that declines its words (`language`, the text's), the phrase is put in the
+    nominative ("близ милана" is "милан"), so each case of one word is one tag."""
     if any(mojibake(w) for w in phrase.split()):  # before lowercasing: "Ã¼" is mojibake, "ã¼" may not look it
         return None
-    return _tag_of_words(phrase, stop=stop, latin=latin)
+    return _tag_of_words(phrase, stop=stop, latin=latin, language=language)
 
 
-def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool) -> str | None:
+def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool, language: str) -> str | None:
     words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
     stop = stopwords() if stop is None else stop
     while words and words[0] in stop:
@@ -307,6 +314,7 @@ def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool) -> s
         words.pop()
     if not words or (len(words) == 1 and (_too_short(words[0]) or words[0].endswith("ly"))):
         return None
+    words = nominative_phrase(words, language)
     tag = "-".join(words)
     tag = _TAG_ALIASES.get(tag, tag)
     return tag if len(tag) <= MAX_TAG_CHARS else None
@@ -404,15 +412,16 @@ def content_keywords(text: str, *, limit: int, languages: tuple[str, ...] | None
     else:
         scored = _language_extractor(languages).get_n_best(sample, n=KEYWORD_CANDIDATES)
     latin = bool(languages) and languages[0] == "la" and detect_language(sample) == "la"
+    language = languages[0] if languages else ""
     picked: list[tuple[str, float]] = []
     seen: set[str] = set()
     for phrase, score in scored:
-        tag = keyword_tag(phrase, stop=stop, latin=latin)
+        tag = keyword_tag(phrase, stop=stop, latin=latin, language=language)
         if tag is None:
             continue
         # A keyword sharing a word with a better one ("budget" or "budget-shows" after
         # "budget-analysis") repeats it, so each word counts once across a memory's keywords.
-        words = {_singular(word) for word in tag.split("-")}
+        words = {_singular(lemma(word, language)) for word in tag.split("-")}
         if words & seen:
             continue
         seen |= words

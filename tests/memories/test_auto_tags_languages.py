@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.auto_tags import content_keywords, keyword_tag, mojibake, text_languages
+from memories.auto_tags import auto_tags_for, content_keywords, keyword_tag, mojibake, text_languages
 
 GERMAN = (
     "Die Steuererklärung und der Bescheid des Finanzamts sind da. Die Steuererklärung wurde im März "
@@ -74,3 +74,20 @@ def test_a_short_note_loses_the_stop_words_of_the_language_it_most_likely_is():
 def test_english_tags_are_as_before():
     found = tags("We migrated the Postgres database to a new server and rebuilt the HNSW index for vector search.")
     assert "hnsw-index" in found and "vector-search" in found
+
+
+RUSSIAN_NAMES = (
+    "Альберт Эйнштейн родился в Ульме. Семья Альберта Эйнштейна переехала в Мюнхен, а позже в Италию, "
+    "близ Милана. Юность Альберта Эйнштейна прошла в Мюнхене и близ Милана; в гимназии Мюнхена он не был в "
+    "числе первых учеников. Москва — столица России и центр Московской области. В Москве живёт больше "
+    "людей, чем в любом другом городе России."
+)
+
+
+def test_russian_tags_are_in_the_nominative_with_no_inflected_duplicates():
+    found = [item["tag"] for item in auto_tags_for(source="upload", metadata={}, content=RUSSIAN_NAMES)]
+    assert {"альберт-эйнштейн", "милан", "россия"} <= set(found)
+    inflected = {"альберта-эйнштейна", "эйнштейна", "альберта", "милана", "близ-милана", "россии", "москве"}
+    assert not inflected & set(found)
+    words = [word for tag in found for word in tag.split("-")]
+    assert len(words) == len(set(words))
