@@ -10,6 +10,7 @@ notice saying so."""
 
 from __future__ import annotations
 
+import html.entities
 import re
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -57,7 +58,9 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     if not is_feed(text):
         return Parsed(text=text)
     try:
-        root = parse_xml(_DECLARATION.sub("", text, count=1).encode("utf-8"), what="feed", part="its markup")
+        root = parse_xml(
+            _without_external_dtd(_DECLARATION.sub("", text, count=1)).encode("utf-8"), what="feed", part="its markup"
+        )
     except ExtractionError:
         return Parsed(text=text, notices=[NOT_WELL_FORMED])
     channel = _child(root, "channel") if local_name(root) != "feed" else root
@@ -73,6 +76,30 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
         title=title or None,
         metadata={"feed": {"format": kind, "entries": len(entries)}},
     )
+
+
+# A DOCTYPE that only names an external DTD (RSS 0.91 names Netscape's), with no internal subset.
+_EXTERNAL_DOCTYPE = re.compile(r"<!DOCTYPE[^\[>]*>", re.IGNORECASE)
+_NAMED_ENTITY = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
+_XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
+
+
+def _without_external_dtd(text: str) -> str:
+    """The feed without a DOCTYPE that names an external DTD, and with the entities such a DTD
+    defines (HTML's: &laquo;, &nbsp;) as their characters. libxml2 would otherwise try to fetch the
+    DTD, which the safe parser refuses, and the feed would be kept as raw markup. An entity HTML
+    does not name stays as text. A DOCTYPE with an internal subset is left to the safe parser."""
+    if not _EXTERNAL_DOCTYPE.search(text[:_HEAD_CHARS]):
+        return text
+
+    def character(match: re.Match) -> str:
+        name = match.group(1)
+        if name in _XML_ENTITIES:
+            return match.group(0)
+        code = html.entities.name2codepoint.get(name)
+        return chr(code) if code is not None else f"&amp;{name};"
+
+    return _NAMED_ENTITY.sub(character, _EXTERNAL_DOCTYPE.sub("", text, count=1))
 
 
 def _entry_text(entry) -> str:

@@ -123,3 +123,30 @@ def test_a_feed_does_not_expand_entities_or_read_a_dtd():
     )
     result = extract("bomb.rss", bomb)
     assert "aaaaaaaaaa" not in result.text and "root:" not in result.text
+
+
+# RSS 0.91 names Netscape's DTD, which defines HTML's entities; aif.ru's health feed (one of the real
+# documents of bench/data/organise-real) is shaped like this, in windows-1251.
+RSS091 = """<?xml version="1.0" encoding="windows-1251"?>
+<!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"
+  "http://my.netscape.com/publish/formats/rss-0.91.dtd">
+<rss version="0.91"><channel><title>АиФ Здоровье</title>
+<item><title>Как закалить горло</title><description>Врачи советуют &laquo;холодное&raquo; питьё&nbsp;понемногу &amp; часто &bogus;.</description></item>
+</channel></rss>""".encode("cp1251")
+
+
+def test_an_rss_0_91_feed_that_names_netscapes_dtd_is_read_without_fetching_it():
+    result = extract("aif.xml", RSS091)
+    assert result.title == "АиФ Здоровье"
+    assert "<rss" not in result.text and not result.notices
+    assert "Врачи советуют «холодное» питьё\xa0понемногу & часто &bogus;." in result.text
+
+
+def test_an_internal_subset_still_goes_to_the_safe_parser_whatever_the_external_dtd():
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE rss SYSTEM "http://example.org/rss.dtd" [<!ENTITY c SYSTEM '
+        b'"file:///etc/passwd">]><rss version="0.91"><channel><item><title>Hi</title>'
+        b"<description>&c; &laquo;</description></item></channel></rss>"
+    )
+    result = extract("bomb.rss", bomb)
+    assert "root:" not in result.text
