@@ -1,6 +1,7 @@
 """Word .docx, Transitional or Strict: its headers, the body in document order (headings as #, list items
 as -, table rows as cells joined by |, a text box's text after its paragraph), footnotes, endnotes and
-footers; the title from the core properties, else the first Title or Heading 1 paragraph."""
+footers; the title from the core properties, else the first Title paragraph, the heading line the body
+opens with (memories.parsers.titles.heading_title) or the first Heading 1 paragraph."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from memories.parsers.bounded_zip import DocumentArchive
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
-from memories.parsers.titles import declared_title
+from memories.parsers.titles import declared_title, heading_title
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
@@ -50,13 +51,25 @@ class _Document:
         self.styles = _Styles(ooxml.part_xml(archive, styles) if styles else None)
         self.first_title: str | None = None
         self.first_heading: str | None = None
+        # The body's first block, when it is a paragraph: its text and whether a heading or title style
+        # made it one. None until the first block is read; a table first leaves it empty.
+        self.opening: tuple[str, bool] | None = None
+        self.opened = False
 
     def parsed(self) -> Parsed:
         body = self.root.find(W + "body")
         blocks = list(self._blocks(body, in_body=True)) if body is not None else []
         headers, footers = self._headers_and_footers()
         notes = [block for kind in ("footnotes", "endnotes") for block in self._notes(kind)]
-        title = ooxml.core_title(self.archive) or declared_title(self.first_title or self.first_heading)
+        # A Title paragraph anywhere is the title its writer marked. Else a heading line the body opens
+        # with names the document, before a Heading 1 further on (which names a section).
+        opening = heading_title(self.opening[0], styled=self.opening[1]) if self.opening else None
+        title = (
+            ooxml.core_title(self.archive)
+            or declared_title(self.first_title)
+            or opening
+            or declared_title(self.first_heading)
+        )
         return Parsed(text="\n\n".join(headers + blocks + notes + footers), title=title)
 
     def _blocks(self, container, *, in_body: bool = False) -> Iterator[str]:
@@ -67,6 +80,7 @@ class _Document:
                 yield from self._paragraph(element, in_body=in_body)
             elif tag == W + "tbl":
                 if table := self._table(element):
+                    self.opened = self.opened or in_body
                     yield table
             elif tag in _CONTAINERS:
                 yield from self._blocks(element, in_body=in_body)
@@ -80,6 +94,9 @@ class _Document:
             style = properties.find(W + "pStyle") if properties is not None else None
             kind, level = self.styles.kind(style.get(W + "val") if style is not None else None)
             numbered = properties is not None and properties.find(W + "numPr") is not None
+            if in_body and not self.opened:
+                self.opened = True
+                self.opening = (text, kind in ("title", "heading"))
             if in_body and kind == "title" and self.first_title is None:
                 self.first_title = text
             if in_body and kind == "heading" and level == 1 and self.first_heading is None:

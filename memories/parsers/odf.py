@@ -1,7 +1,8 @@
 """OpenDocument text, spreadsheets and presentations (.odt, .ods, .odp), read from content.xml through the
 bounded zip with a safe XML parser: text as Markdown-ish blocks (headings as #, list items as -, text
 boxes after their paragraph, footnotes, headers and footers), sheets as rows within the cell bound
-(memories.parsers.sheets), slides with their notes; the title from meta.xml, else the first heading."""
+(memories.parsers.sheets), slides with their notes; the title from meta.xml, else the Title paragraph,
+the heading line the text opens with (memories.parsers.titles.heading_title) or the first heading."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from memories.parsers.bounded_zip import DocumentArchive
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
-from memories.parsers.titles import declared_title
+from memories.parsers.titles import declared_title, heading_title
 from memories.parsers.xmltree import parse_xml
 
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
@@ -83,7 +84,14 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int, what: str = 
     else:
         headers, footers = _headers_and_footers(archive, what)
         blocks = headers + list(reader.blocks(kind, top=True)) + reader.notes + footers
-    title = _meta_title(archive, what) or declared_title(reader.first_title or reader.first_heading)
+    # As in a .docx (memories.parsers.docx): the marked Title, else the heading line the text opens with.
+    opening = heading_title(reader.opening[0], styled=reader.opening[1]) if reader.opening else None
+    title = (
+        _meta_title(archive, what)
+        or declared_title(reader.first_title)
+        or opening
+        or declared_title(reader.first_heading)
+    )
     return Parsed(text="\n\n".join(block for block in blocks if block), title=title, notices=notices)
 
 
@@ -144,6 +152,9 @@ class _Reader:
         self.notes: list[str] = []
         self.first_title: str | None = None
         self.first_heading: str | None = None
+        # The body's first paragraph or table, as docx reads it (memories.parsers.docx).
+        self.opening: tuple[str, bool] | None = None
+        self.opened = False
         self.is_title = functools.cache(self._is_title)
 
     def _is_title(self, style: str | None) -> bool:
@@ -167,6 +178,7 @@ class _Reader:
                     yield from self.blocks(item, top=top, depth=depth + 1)
             elif tag == TABLE + "table":
                 if table := self._table(element):
+                    self.opened = self.opened or top
                     yield table
             elif tag.startswith(DRAW):
                 yield from self._shape(element)
@@ -176,6 +188,11 @@ class _Reader:
     def _paragraph(self, paragraph, *, top: bool, depth: int) -> Iterator[str]:
         text = self.inline(paragraph).strip()
         if text:
+            if top and not self.opened:
+                # A list item first is no heading, whatever its style.
+                self.opened = True
+                styled = paragraph.tag == TEXT + "h" or self.is_title(paragraph.get(TEXT + "style-name"))
+                self.opening = (text, styled) if not depth else None
             if paragraph.tag == TEXT + "h":
                 level_text = paragraph.get(TEXT + "outline-level", "1")
                 level = min(int(level_text), 6) if level_text.isdigit() and int(level_text) > 0 else 1

@@ -52,6 +52,7 @@ FORMATS: tuple[Format, ...] = (
     markdown.FORMAT,
     feed.FORMAT,
     text.FORMAT,
+    text.PROSE,
     image.FORMAT,
 )
 

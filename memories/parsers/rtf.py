@@ -1,5 +1,6 @@
 """RTF: the text read by striprtf, with embedded pictures, objects and binary data left out first,
-footnotes kept at the end, and the title from the {\\info{\\title ...}} group."""
+footnotes kept at the end, and the title from the {\\info{\\title ...}} group, else the heading line
+the text opens with."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
+from memories.parsers.titles import heading_title
 
 # striprtf reads RTF one token at a time in Python (about half a second per MB of text markup), so
 # the markup left once embedded objects are out is bounded; a long book is a few MB of it.
@@ -53,7 +55,16 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     notes = [note.strip() for note in notes if note.strip()]
     if notes:
         text = text.rstrip() + "\n\n" + "\n".join(notes)
-    return Parsed(text=text, title=title or None)
+    return Parsed(text=text, title=title or _first_paragraph_heading(text))
+
+
+def _first_paragraph_heading(text: str) -> str | None:
+    """The heading line the document opens with, when its {\\info} names no title. Every \\par ends a
+    paragraph, so each line stands alone; empty paragraphs before it are only spacing."""
+    paragraphs = text.lstrip().split("\n", 1)
+    if len(paragraphs) < 2 or not paragraphs[1].strip():
+        return None
+    return heading_title(paragraphs[0])
 
 
 def _title(groups: list[str], encoding: str) -> str:

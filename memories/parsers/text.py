@@ -11,7 +11,10 @@ from functools import lru_cache
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import ExtractionError
 from memories.parsers.format import Format, Parsed
+from memories.parsers.titles import opening_heading
 
+# Prose: what these hold is written for people to read, so a heading line it opens with is its title.
+PROSE_EXTENSIONS = frozenset({"txt", "text"})
 TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "json", "xml", "log", "tex", "org", "adoc"}
 # Source code and configuration: stored as text, and shown in a monospace font (memories.views).
 CODE_EXTENSIONS = {
@@ -245,9 +248,14 @@ def parse(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
     return Parsed(text=decode(data))
 
 
+def parse_prose(data: bytes, *, budget: InflateBudget, max_inflated: int) -> Parsed:
+    text = decode(data)
+    return Parsed(text=text, title=opening_heading(text))
+
+
 FORMAT = Format(
     # Markdown is read by memories.parsers.markdown, which also takes its title; XML by memories.parsers.feed.
-    extensions=frozenset((TEXT_EXTENSIONS - {"md", "markdown", "xml"}) | CODE_EXTENSIONS),
+    extensions=frozenset((TEXT_EXTENSIONS - {"md", "markdown", "xml"} - PROSE_EXTENSIONS) | CODE_EXTENSIONS),
     parse=parse,
     media_types={
         "txt": "text/plain",
@@ -260,5 +268,14 @@ FORMAT = Format(
         "yml": "application/yaml",
         "toml": "application/toml",
     },
+    name="text and source code",
+)
+
+# Plain prose by its extension. Text that detection finds under another name or none is read by
+# FORMAT (listed first for text/plain): a source file's first line ("#!/bin/sh", "import os") is no title.
+PROSE = Format(
+    extensions=PROSE_EXTENSIONS,
+    parse=parse_prose,
+    media_types={"txt": "text/plain"},
     name="text and source code",
 )

@@ -131,3 +131,18 @@ def test_a_docx_bomb_is_refused_with_413_before_it_is_inflated():
         with pytest.raises(DecompressionBombError, match="zip bomb") as caught:
             extract("bomb.docx", data)
         assert caught.value.status == 413
+
+
+def test_without_a_declared_title_the_heading_line_the_body_opens_with_is_the_title():
+    body = docx_p("") + docx_p("Pump station handbook") + docx_p("How we run it.") + docx_p("Scope", "Heading1")
+    result = extract("handbook.docx", make_docx(body, header="Acme Water"))
+    assert result.title == "Pump station handbook", "before the Heading 1 further on, and not the page header"
+    assert result.text.startswith("Acme Water\n\nPump station handbook\n\nHow we run it.")
+    long_heading = "The pump stations of the upper valley, how they are run, and what to do when one of them fails"
+    styled = make_docx(docx_p(long_heading, "Heading2") + docx_p("Text."))
+    assert extract("h.docx", styled).title == long_heading, "a heading style makes a heading whatever its length"
+    # A body opening with prose, a part's number or a table has no heading line.
+    assert extract("p.docx", make_docx(docx_p("We run the pumps.") + docx_p("Scope", "Heading1"))).title == "Scope"
+    assert extract("c.docx", make_docx(docx_p("CHAPTER 1") + docx_p("Text."))).title is None
+    tabled = make_docx(docx_table([["Pump", "State"]]) + docx_p("Pump station handbook"))
+    assert extract("t.docx", tabled).title is None

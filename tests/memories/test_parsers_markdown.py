@@ -43,7 +43,7 @@ def test_a_markdown_file_keeps_its_text_and_gets_its_heading_as_title(name):
     assert result.title == "Weekly sync" and result.metadata["mime"] == "text/markdown"
 
 
-def test_plain_text_files_get_no_title_from_their_content():
+def test_plain_text_files_get_no_title_from_markdown_headings():
     assert extract("notes.txt", b"# Looks like a heading\n\nBody.\n").title is None
     assert extract("README", b"# Project\n\nBody.\n").title is None
 

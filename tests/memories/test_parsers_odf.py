@@ -93,3 +93,14 @@ def test_an_odt_bomb_is_refused_with_413():
     with pytest.raises(DecompressionBombError, match="zip bomb") as caught:
         extract("bomb.odt", with_bomb(odt(), "content.xml"))
     assert caught.value.status == 413
+
+
+def test_without_a_declared_title_the_heading_line_an_odt_opens_with_is_the_title():
+    body = "<text:p>Survey of the river</text:p><text:p>We walked the bank twice.</text:p>"
+    body += '<text:h text:outline-level="1">Method</text:h>'
+    result = extract("survey.odt", make_odf("text", body))
+    assert result.title == "Survey of the river" and result.text.startswith("Survey of the river\n\n")
+    prose = "<text:p>We walked the bank twice.</text:p><text:p>Then home.</text:p>"
+    assert extract("walk.odt", make_odf("text", prose)).title is None
+    listed = "<text:list><text:list-item><text:p>First bend</text:p></text:list-item></text:list>"
+    assert extract("list.odt", make_odf("text", listed + "<text:p>Text.</text:p>")).title is None

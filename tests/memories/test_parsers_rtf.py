@@ -93,3 +93,10 @@ def test_a_legacy_title_of_question_marks_gives_way_to_the_unicode_one():
         b"{\\rtf1\\ansi\\ansicpg1252{\\info{\\title ?????}{\\title \\u12478\\'3f\\u12523\\'3f\\u12466\\'3f}}Body text.}"
     )
     assert extract("jp.rtf", data).title == "\u30be\u30eb\u30b2"
+
+
+def test_without_an_info_title_the_heading_line_it_opens_with_is_the_title():
+    data = rtf(rb"\par Annual report\par\par The year went well.\par")
+    result = extract("scan0001.rtf", data)
+    assert result.title == "Annual report" and result.text.strip().startswith("Annual report")
+    assert extract("r.rtf", rtf(rb"Annual report\par", info=rb"{\title Report 2024}")).title == "Report 2024"

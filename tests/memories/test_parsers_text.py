@@ -72,3 +72,16 @@ def test_the_text_sniff_accepts_text_and_refuses_binary():
 def test_many_control_characters_make_a_file_binary():
     with pytest.raises(ExtractionError, match="not text"):
         extract("junk.txt", b"text \x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f" * 50)
+
+
+def test_a_txt_file_is_titled_by_the_heading_line_it_opens_with_and_keeps_it_in_its_text():
+    text = "La creación\r\n\r\n1 En el principio creó Dios los cielos y la tierra.\r\n"
+    result = extract("genesis-es.txt", text.encode())
+    assert result.title == "La creación"
+    assert result.text == text.replace("\r\n", "\n")
+    assert extract("genesis-es.txt", b"In the beginning.\n\nMore.").title is None
+
+
+def test_source_code_is_never_titled_by_its_first_line():
+    assert extract("deploy.sh", b"#!/bin/sh\n\nset -e\n").title is None
+    assert extract("notes.rst", b"Release notes\n\nFixed.\n").title is None

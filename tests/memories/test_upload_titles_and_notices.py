@@ -147,3 +147,11 @@ def test_a_file_whose_only_text_is_glyph_names_is_refused_with_the_reason(api):
     assert "glyph names from a PDF" in rejected["error"]
     assert created["status"] == "created"
     assert Memory.objects.count() == 1
+
+
+def test_a_prose_file_is_titled_by_its_heading_line_which_stays_in_its_content(user):
+    data = "La creación\n\n1 En el principio creó Dios los cielos y la tierra.\n".encode()
+    [result] = services.upload_files(owner=user, files=[upload("genesis-es.txt", data)])
+    memory = Memory.objects.get(pk=result.memory.pk)
+    assert memory.title == "La creación"
+    assert memory.content.startswith("La creación\n\n1 En el principio")
