@@ -5,6 +5,7 @@ the first paragraph of a prose document that declares none is a heading line to 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 MAX_TITLE_CHARS = 300
 _PLACEHOLDER = re.compile(
@@ -48,24 +49,25 @@ _PART_NUMBER = re.compile(
     \.?\s+(\d+|[ivxlcdm]+|[a-z])\.?$""",
     re.IGNORECASE | re.VERBOSE,
 )
-# The words a written date is made of besides its numbers (month and weekday names and their
-# abbreviations, and the little words between), in the languages people's documents mostly use.
-_DATE_WORDS = frozenset(
-    """
-january february march april may june july august september october november december
-monday tuesday wednesday thursday friday saturday sunday
-janvier février fevrier mars avril mai juin juillet août aout septembre octobre novembre décembre decembre
-lundi mardi mercredi jeudi vendredi samedi dimanche
-januar februar märz maerz april mai juni juli august september oktober november dezember
-montag dienstag mittwoch donnerstag freitag samstag sonntag
-enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre
-lunes martes miércoles jueves viernes sábado domingo
-gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre
-janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro
-januari februari maart april mei juni juli augustus september oktober november december
-the of de del du le la der den am um el y e st nd rd th er h
-""".split()
-)
+# The words a written date is made of besides its numbers: month and weekday names and their
+# abbreviations in the languages people's documents mostly use (Unicode CLDR, through babel), and the
+# little words between them.
+_DATE_LOCALES = ("en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "nb", "pl", "ru")
+_DATE_JOINERS = frozenset("the of de del du le la der den am um el y e st nd rd th er h".split())
+
+
+@cache
+def _date_words() -> frozenset[str]:
+    from babel import Locale
+
+    words = set(_DATE_JOINERS)
+    for code in _DATE_LOCALES:
+        locale = Locale.parse(code)
+        for names in (locale.months, locale.days):
+            for context in ("format", "stand-alone"):
+                for width in ("wide", "abbreviated"):
+                    words |= {w.strip(".").lower() for name in names[context][width].values() for w in name.split()}
+    return frozenset(words)
 
 
 def heading_title(paragraph: str | None, *, styled: bool = False) -> str | None:
@@ -106,4 +108,5 @@ def opening_heading(text: str) -> str | None:
 def _is_date_word(word: str) -> bool:
     word = word.lower()
     # Abbreviated names ("Dec", "Okt", "sept") are the start of a full one.
-    return word in _DATE_WORDS or (len(word) >= 3 and any(name.startswith(word) for name in _DATE_WORDS))
+    names = _date_words()
+    return word in names or (len(word) >= 3 and any(name.startswith(word) for name in names))
