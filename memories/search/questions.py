@@ -16,7 +16,7 @@ KINDS = (QUESTION, NOTE)
 # A sentence asks something when it ends with a question mark (?, the full-width ？ of Japanese and
 # Chinese, the Arabic ؟), opens with Spanish ¿, or, unless it ends with "!" or is a labelled note
 # ("Where I parked: level 3, bay C42."), when it has the form of a question in English, German,
-# French or Spanish: it opens with a question word (what, when, where, who, which, why, how; was,
+# French, Spanish, Russian or Dutch: it opens with a question word (what, when, where, who, which, why, how; was,
 # wann, wo, wer, warum, wie; que, quand, où, qui, pourquoi, comment; qué, cuándo, dónde, quién,
 # cómo, …), with a request to recall ("tell me", "show me", "find my", "remind me where", "I forgot
 # when"; sag mir, erinnere mich an; dis-moi, rappelle-moi; dime, recuérdame), or with a verb and
@@ -100,6 +100,13 @@ _FR_SUBJECT = r"(?:je|j'|tu|il|elle|on|nous|vous|ils|elles)\b"
 _ES_WH = r"qué|cuándo|dónde|adónde|quién|quiénes|cuál|cuáles|cómo|cuánto|cuánta|cuántos|cuántas|por qué"
 _ES_ASK = r"dime|dígame|recuérdame|muéstrame|sabes|me (?:dices|recuerdas)|olvidé (?:qué|cuándo|dónde|quién|cómo|si)"
 
+# Russian and Dutch question words also open clauses ("Когда я пришёл, …", "Wanneer ik thuis kom, …"):
+# as in French, a subject pronoun right after one says it is the clause.
+_RU_WH = r"кто|что|где|когда|почему|зачем|как|какой|какая|какое|какие|сколько|куда|откуда|чей|чья|чьё|чьи"
+_RU_SUBJECT = r"(?:я|ты|он|она|оно|мы|вы|они)\b"
+_NL_WH = r"wat|wanneer|waar|wie|waarom|hoe|welke|welk|hoeveel|hoelang"
+_NL_SUBJECT = r"(?:ik|je|jij|hij|zij|ze|we|wij|jullie|u|het)\b"
+
 # "Hi, where …", "Bonjour comment vas-tu", "Bitte finde …": a greeting or a "please" before the question.
 _LEAD_IN = (
     r"(?:(?:hi|hey|hello|so|well|oh|ok|okay|please|btw|bonjour|salut|alors|hallo|bitte|also|hola|oye)\b[\s,!.]*)?"
@@ -111,7 +118,8 @@ _QUESTION_START = re.compile(
     rf"(?:{_EN_AUX})\s+(?:{_EN_SUBJECTS})\b|"
     rf"(?:{_DE_WH})\b|(?:{_DE_ASK})\b|(?:{_DE_V1})\b|"
     rf"(?:{_FR_ASK})|(?:{_FR_INVERSION})\b|(?:{_FR_WH})\b(?!\s+{_FR_SUBJECT})|"
-    rf"(?:{_ES_WH})\b|(?:{_ES_ASK})\b"
+    rf"(?:{_ES_WH})\b|(?:{_ES_ASK})\b|"
+    rf"(?:{_RU_WH})\b(?!\s+{_RU_SUBJECT})|(?:{_NL_WH})\b(?!\s+{_NL_SUBJECT})"
     r")",
     re.IGNORECASE,
 )

@@ -52,6 +52,11 @@ ASKS = [
     "¿Dónde dejé las llaves",
     "Cuándo es la cita con el dentista",
     "Dime qué necesito para la carbonara",
+    # Russian and Dutch
+    "когда приём у стоматолога",
+    "сколько стоит билет до Казани",
+    "wanneer is de tandarts",
+    "hoeveel kostte de iPad Air",
     # Japanese and Chinese
     "歯医者はいつですか",
     "駐車場はどこ？",
@@ -76,6 +81,8 @@ NOTES = [
     "Was at the gym, left the keys in locker 12.",
     "Quand je suis arrivé, il pleuvait.",
     "Cuando llegué, la puerta estaba abierta.",
+    "Когда я пришёл домой, дверь была открыта.",
+    "Wanneer ik thuis kom, bel ik je.",
     "Und ich habe den Schlüssel unter den Topf gelegt.",
     "Gib es mir morgen zurück.",
     "今日は晴れです。",
@@ -92,7 +99,7 @@ NOTES = [
 
 
 @pytest.mark.parametrize("text", ASKS)
-def test_a_message_that_asks_something_in_any_of_five_languages_is_a_question(text):
+def test_a_message_that_asks_something_in_any_of_seven_languages_is_a_question(text):
     assert asks(text)
 
 
