@@ -14,8 +14,9 @@ every chat memory by memories.services.kinds) is ranked after the notes that are
 question is only a weaker match (memories.search.relevance).
 
 One result per memory (group_by="memory", what the page, the API and MCP do by default): each
-memory ranks by its best chunk alone, with how many of its chunks are good matches and the next best
-two of them (memories.search.results.group_by_memory); the limit counts memories. A long document
+memory ranks by its best good chunk alone (its best chunk when none is good), with how many of its
+chunks are good matches and the next best two of them (memories.search.results.group_by_memory);
+the limit counts memories. A long document
 can fill the whole candidate pool with its own chunks, so when it does a second look fetches
 candidates from the other memories.
 
@@ -103,7 +104,9 @@ def hybrid_search(
     )
     # The query's terms as a reader sees them (without their language prefixes), for the tags' share,
     # the snippets' marks and the response.
-    terms: list[str] = [lexical.display_term(t) for t in next((c.terms for c in candidates if c.terms), [])]
+    terms: list[str] = list(
+        dict.fromkeys(lexical.display_term(t) for t in next((c.terms for c in candidates if c.terms), []))
+    )
     if candidates and not terms:
         # Every word was a stop word: the vector side would return the nearest notes to "what is the",
         # which is every note and none.

@@ -18,9 +18,11 @@ import re
 from collections.abc import Callable, Sequence
 from functools import cache, partial
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 
 from memories.models import TRASH_LAYER
+from memories.search.questions import QUESTION_WORDS
 
 # Okapi BM25 parameters: Anserini's defaults, which suit short passages better than Lucene's
 # k1=1.2, b=0.75 (docs/decisions/0002-bm25-postings.md).
@@ -99,12 +101,27 @@ _VARIANTS = {"nb": "no", "nn": "no"}
 CJK_CLASS = "[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]"
 _CJK_RUN = re.compile(CJK_CLASS + "+")
 _PREFIXED = re.compile(r"^[a-z]{2}:")
+# A query of CJK text is searched by at most this many of its character pairs (a 2,000-character
+# paste would otherwise be 2,000 terms).
+MAX_QUERY_PAIRS = 128
 _WORD = re.compile(r"[^\W\d_]+")
 
 
+@cache
+def stemmed_languages() -> dict[str, str]:
+    """The languages of SNOWBALL whose config this PostgreSQL has (Estonian came with 17, Armenian,
+    Basque, Catalan, Hindi, Serbian and Yiddish with 16): a language it lacks keeps the english
+    config, and `manage.py reindex_keywords` reads it in its own once an upgrade brings it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cfgname FROM pg_ts_config")
+        configs = {row[0] for row in cursor.fetchall()}
+    return {code: config for code, config in SNOWBALL.items() if config in configs}
+
+
 def _sql_case(column: str, value: Callable[[str], str]) -> str:
-    whens = " ".join(f"WHEN '{code}' THEN {value(code)}" for code in (*SNOWBALL, *_VARIANTS))
-    return f"(CASE {column} {whens} END)"
+    codes = [code for code in (*SNOWBALL, *_VARIANTS) if language_prefix(code)]
+    whens = " ".join(f"WHEN '{code}' THEN {value(code)}" for code in codes)
+    return f"(CASE {column} {whens} ELSE NULL END)"
 
 
 def _prefix_sql(column: str) -> str:
@@ -117,14 +134,18 @@ def _config_sql(column: str) -> str:
     return _sql_case(column, lambda code: f"'{SNOWBALL[_VARIANTS.get(code, code)]}'::regconfig")
 
 
-def _terms_sql(text: str, prefix: str, english: str) -> str:
-    """SQL rows (lexeme, tf) of one text: its stems in its language's config, prefixed (or `english`,
-    its english tsvector, for the others), then its CJK runs as character pairs."""
+def _terms_sql(text: str, prefix: str, stored: str | None = None) -> str:
+    """SQL rows (lexeme, tf) of one text: its words stemmed in its language's config and prefixed, or
+    in english (`stored`, the text's english tsvector where one is kept), then its CJK runs as
+    character pairs, the runs read as spaces by the word parser (see words_of)."""
+    words = f"regexp_replace({text}, '{CJK_CLASS}+', ' ', 'g')"
+    english = f"to_tsvector('{TS_CONFIG}', {words})"
+    if stored:
+        english = f"CASE WHEN {text} ~ '{CJK_CLASS}' THEN {english} ELSE {stored} END"
     return f"""(
         SELECT CASE WHEN {prefix} IS NULL THEN u.lexeme ELSE {prefix} || ':' || u.lexeme END AS lexeme,
                COALESCE(array_length(u.positions, 1), 1)::float8 AS tf
-        FROM unnest(CASE WHEN {prefix} IS NULL THEN {english} ELSE to_tsvector({_config_sql("f.language")}, {text}) END) AS u
-        WHERE u.lexeme !~ '{CJK_CLASS}'
+        FROM unnest(CASE WHEN {prefix} IS NULL THEN {english} ELSE to_tsvector({_config_sql("f.language")}, {words}) END) AS u
         UNION ALL
         SELECT substr(r.run[1], i, 2), count(*)::float8
         FROM regexp_matches({text}, '{CJK_CLASS}+', 'g') AS r(run),
@@ -150,7 +171,7 @@ def _fields_sql(by_language: bool) -> str:
     FROM fields f, LATERAL {_terms_sql("f.text", _prefix_sql("f.language"), "f.search_vector")} AS b
     UNION ALL
     SELECT f.owner_id, f.chunk_id, h.lexeme, {TITLE_WEIGHT} * h.tf, {TITLE_WEIGHT}
-    FROM fields f, LATERAL {_terms_sql("f.title", _prefix_sql("f.language"), f"to_tsvector('{TS_CONFIG}', f.title)")} AS h
+    FROM fields f, LATERAL {_terms_sql("f.title", _prefix_sql("f.language"))} AS h
     WHERE f.titled
 ), lengths AS MATERIALIZED (
     SELECT f.owner_id, f.chunk_id, f.language, COALESCE(sum(t.weight), 0)::float8 AS len
@@ -203,11 +224,6 @@ SELECT %(owner)s, count(*), COALESCE(sum(len), 0)::bigint{languages_value} FROM 
 ON CONFLICT (owner_id) DO UPDATE SET chunk_count = memories_corpusstat.chunk_count + EXCLUDED.chunk_count,
                                      total_length = memories_corpusstat.total_length + EXCLUDED.total_length{languages_update}
 """
-_LANGUAGES = (
-    ", languages",
-    f", ARRAY(SELECT DISTINCT {_prefix_sql('l.language')} FROM lengths l WHERE {_prefix_sql('l.language')} IS NOT NULL)",
-    ",\n        languages = ARRAY(SELECT DISTINCT unnest(memories_corpusstat.languages || EXCLUDED.languages) ORDER BY 1)",
-)
 
 _UNINDEX_SQL = """
 WITH gone AS (
@@ -235,7 +251,17 @@ def _statements(by_language: bool) -> dict[str, str]:
     """The index statements, with each chunk read in its language or (migrations on an old schema)
     all in english."""
     fields = _fields_sql(by_language)
-    languages = _LANGUAGES if by_language else ("", "", "")
+    languages = (
+        (
+            ", languages",
+            f", ARRAY(SELECT DISTINCT {_prefix_sql('l.language')} FROM lengths l "
+            f"WHERE {_prefix_sql('l.language')} IS NOT NULL)",
+            ",\n        languages = ARRAY(SELECT DISTINCT unnest(memories_corpusstat.languages || EXCLUDED.languages) "
+            "ORDER BY 1)",
+        )
+        if by_language
+        else ("", "", "")
+    )
     postings = partial(_POSTINGS_SQL.format, fields=fields, k1=K1, b=B)
     return {
         # Postings first (weighed with the average including this batch), then the batch joins the totals.
@@ -270,8 +296,14 @@ def reindex_all(*, batch: int = 2000, by_language: bool = True) -> None:
 
 def reindex_owner(owner_id: int, *, batch: int = 2000) -> None:
     """Rebuild one owner's lexical index the way `reindex_all` does (the final average length for
-    every chunk), set-based in batches of `batch` memories; a bulk load indexes its chunks with it."""
+    every chunk), set-based in batches of `batch` memories; a bulk load indexes its chunks with it.
+
+    The owner's user row is locked first (FOR UPDATE) until the caller's transaction ends. Every write
+    to the index inserts rows that reference it, and so holds a KEY SHARE lock on it: the rebuild waits
+    for writes in flight to commit, and new ones wait for the rebuild, which would otherwise miss their
+    uncommitted postings when it deletes and then index them twice."""
     with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {get_user_model()._meta.db_table} WHERE id = %s FOR UPDATE", [owner_id])
         for table in ("memories_chunkterm", "memories_termstat", "memories_corpusstat"):
             cursor.execute(f"DELETE FROM {table} WHERE owner_id = %s", [owner_id])
     _index_owner(owner_id, batch=batch, by_language=True)
@@ -360,41 +392,46 @@ def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_la
     """The query's terms as this owner's index holds them: each word read in english and in every
     language the index holds (and the query's own), one reading per word (see choose_readings), then
     its CJK runs as character pairs."""
-    prefixes = ["", *sorted({*languages, *filter(None, [language_prefix(query_language)])})]
+    # A language listed that this server has no config for (a database moved to an older one) is not read.
+    listed = {language for language in languages if language_prefix(language)}
+    prefixes = ["", *sorted({*listed, *filter(None, [language_prefix(query_language)])})]
     read = [(p, TS_CONFIG) for p in prefixes[:1]]
     read += [(p + suffix, cfg) for p in prefixes[1:] for suffix, cfg in (("", SNOWBALL[p]), (_OWN_FORM, "simple"))]
     with connection.cursor() as cursor:
         cursor.execute(
             _READINGS_SQL,
-            {"prefixes": [p for p, _ in read], "configs": [c for _, c in read], "query": query, "owner": owner_id},
+            {
+                "prefixes": [p for p, _ in read],
+                "configs": [c for _, c in read],
+                "query": words_of(query),
+                "owner": owner_id,
+            },
         )
         readings = cursor.fetchall()
     query_prefix = language_prefix(query_language) or ""
-    stop_words = _stop_words(query_prefix)
-    # A capitalised word past the first is taken as a name, whatever the list says (stopwords-iso's
-    # Russian list holds "москва").
-    words = _WORD.findall(query)
+    # A capitalised word past the first is taken as a name, whatever it reads as ("Wo" is also a name).
+    words = _WORD.findall(words_of(query))
+    question_words = QUESTION_WORDS.get(query_prefix, frozenset())
     dropped = frozenset(
-        w.lower() for i, w in enumerate(words) if w.lower() in stop_words and (i == 0 or not w[:1].isupper())
+        w.lower() for i, w in enumerate(words) if w.lower() in question_words and (i == 0 or not w[:1].isupper())
     )
-    terms = choose_readings(readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped)
-    return terms + [pair for pair in cjk_pairs(query) if pair not in terms]
-
-
-@cache
-def _stop_words(prefix: str) -> frozenset[str]:
-    """The stopwords-iso list of a language PostgreSQL stems (its function words, and the question
-    words Snowball's lists leave out: "wer", "wann", "combien"); none for english, whose config
-    drops its own."""
-    import stopwordsiso
-
-    if not prefix or not stopwordsiso.has_lang(prefix):
-        return frozenset()
-    return frozenset(w.lower() for w in stopwordsiso.stopwords(prefix))
+    # The reading in the query's own language is preferred where the index holds it: an English query's
+    # "system" is the English word even in an account that writes "System" more often in German.
+    prefer = "" if query_language == "en" else language_prefix(query_language)
+    terms = choose_readings(
+        readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped, prefer=prefer
+    )
+    pairs = cjk_pairs(query)[:MAX_QUERY_PAIRS]
+    return terms + [pair for pair in pairs if pair not in terms]
 
 
 def choose_readings(
-    readings, *, prefixes: Sequence[str], query_prefix: str = "", query_stop_words: frozenset[str] = frozenset()
+    readings,
+    *,
+    prefixes: Sequence[str],
+    query_prefix: str = "",
+    query_stop_words: frozenset[str] = frozenset(),
+    prefer: str | None = None,
 ) -> list[str]:
     """One term for each word of a query from its readings, rows of (prefix, lexeme, position, df) for
     each language read ("" is english; a language with no row at a position has that word as a stop
@@ -402,11 +439,12 @@ def choose_readings(
     that counts when the index holds it more). Per word, in order:
 
     - a stop word of the query's own language is not a word to find ("в", "le", "die");
-    - nor is a word of `query_stop_words` (its own form in the query's language), from the query
-      language's longer list: a question word such as "wer" or "wann" that Snowball keeps would
-      otherwise weigh as one of the rarest words of the query;
-    - otherwise the reading the owner's index holds, the most frequent one when several do, so a word
-      counts once, by the form the owner wrote it in;
+    - nor is a word of `query_stop_words` (its own form in the query's language): the query
+      language's question words, which Snowball keeps ("wer", "wann", "combien"), would otherwise
+      weigh as the rarest words of a query that asks;
+    - otherwise the reading the owner's index holds: the `prefer`red language's (the query's own,
+      when it was told) if it holds that one, else the most frequent, so a word counts once, by the
+      form the owner wrote it in;
     - a word no reading finds is dropped when some language of the owner calls it a stop word;
     - otherwise its english reading stays, a word the index does not hold (it lowers the share of the
       query found, as any missing word does).
@@ -434,7 +472,7 @@ def choose_readings(
         if own_forms.get((position, query_prefix), ("", 0))[0] in query_stop_words:
             continue
         if held:
-            _, prefix = max(held, key=lambda item: (item[0], item[1] == ""))
+            _, prefix = max(held, key=lambda item: (item[1] == prefer, item[0], item[1] == ""))
         elif stop_in:
             continue
         else:
@@ -443,6 +481,12 @@ def choose_readings(
         if term not in terms:
             terms.append(term)
     return terms
+
+
+def words_of(text: str) -> str:
+    """The text with its CJK runs as spaces, for PostgreSQL's parser: it reads "Pythonの本" as one
+    word, which would hide "Python"; the runs are read as pairs (cjk_pairs) instead."""
+    return _CJK_RUN.sub(" ", text)
 
 
 def cjk_pairs(text: str) -> list[str]:
@@ -466,9 +510,10 @@ def is_cjk(term: str) -> bool:
 
 
 def language_prefix(language: str) -> str | None:
-    """The term prefix of a language code, None for the english config."""
+    """The term prefix of a language code, None for the english config (and for a language this
+    PostgreSQL has no config for)."""
     code = _VARIANTS.get(language, language)
-    return code if code in SNOWBALL else None
+    return code if code in stemmed_languages() else None
 
 
 def query_lexemes(text: str) -> list[str]:

@@ -65,10 +65,11 @@ _DE_WAS = (
     r"was (?:ist|sind|war|waren|hast|habe|hat|haben|machst|macht|mache|kostet|gibt|soll|sollte|muss|kann|könnte|"
     r"brauche|brauchst|braucht|für|ich|du|wir|ihr|man|denn|heißt|bedeutet|wird|weißt|willst|möchtest)"
 )
-_DE_WH = (
-    rf"{_DE_WAS}|wann|wo|wer|wen|wem|wessen|welche|welcher|welches|welchen|welchem|warum|wieso|weshalb|weswegen|"
+_DE_WH_WORDS = (
+    r"wann|wo|wer|wen|wem|wessen|welche|welcher|welches|welchen|welchem|warum|wieso|weshalb|weswegen|"
     r"wie|woher|wohin|womit|wofür|worüber|woran|worauf|wozu|wieviel|wieviele"
 )
+_DE_WH = rf"{_DE_WAS}|{_DE_WH_WORDS}"
 _DE_ASK = (
     r"sag(?:e)? mir|zeig(?:e)? mir|zeig(?:e)? (?:alle|meine)|erzähl(?:e)? mir|weißt du|weisst du|"
     r"such(?:e)? (?:nach|mir)|finde? (?:mir|den|die|das|meine\w*)|"
@@ -106,6 +107,23 @@ _RU_WH = r"кто|что|где|когда|почему|зачем|как|как
 _RU_SUBJECT = r"(?:я|ты|он|она|оно|мы|вы|они)\b"
 _NL_WH = r"wat|wanneer|waar|wie|waarom|hoe|welke|welk|hoeveel|hoelang"
 _NL_SUBJECT = r"(?:ik|je|jij|hij|zij|ze|we|wij|jullie|u|het)\b"
+
+
+def _single_words(*alternations: str) -> frozenset[str]:
+    return frozenset(w for a in alternations for w in a.split("|") if w.isalpha())
+
+
+# The question words of the languages Snowball stems, for keyword search: Snowball's stop lists leave
+# most of them out ("wer", "wann", "combien", "когда"), and a query that asks would otherwise weigh
+# them as its rarest words (memories.search.lexical.query_terms).
+QUESTION_WORDS = {
+    "de": _single_words(_DE_WH_WORDS, "was"),
+    "fr": _single_words(_FR_WH),
+    "es": _single_words(_ES_WH),
+    "ru": _single_words(_RU_WH),
+    "nl": _single_words(_NL_WH),
+}
+
 
 # "Hi, where …", "Bonjour comment vas-tu", "Bitte finde …": a greeting or a "please" before the question.
 _LEAD_IN = (

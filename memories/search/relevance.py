@@ -105,5 +105,6 @@ def describe(limits: Limits | None = None) -> str:
     min_vector, min_hybrid, min_keyword = limits or thresholds()
     return (
         f"vectorScore ≥ {min_vector:.2f}, or hybridScore ≥ {min_hybrid:.2f}, "
-        f"or every word of the query found and hybridScore ≥ {min_keyword:.2f}"
+        f"or every word of the query found and hybridScore ≥ {min_keyword:.2f}; "
+        f"outside English: hybridScore ≥ {min_hybrid:.2f}, or most of the query's words found"
     )

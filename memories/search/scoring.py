@@ -14,7 +14,7 @@
         priority  = the memory's priority
     hybridScore   = 0.7 · vectorScore + 0.3 · metadataScore   (KYBERNESIS_SEARCH_*_WEIGHT)
 
-One result per memory (groupBy=memory): a memory's hybridScore is its best passage's, and how many
+One result per memory (groupBy=memory): a memory's hybridScore is its best good passage's, and how many
 of its other passages are good matches too is reported beside it (parts.goodPassages), not added
 to it (see memories.search.results.group_by_memory). A long document has many passages and so many chances to match a
 little; scoring it by its best one alone means a 100-page document comes first only for the
@@ -135,7 +135,10 @@ def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
     ordered = sorted(terms, key=len, reverse=True)
     words = [re.escape(t) for t in ordered if not lexical.is_cjk(t)]
     pairs = [re.escape(t) for t in ordered if lexical.is_cjk(t)]
-    alternatives = ([r"\b(?:" + "|".join(words) + r")\w*"] if words else []) + pairs
+    # A word starts after anything but a letter or digit of a spaced script, and ends where CJK begins:
+    # "週末にPythonの本" marks "Python".
+    spaced = rf"[^\W{lexical.CJK_CLASS[1:-1]}]"
+    alternatives = ([rf"(?<!{spaced})(?:" + "|".join(words) + rf"){spaced}*"] if words else []) + pairs
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
 

@@ -43,7 +43,8 @@ def test_the_thresholds_come_from_the_settings_and_the_rule_says_them():
         assert not passes(hybrid=0.45, vector=0.45, idf_share=0.0)
         assert passes(hybrid=0.45, vector=0.45, idf_share=1.0)
         assert describe() == (
-            "vectorScore ≥ 0.50, or hybridScore ≥ 0.60, or every word of the query found and hybridScore ≥ 0.40"
+            "vectorScore ≥ 0.50, or hybridScore ≥ 0.60, or every word of the query found and hybridScore ≥ 0.40; "
+            "outside English: hybridScore ≥ 0.60, or most of the query's words found"
         )
 
 

@@ -269,3 +269,43 @@ def test_the_query_language_the_good_match_rule_reads(query, expected):
     from memories.search.hybrid import _query_language
 
     assert _query_language(query) == expected
+
+
+def test_latin_words_and_numbers_beside_japanese_are_words_of_their_own(user):
+    memory = make_memory(user, "週末にPythonの本を読みました。iPhone 15で写真を撮りました。", title="週末")
+    assert {"python", "iphon", "15", "読み", "写真"} <= lexemes(memory)
+    response = hybrid_search(user.pk, "Python")
+    assert titles(response) == ["週末"]
+    assert "<mark>Python</mark>の本" in response.results[0].snippet_html
+
+
+def test_the_query_languages_reading_is_preferred_where_the_index_holds_it():
+    readings = [("", "system", 1, 2), ("de", "system", 1, 9), ("de~", "system", 1, 9)]
+    assert lexical.choose_readings(readings, prefixes=["", "de"], prefer="") == ["system"]
+    assert lexical.choose_readings(readings, prefixes=["", "de"], prefer="de") == ["de:system"]
+    assert lexical.choose_readings(readings, prefixes=["", "de"]) == ["de:system"]  # untold: the most frequent
+
+
+def test_a_query_of_ordinary_words_keeps_them_whatever_its_language(user, collection):
+    # Only question words go: "tiempo de trabajo nuevo" is no list of function words.
+    terms = lexical.query_terms(user.pk, "tiempo de trabajo nuevo", languages=["es"], query_language="es")
+    assert terms == ["tiempo", "trabajo", "nuevo"]  # held by no reading here, so in english; "de" is a stop word
+
+
+def test_a_language_this_postgresql_has_no_config_for_keeps_the_english_config(monkeypatch):
+    monkeypatch.setitem(lexical.SNOWBALL, "tlh", "klingon")
+    lexical.stemmed_languages.cache_clear()
+    try:
+        assert "tlh" not in lexical.stemmed_languages()
+        assert lexical.language_prefix("tlh") is None
+        assert "klingon" not in lexical._config_sql("f.language")
+        assert lexical.language_prefix("de") == "de"
+    finally:
+        lexical.stemmed_languages.cache_clear()
+
+
+def test_a_cjk_query_is_searched_by_a_bounded_number_of_pairs(user, collection):
+    query = "".join(chr(0x4E00 + i) for i in range(2000))
+    terms = lexical.query_terms(user.pk, query, languages=[], query_language="")
+    assert len(terms) == lexical.MAX_QUERY_PAIRS
+    assert hybrid_search(user.pk, query).results == []

@@ -5,8 +5,9 @@ Two collections and their judged queries live in bench/data/personal/ and bench/
 person's life). Each is reported on its own, never averaged with the other. A collection is loaded
 afresh into a bench user through the real services (notes through memory_create_many, files through
 upload_files, chat messages through chat_message_send, so questions are classified as in use), then
-every query runs as an API caller's default search would: limit=10, the relevance floor on, results
-as chunks and the first chunk of each memory counted.
+every query runs as an API caller's default search would: one result per memory, the relevance floor
+on, the first ten counted. The floor sweep instead applies constant hybridScore floors to the
+unfloored ranking (each memory by its best passage), so its figures are not those of the rule.
 
 `--data bench/data/realdocs` is a third set made of real public documents (PDFs, Word, slides, web
 pages, feeds, e-mails in seven languages; see its README). Its items are `type: "document"`: the
