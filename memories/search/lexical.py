@@ -388,10 +388,10 @@ LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = CASE
 _OWN_FORM = "~"
 
 
-def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_language: str = "") -> list[str]:
-    """The query's terms as this owner's index holds them: each word read in english and in every
-    language the index holds (and the query's own), one reading per word (see choose_readings), then
-    its CJK runs as character pairs."""
+def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_language: str = "") -> list[list[str]]:
+    """The query's words as this owner's index holds them, a group of terms each: every word read in
+    english and in every language the index holds (and the query's own), with the readings the index
+    holds (see choose_readings), then its CJK runs' character pairs, one word each."""
     # A language listed that this server has no config for (a database moved to an older one) is not read.
     listed = {language for language in languages if language_prefix(language)}
     prefixes = ["", *sorted({*listed, *filter(None, [language_prefix(query_language)])})]
@@ -415,14 +415,9 @@ def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_la
     dropped = frozenset(
         w.lower() for i, w in enumerate(words) if w.lower() in question_words and (i == 0 or not w[:1].isupper())
     )
-    # The reading in the query's own language is preferred where the index holds it: an English query's
-    # "system" is the English word even in an account that writes "System" more often in German.
-    prefer = "" if query_language == "en" else language_prefix(query_language)
-    terms = choose_readings(
-        readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped, prefer=prefer
-    )
-    pairs = cjk_pairs(query)[:MAX_QUERY_PAIRS]
-    return terms + [pair for pair in pairs if pair not in terms]
+    groups = choose_readings(readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped)
+    held = {term for group in groups for term in group}
+    return groups + [[pair] for pair in cjk_pairs(query)[:MAX_QUERY_PAIRS] if pair not in held]
 
 
 def choose_readings(
@@ -431,20 +426,19 @@ def choose_readings(
     prefixes: Sequence[str],
     query_prefix: str = "",
     query_stop_words: frozenset[str] = frozenset(),
-    prefer: str | None = None,
-) -> list[str]:
-    """One term for each word of a query from its readings, rows of (prefix, lexeme, position, df) for
-    each language read ("" is english; a language with no row at a position has that word as a stop
-    word; a prefix ending in "~" is the word's own form in that language, an alternative to its stem
-    that counts when the index holds it more). Per word, in order:
+) -> list[list[str]]:
+    """The terms of each word of a query, from its readings: rows of (prefix, lexeme, position, df)
+    for each language read ("" is english; a language with no row at a position has that word as a
+    stop word; a prefix ending in "~" is the word's own form in that language, an alternative to its
+    stem). One group of terms per word, in order:
 
     - a stop word of the query's own language is not a word to find ("в", "le", "die");
     - nor is a word of `query_stop_words` (its own form in the query's language): the query
       language's question words, which Snowball keeps ("wer", "wann", "combien"), would otherwise
       weigh as the rarest words of a query that asks;
-    - otherwise the reading the owner's index holds: the `prefer`red language's (the query's own,
-      when it was told) if it holds that one, else the most frequent, so a word counts once, by the
-      form the owner wrote it in;
+    - otherwise every reading the owner's index holds, most frequent first: the word is found in
+      whichever language and form the owner wrote it (an English "system" and a German "System"),
+      and counts once (the search statement scores a group as one word);
     - a word no reading finds is dropped when some language of the owner calls it a stop word;
     - otherwise its english reading stays, a word the index does not hold (it lowers the share of the
       query found, as any missing word does).
@@ -458,29 +452,37 @@ def choose_readings(
             own_forms[(position, prefix.rstrip(_OWN_FORM))] = (lexeme, df)
         else:
             by_position.setdefault(position, {})[prefix] = (lexeme, df)
-    terms: list[str] = []
+    groups: list[list[str]] = []
+    seen: set[str] = set()
     for position in sorted(by_position):
         found = by_position[position]
-        for prefix, (_, df) in list(found.items()):
-            own = own_forms.get((position, prefix))
-            if own and own[1] > df:
-                found[prefix] = own
         stop_in = [prefix for prefix in prefixes if prefix not in found]
         if query_prefix in stop_in:
             continue
-        held = [(df, prefix) for prefix, (_, df) in found.items() if df > 0]
         if own_forms.get((position, query_prefix), ("", 0))[0] in query_stop_words:
             continue
-        if held:
-            _, prefix = max(held, key=lambda item: (item[1] == prefer, item[0], item[1] == ""))
-        elif stop_in:
-            continue
-        else:
+        candidates = [(df, _term(prefix, lexeme)) for prefix, (lexeme, df) in found.items()]
+        candidates += [
+            (df, _term(prefix, lexeme))
+            for (at, prefix), (lexeme, df) in own_forms.items()
+            if at == position and prefix in found
+        ]
+        ordered = sorted(candidates, key=lambda candidate: (-candidate[0], candidate[1]))
+        group = list(dict.fromkeys(term for df, term in ordered if df > 0))
+        if not group:
+            if stop_in:
+                continue
             prefix = "" if "" in found else min(found)
-        term = found[prefix][0] if not prefix else f"{prefix}:{found[prefix][0]}"
-        if term not in terms:
-            terms.append(term)
-    return terms
+            group = [_term(prefix, found[prefix][0])]
+        group = [term for term in group if term not in seen]
+        if group:
+            seen.update(group)
+            groups.append(group)
+    return groups
+
+
+def _term(prefix: str, lexeme: str) -> str:
+    return f"{prefix}:{lexeme}" if prefix else lexeme
 
 
 def words_of(text: str) -> str:

@@ -17,7 +17,7 @@ Meaning alone makes a good match only in a language the embedding model reads (E
 whose language was not told): all-MiniLM-L6-v2 finds unrelated French, German, Spanish or Russian
 texts about as close to a query as an English answer (the figures: docs/decisions/0013-good-match-rule.md).
 A passage in another language, or any passage for a query in one, is a good match by the query's
-words: most of them (at least half of the query's IDF), whatever the hybridScore (its vectorScore is
+words: most of them (more than half of the query's IDF), whatever the hybridScore (its vectorScore is
 near zero, so even a full keyword match in Japanese stays under the floors), or a hybridScore of at
 least KYBERNESIS_SEARCH_MIN_SCORE.
 
@@ -63,8 +63,8 @@ def thresholds() -> Limits:
     )
 
 
-# Where meaning cannot be read, a passage must hold most of what the query asks for: at least this
-# share of its words' IDF.
+# Where meaning cannot be read, a passage must hold most of what the query asks for: more than this
+# share of its words' IDF (one of two equally rare words is not most of them).
 MOST_WORDS = 0.5
 # The languages the embedding model reads (all-MiniLM-L6-v2 was trained on English); "" and None are
 # texts whose language was not told.
@@ -84,7 +84,7 @@ def passes(
     is a good match (the rule in the module docstring)."""
     min_vector, min_hybrid, min_keyword = limits or thresholds()
     if language not in MODEL_LANGUAGES or query_language not in MODEL_LANGUAGES:
-        return hybrid >= min_hybrid or idf_share >= MOST_WORDS
+        return hybrid >= min_hybrid or idf_share > MOST_WORDS
     return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
 
 

@@ -60,12 +60,16 @@ _VECTOR_LAYER_SQL = """(
 
 _SEARCH_SQL = """
 WITH q_terms AS (
-    SELECT t.lexeme,
+    -- The query's terms, each with the word it reads (a word read in several languages is a group).
+    SELECT t.lexeme, t.word,
            ln(1 + (GREATEST(n.chunk_count - COALESCE(s.df, 0), 0) + 0.5) / (COALESCE(s.df, 0) + 0.5)) AS idf
     FROM {query_terms}
     CROSS JOIN (SELECT COALESCE((SELECT chunk_count FROM memories_corpusstat WHERE owner_id = %(owner)s), 0)
                 AS chunk_count) n
     LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
+), q_words AS (
+    -- A word's IDF is its rarest reading's: finding it in any of its readings finds all of it.
+    SELECT word, max(idf) AS idf FROM q_terms GROUP BY word
 ), vec AS (
     {vector_layers}
 ), lex AS (
@@ -80,15 +84,20 @@ WITH q_terms AS (
 ), hits AS MATERIALIZED (
     -- Each candidate's postings of the query's terms, found in one scan of the (chunk, lexeme) index
     -- for all of them: a lookup per candidate and term cost a quarter of the statement's time.
-    SELECT p.chunk_id, sum(t.idf * p.impact) AS bm25, sum(t.idf)::float8 AS matched_idf
-    FROM memories_chunkterm p JOIN q_terms t ON t.lexeme = p.lexeme
-    WHERE p.chunk_id = ANY(ARRAY(SELECT id FROM cands)) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM q_terms))
-      AND p.owner_id = %(owner)s
-    GROUP BY p.chunk_id
+    -- A word counts once, by its best reading in the chunk.
+    SELECT h.chunk_id, sum(h.bm25) AS bm25, sum(w.idf)::float8 AS matched_idf
+    FROM (
+        SELECT p.chunk_id, t.word, max(t.idf * p.impact) AS bm25
+        FROM memories_chunkterm p JOIN q_terms t ON t.lexeme = p.lexeme
+        WHERE p.chunk_id = ANY(ARRAY(SELECT id FROM cands)) AND p.lexeme = ANY(ARRAY(SELECT lexeme FROM q_terms))
+          AND p.owner_id = %(owner)s
+        GROUP BY p.chunk_id, t.word
+    ) h JOIN q_words w ON w.word = h.word
+    GROUP BY h.chunk_id
 )
 SELECT c.id AS chunk_id, c.memory_id, c.position, c.tier,
        CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
-       COALESCE(lx.bm25, 0) AS bm25, COALESCE(lx.matched_idf, 0)::float8 AS matched_idf, (SELECT sum(idf) FROM q_terms)::float8 AS total_idf,
+       COALESCE(lx.bm25, 0) AS bm25, COALESCE(lx.matched_idf, 0)::float8 AS matched_idf, (SELECT sum(idf) FROM q_words)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
        m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind, c.language
 FROM cands JOIN memories_memorychunk c ON c.owner_id = %(owner)s AND c.id = cands.id
@@ -170,11 +179,11 @@ def search_statement(
     filters: SearchFilters,
     extra_candidates: int = 0,
     exact: bool = False,
-    terms: list[str] | None = None,
+    terms: list[list[str]] | None = None,
 ) -> tuple[str, dict]:
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
     `exact` ranks the vector candidates without the HNSW index (see exact_for). `terms` are the query's
-    terms as lexical.query_terms reads them; without them the query is read in english in the statement."""
+    words as lexical.query_terms reads them, a group of terms each; without them the query is read in english in the statement."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
     # result list is not cut short. An exact search brings the candidates of the longest list
     # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
@@ -194,7 +203,8 @@ def search_statement(
         "k_lex": max(settings.KYBERNESIS_SEARCH_LEXICAL_CANDIDATES, limit, pool),
     }
     if terms is not None:
-        params["terms"] = list(terms)
+        params["terms"] = [term for group in terms for term in group]
+        params["words"] = [word for word, group in enumerate(terms) for _ in group]
     chunk_sql, memory_sql = filters.sql(params)
     where = chunk_sql + (f" AND {memory_sql}" if memory_sql else "")
     join_memory = "JOIN memories_memory m ON m.id = c.memory_id" if memory_sql else ""
@@ -207,9 +217,9 @@ def search_statement(
     )
     sql = _SEARCH_SQL.format(
         query_terms=(
-            f"unnest(to_tsvector('{lexical.TS_CONFIG}', %(query)s)) AS t"
+            f"unnest(to_tsvector('{lexical.TS_CONFIG}', %(query)s)) WITH ORDINALITY AS t(lexeme, positions, weights, word)"
             if terms is None
-            else "unnest(%(terms)s::text[]) AS t(lexeme)"
+            else "unnest(%(terms)s::text[], %(words)s::int[]) AS t(lexeme, word)"
         ),
         filters=where,
         join_memory=join_memory,
