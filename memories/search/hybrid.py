@@ -22,8 +22,8 @@ candidates from the other memories.
 
 Candidates are the union of the nearest chunks by embedding and the best chunks by BM25F (the top
 postings of each query term, summed), so a chunk found only by meaning or only by keywords can
-still rank. Filters are hard and apply to both sides. BM25F uses PostgreSQL's english stemming and
-the statistics in memories.search.lexical.
+still rank. Filters are hard and apply to both sides. BM25F reads each chunk and the query in their
+languages, with PostgreSQL's stemming and the statistics in memories.search.lexical.
 """
 
 from __future__ import annotations

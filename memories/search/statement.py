@@ -183,7 +183,8 @@ def search_statement(
 ) -> tuple[str, dict]:
     """The one SQL statement hybrid_search runs, with its parameters (tests EXPLAIN this very statement).
     `exact` ranks the vector candidates without the HNSW index (see exact_for). `terms` are the query's
-    words as lexical.query_terms reads them, a group of terms each; without them the query is read in english in the statement."""
+    words as lexical.query_terms reads them, a group of terms each; without them the query is read in
+    english in the statement."""
     # Each side brings at least `limit` candidates (more when some will be excluded), so a long
     # result list is not cut short. An exact search brings the candidates of the longest list
     # (MAX_LIMIT) whatever the limit: it scores every chunk of the owner anyway, and so the first ten
