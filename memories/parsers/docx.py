@@ -96,7 +96,9 @@ class _Document:
             numbered = properties is not None and properties.find(W + "numPr") is not None
             if in_body and not self.opened:
                 self.opened = True
-                self.opening = (text, kind in ("title", "heading"))
+                # A list item first, numbered or in a list style, opens a list, not a heading line.
+                if kind != "list" and not numbered:
+                    self.opening = (text, kind in ("title", "heading"))
             if in_body and kind == "title" and self.first_title is None:
                 self.first_title = text
             if in_body and kind == "heading" and level == 1 and self.first_heading is None:

@@ -146,3 +146,11 @@ def test_without_a_declared_title_the_heading_line_the_body_opens_with_is_the_ti
     assert extract("c.docx", make_docx(docx_p("CHAPTER 1") + docx_p("Text."))).title is None
     tabled = make_docx(docx_table([["Pump", "State"]]) + docx_p("Pump station handbook"))
     assert extract("t.docx", tabled).title is None
+    # Nor has one that opens with a list item, in a list style or numbered.
+    listed = make_docx(docx_p("Check the pressure gauge", "ListBullet") + docx_p("Then the valves."))
+    assert extract("l.docx", listed).title is None
+    numbered = (
+        '<w:p><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr></w:pPr>'
+        "<w:r><w:t>Check the pressure gauge</w:t></w:r></w:p>"
+    )
+    assert extract("n.docx", make_docx(numbered + docx_p("Then the valves."))).title is None
