@@ -36,14 +36,14 @@ from dataclasses import replace
 import numpy as np
 from django.conf import settings
 
-from core.language import detect_language, mostly_latin
+from core.language import mostly_latin
 from memories import embedding
 from memories.search import lexical, relevance
 from memories.search.filters import SearchError, SearchFilters, validate_request
 from memories.search.results import SearchResponse, SearchResult, group_by_memory
 from memories.search.scoring import candidate_scores, order_results, term_pattern
 from memories.search.snippets import make_snippet
-from memories.search.statement import owner_chunk_count, passage_details, search_candidates
+from memories.search.statement import passage_details, read_query, search_candidates
 
 
 def default_min_score() -> float:
@@ -99,8 +99,15 @@ def hybrid_search(
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
+    reading = read_query(owner_id, query)
     candidates = search_candidates(
-        owner_id, query, qvec, limit=limit, filters=filters, extra_candidates=len(exclude_memory_ids)
+        owner_id,
+        query,
+        qvec,
+        limit=limit,
+        filters=filters,
+        extra_candidates=len(exclude_memory_ids),
+        reading=reading,
     )
     # The query's terms as a reader sees them (without their language prefixes), for the tags' share,
     # the snippets' marks and the response.
@@ -122,10 +129,10 @@ def hybrid_search(
     candidates = [c for c in candidates if c.memory_id not in excluded]
     if group_by == "memory":
         candidates = _other_memories_too(
-            owner_id, query, qvec, candidates, limit=limit, filters=filters, excluded=excluded
+            owner_id, query, qvec, candidates, limit=limit, filters=filters, excluded=excluded, reading=reading
         )
     max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
-    query_language = _query_language(query)
+    query_language = _query_language(query, reading.language)
     pattern = term_pattern(terms)
     scored: list[SearchResult] = []
     for candidate in candidates:
@@ -189,27 +196,30 @@ def hybrid_search(
     )
 
 
-def _query_language(query: str) -> str:
+def _query_language(query: str, detected: str) -> str:
     """The query's language for the good-match rule: one PostgreSQL stems, "" for English or a query
     whose language is not told (a misreading of a short English query, such as Latin for "mum phone
     number", has no config and so stays English), and "other" for one written mostly in another
-    script than Latin, which the embedding model does not read either."""
-    if language := lexical.language_prefix(detect_language(query)):
+    script than Latin, which the embedding model does not read either. `detected` is what
+    core.language told of the query."""
+    if language := lexical.language_prefix(detected):
         return language
     return "" if mostly_latin(query) or not _WORD.search(query) else "other"
 
 
-def _other_memories_too(owner_id: int, query: str, qvec, candidates: list, *, limit: int, filters, excluded) -> list:
+def _other_memories_too(
+    owner_id: int, query: str, qvec, candidates: list, *, limit: int, filters, excluded, reading
+) -> list:
     """The candidates, and when one memory brought several chunks while fewer memories than `limit`
     came back, the candidates of the other memories too: one long document can fill every side of
     the pool with its own chunks and hide a short note that matches (one more statement, run only then)."""
     per_memory = Counter(c.memory_id for c in candidates)
     if not per_memory or len(per_memory) >= limit or max(per_memory.values()) < _FLOODING_CHUNKS:
         return candidates
-    if len(candidates) >= owner_chunk_count(owner_id):  # every chunk was a candidate: nothing is hidden
+    if len(candidates) >= reading.chunks:  # every chunk was a candidate: nothing is hidden
         return candidates
     others = replace(filters, exclude_memory_ids=(*filters.exclude_memory_ids, *per_memory, *excluded))
-    return candidates + search_candidates(owner_id, query, qvec, limit=limit, filters=others)
+    return candidates + search_candidates(owner_id, query, qvec, limit=limit, filters=others, reading=reading)
 
 
 # A memory with at least this many candidate chunks may be crowding the others out of the pool.

@@ -231,20 +231,42 @@ def search_statement(
     return sql, params
 
 
-def search_candidates(
-    owner_id: int, query: str, qvec, *, limit: int, filters: SearchFilters, extra_candidates: int = 0
-) -> list[Candidate]:
-    """Run the statement for this owner, exactly or through the HNSW index (see vector_plan), with the
-    query read in every language the owner's index holds (lexical.query_terms) when it holds others
-    than english or the query is in one."""
+class QueryReading(NamedTuple):
+    """What a search reads once, before its statements: the owner's chunk count, the query's language,
+    and its words as the owner's index holds them (None: read in english in the statement)."""
+
+    chunks: int
+    language: str
+    terms: list[list[str]] | None
+
+
+def read_query(owner_id: int, query: str) -> QueryReading:
+    """The query read for this owner: in every language the owner's index holds (lexical.query_terms)
+    when it holds others than english, the query is in one, or it holds CJK."""
     chunks, languages = owner_stats(owner_id)
-    exact, ef_search = vector_plan(owner_id, chunks)
-    query_language = detect_language(query)
+    language = detect_language(query)
     terms = (
-        lexical.query_terms(owner_id, query, languages=languages, query_language=query_language)
-        if lexical.needs_readings(query, languages, query_language)
+        lexical.query_terms(owner_id, query, languages=languages, query_language=language)
+        if lexical.needs_readings(query, languages, language)
         else None
     )
+    return QueryReading(chunks, language, terms)
+
+
+def search_candidates(
+    owner_id: int,
+    query: str,
+    qvec,
+    *,
+    limit: int,
+    filters: SearchFilters,
+    extra_candidates: int = 0,
+    reading: QueryReading | None = None,
+) -> list[Candidate]:
+    """Run the statement for this owner, exactly or through the HNSW index (see vector_plan), with the
+    query as `reading` reads it (read_query, when not given)."""
+    reading = reading or read_query(owner_id, query)
+    exact, ef_search = vector_plan(owner_id, reading.chunks)
     sql, params = search_statement(
         owner_id,
         query,
@@ -253,7 +275,7 @@ def search_candidates(
         filters=filters,
         extra_candidates=extra_candidates,
         exact=exact,
-        terms=terms,
+        terms=reading.terms,
     )
     index_settings = (
         _EXACT_SETTINGS

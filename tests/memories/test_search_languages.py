@@ -269,9 +269,10 @@ def test_reindex_keywords_names_an_unknown_user():
     ],
 )
 def test_the_query_language_the_good_match_rule_reads(query, expected):
+    from core.language import detect_language
     from memories.search.hybrid import _query_language
 
-    assert _query_language(query) == expected
+    assert _query_language(query, detect_language(query)) == expected
 
 
 def test_latin_words_and_numbers_beside_japanese_are_words_of_their_own(user):
@@ -320,3 +321,20 @@ def test_a_cjk_query_is_searched_by_a_bounded_number_of_pairs(user, collection):
     terms = lexical.query_terms(user.pk, query, languages=[], query_language="")
     assert len(terms) == lexical.MAX_QUERY_PAIRS
     assert hybrid_search(user.pk, query).results == []
+
+
+def test_a_search_reads_its_query_once_and_a_second_look_reuses_the_reading(user, collection, monkeypatch):
+    from memories import embedding
+    from memories.search import statement
+    from memories.search.filters import SearchFilters
+
+    reads = []
+    real_read = statement.lexical.query_terms
+    monkeypatch.setattr(statement.lexical, "query_terms", lambda *a, **k: reads.append(1) or real_read(*a, **k))
+    assert titles(hybrid_search(user.pk, "Rechnung")) == ["Zahnarzt"]
+    assert len(reads) == 1
+    reading = statement.read_query(user.pk, "Rechnung")
+    assert len(reads) == 2 and reading.terms == [["de:rechnung"]]
+    qvec = embedding.embed_query("Rechnung")
+    statement.search_candidates(user.pk, "Rechnung", qvec, limit=5, filters=SearchFilters(), reading=reading)
+    assert len(reads) == 2, "the second look of a search is given the reading and does not read again"
