@@ -357,14 +357,6 @@ def unindex_memories(*, memory_ids: Sequence[int]) -> None:
         cursor.execute(_statements(True)["unindex"], {"memory_ids": list(memory_ids)})
 
 
-def owner_languages(owner_id: int) -> list[str]:
-    """The language prefixes the owner's index holds (see SNOWBALL)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT languages FROM memories_corpusstat WHERE owner_id = %s", [owner_id])
-        row = cursor.fetchone()
-    return list(row[0]) if row else []
-
-
 def needs_readings(query: str, languages: Sequence[str], query_language: str) -> bool:
     """Whether a query must be read by `query_terms` rather than in english alone: the owner's index
     holds other languages, the query is in one, or it holds CJK."""

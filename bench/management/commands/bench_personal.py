@@ -256,11 +256,9 @@ def _questions_above_answers(query: dict, order: list, asked: dict) -> tuple[int
     return pairs, above
 
 
-def _kept(results: list, at: float | None) -> list:
-    """The results a search with this floor returns (None: the good-match rule), in its order."""
-    return search.order_results(
-        [r for r in results if (r.good_match if at is None else r.hybrid_score >= at)], floor=at
-    )
+def _kept(results: list, at: float) -> list:
+    """The results a search with this constant hybridScore floor returns, in its order."""
+    return search.order_results([r for r in results if r.hybrid_score >= at], floor=at)
 
 
 def _evaluate(at: float | None, queries: list, rankings: dict, ids: dict, asked: dict, served: dict) -> dict:
