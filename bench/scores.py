@@ -10,7 +10,6 @@ from pathlib import Path
 from django.db import connection
 
 from memories import embedding
-from memories.search.statement import _vector_literal
 
 
 def background_score(owner_id: int, qvec) -> float:
@@ -20,7 +19,7 @@ def background_score(owner_id: int, qvec) -> float:
         cursor.execute(
             "SELECT -(avg(embedding) <#> %s::vector) FROM memories_memorychunk "
             "WHERE owner_id = %s AND embedding_model = %s",
-            [_vector_literal(qvec), owner_id, embedding.model_name()],
+            [embedding.vector_literal(qvec), owner_id, embedding.model_name()],
         )
         row = cursor.fetchone()
     return float(row[0]) if row and row[0] is not None else 0.0

@@ -3,11 +3,12 @@ passages beneath) or per chunk, and the response around them."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 
 from memories.search.questions import QUESTION
 
@@ -133,7 +134,14 @@ def result_url(memory_id: int, chunk_index: int) -> str:
     """The click-through that opens a memory at a chunk: following it counts as an access (appearing
     in results does not), and it redirects to the memory page at `?chunk=<position>#chunk-<position>`
     (the page shows the right page of chunks, scrolls to the anchor and highlights it)."""
-    return f"{reverse('memories:open', args=[memory_id])}?chunk={chunk_index}"
+    return f"{_open_url(get_script_prefix(), memory_id)}?chunk={chunk_index}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _open_url(script_prefix: str, memory_id: int) -> str:
+    """The memory's click-through path (reversing the URL is most of what serialising a result's link
+    costs; a page of results names the same memories search after search)."""
+    return reverse("memories:open", args=[memory_id])
 
 
 @dataclass

@@ -29,6 +29,7 @@ match every word (the figures: docs/decisions/0005-keyword-score.md).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -130,8 +131,13 @@ def clamp(value: float) -> float:
 def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
     """Words that start with a query lexeme (stems are prefixes of the words they come from), and the
     CJK character pairs wherever they stand."""
-    if not terms:
-        return None
+    return _term_pattern(tuple(terms)) if terms else None
+
+
+@functools.lru_cache(maxsize=256)
+def _term_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """term_pattern, compiled once per query: a search marks its snippets and matches every
+    candidate's tags with the same terms."""
     ordered = sorted(terms, key=len, reverse=True)
     words = [re.escape(t) for t in ordered if not lexical.is_cjk(t)]
     pairs = [re.escape(t) for t in ordered if lexical.is_cjk(t)]
@@ -144,8 +150,13 @@ def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
 
 def term_share(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> float:
     """The share of query terms that some word of the text starts with (title and tag matching)."""
+    if not text:
+        return 0.0
+    lowered = text.lower()
+    if not any(t in lowered for t in terms):  # a word that starts with a term contains it
+        return 0.0
     pattern = pattern or term_pattern(terms)
-    if pattern is None or not text:
+    if pattern is None:
         return 0.0
     hits = {t for m in pattern.finditer(text) for t in terms if m.group().lower().startswith(t)}
     return len(hits) / len(terms)

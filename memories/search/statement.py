@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
 import psycopg
 from django.conf import settings
 from django.db import connection, transaction
@@ -197,7 +196,7 @@ def search_statement(
     params = {
         "owner": owner_id,
         "query": query,
-        "qvec": _vector_literal(qvec),
+        "qvec": embedding.vector_literal(qvec),
         "k_vec": k_vec,
         "model": embedding.model_name(),
         "k_term": max(settings.KYBERNESIS_SEARCH_TERM_CANDIDATES, limit, pool),
@@ -298,11 +297,6 @@ def search_candidates(
         cursor.execute(index_settings)
         cursor.execute(sql, params)
         return [Candidate(*row) for row in cursor.fetchall()]
-
-
-def _vector_literal(vector) -> str:
-    """The query vector as pgvector reads it."""
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
 
 
 _PASSAGES_SQL = """

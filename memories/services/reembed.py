@@ -29,10 +29,6 @@ class ReembedProgress:
     seconds: float = 0.0
 
 
-def _vector_literal(vector) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
-
-
 def chunks_stale_count(*, owner_id: int | None = None) -> tuple[int, int]:
     """(stale chunks, all chunks), computed over every chunk's key."""
     stale = total = 0
@@ -101,7 +97,7 @@ def chunks_reembed(
                     [
                         model,
                         [row[0] for row in stale],
-                        [_vector_literal(v) for v in vectors],
+                        [embedding.vector_literal(v) for v in vectors],
                         [row[4] for row in stale],
                         [row[5] for row in stale],
                     ],
