@@ -51,21 +51,23 @@ def _vector_layers(tiers) -> list[str]:
 
 
 _VECTOR_LAYER_SQL = """(
-    SELECT c.id FROM memories_memorychunk c {join_memory}
+    SELECT c.id, {order} AS distance FROM memories_memorychunk c {join_memory}
     WHERE {filters} AND {layer} AND c.embedding_model = %(model)s
-    ORDER BY {order}
+    ORDER BY distance
     LIMIT %(k_vec)s
 )"""
 
 _SEARCH_SQL = """
 WITH q_terms AS (
     -- The query's terms, each with the word it reads (a word read in several languages is a group).
-    SELECT t.lexeme, t.word,
-           ln(1 + (GREATEST(n.chunk_count - COALESCE(s.df, 0), 0) + 0.5) / (COALESCE(s.df, 0) + 0.5)) AS idf
+    -- Each term's document frequency is looked up on its own (a join could read all of the owner's
+    -- statistics when the planner's row counts for a new owner are stale).
+    SELECT t.lexeme, t.word, ln(1 + (GREATEST(n.chunk_count - s.df, 0) + 0.5) / (s.df + 0.5)) AS idf
     FROM {query_terms}
     CROSS JOIN (SELECT COALESCE((SELECT chunk_count FROM memories_corpusstat WHERE owner_id = %(owner)s), 0)
                 AS chunk_count) n
-    LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = t.lexeme
+    CROSS JOIN LATERAL (SELECT COALESCE((SELECT df FROM memories_termstat
+                                          WHERE owner_id = %(owner)s AND lexeme = t.lexeme), 0) AS df OFFSET 0) s
 ), q_words AS (
     -- A word's IDF is its rarest reading's: finding it in any of its readings finds all of it.
     SELECT word, max(idf) AS idf FROM q_terms GROUP BY word
@@ -79,7 +81,9 @@ WITH q_terms AS (
     ) x
     GROUP BY x.id ORDER BY sum(t.idf * x.impact) DESC LIMIT %(k_lex)s
 ), cands AS (
-    SELECT id FROM vec UNION SELECT id FROM lex
+    -- A chunk found by meaning keeps the distance its scan computed (its vector is not read twice).
+    SELECT id, min(distance) AS distance FROM (SELECT id, distance FROM vec UNION ALL SELECT id, NULL FROM lex) u
+    GROUP BY id
 ), hits AS MATERIALIZED (
     -- Each candidate's postings of the query's terms, found in one scan of the (chunk, lexeme) index
     -- for all of them: a lookup per candidate and term cost a quarter of the statement's time.
@@ -93,15 +97,30 @@ WITH q_terms AS (
         GROUP BY p.chunk_id, t.word
     ) h JOIN q_words w ON w.word = h.word
     GROUP BY h.chunk_id
+), found AS (
+    -- The hits as three arrays in one row, read by position below: joined as rows, each candidate
+    -- scanned every hit, since the planner cannot count a CTE's rows.
+    SELECT array_agg(chunk_id) AS ids, array_agg(bm25) AS bm25, array_agg(matched_idf) AS matched_idf FROM hits
 )
 SELECT c.id AS chunk_id, c.memory_id, c.position, c.tier,
-       CASE WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
-       COALESCE(lx.bm25, 0) AS bm25, COALESCE(lx.matched_idf, 0)::float8 AS matched_idf, (SELECT sum(idf) FROM q_words)::float8 AS total_idf,
+       CASE WHEN cands.distance IS NOT NULL THEN 1 - cands.distance
+            WHEN c.embedding_model = %(model)s THEN 1 - (c.embedding <=> %(qvec)s::vector) ELSE 0 END AS cosine,
+       COALESCE(f.bm25[x.at], 0) AS bm25, COALESCE(f.matched_idf[x.at], 0)::float8 AS matched_idf,
+       (SELECT sum(idf) FROM q_words)::float8 AS total_idf,
        (SELECT array_agg(lexeme) FROM q_terms) AS terms,
-       m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind, c.language
-FROM cands JOIN memories_memorychunk c ON c.owner_id = %(owner)s AND c.id = cands.id
-JOIN memories_memory m ON m.id = c.memory_id
-LEFT JOIN hits lx ON lx.chunk_id = c.id
+       c.title, c.source, c.priority, c.tags, c.manual_tags, c.kind, c.language
+FROM cands CROSS JOIN found f
+CROSS JOIN LATERAL (
+    -- Each candidate's row by its primary key (OFFSET 0 keeps this a lookup per candidate: as a
+    -- join, stale row counts for a new owner made the planner read all of the owner's chunks). The
+    -- owner is checked, not searched by: both sides already found the owner's chunks only.
+    SELECT c.id, c.memory_id, c.position, c.tier, c.embedding_model, c.embedding, c.language,
+           m.title, m.source, m.priority, m.tags, m.manual_tags, m.metadata ->> 'kind' AS kind
+    FROM memories_memorychunk c JOIN memories_memory m ON m.id = c.memory_id
+    WHERE c.id = cands.id AND c.owner_id + 0 = %(owner)s
+    OFFSET 0
+) c
+CROSS JOIN LATERAL (SELECT array_position(f.ids, c.id) AS at) x
 """
 
 

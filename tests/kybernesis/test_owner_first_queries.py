@@ -56,6 +56,8 @@ BY_ANOTHER_KEY = {
     ("portability.services.export:_chunk_vectors", "memories_memorychunk"): "memory_id",
     # chunks follow their memory's new tier, by memory id
     ("memories.services.tiers:memories_retier", "memories_memorychunk"): "memory_id",
+    # a search's candidates (found in the owner's rows on both sides), each read by its primary key
+    ("memories.search.statement:search_candidates", "memories_memorychunk"): "id",
 }
 # Where production code reads or writes chunks: the tour must reach every one of them, or the test
 # would pass on the shapes it never saw (module:function of the innermost project frame).

@@ -153,3 +153,43 @@ def test_an_exact_search_reads_the_owners_vectors_from_their_index_alone(user):
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Only Scan using memorychunk_owner_vectors" in plan, plan
     assert "hnsw" not in plan
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_statement_reads_only_the_candidates_rows_whatever_the_planner_believes(user, django_user_model):
+    """The planner's row counts for an owner whose memories are new are stale (these tables were never
+    analysed). The statement still looks each query term's statistics up on its own and reads each
+    candidate's row by its key: no step reads all of the owner's term statistics or chunks, which made
+    a search of a new account two and a half times as costly before."""
+    from memories.search import SearchFilters, search_statement
+    from memories.search.statement import _EXACT_SETTINGS
+
+    other = django_user_model.objects.create_user(username="neighbour", email="neighbour@example.com")
+    for n in range(6):
+        make_memory(other, title=f"Neighbour {n}", content=f"Garden shed inventory {n}: rakes, hoes and twine.")
+    words = "apple birch cedar dahlia elder fennel ginger hazel iris juniper kale lupin mint nettle".split()
+    for n, word in enumerate(words):
+        make_memory(user, title=f"{word.title()} notes", content=f"Budget review of the {word} bed, note {n}.")
+    sql, params = search_statement(user.pk, "budget review", [0.1] * 384, limit=10, filters=SearchFilters(), exact=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_EXACT_SETTINGS)
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0][0]["Plan"]
+        cursor.execute(sql, params)
+        candidates = len(cursor.fetchall())
+    nodes = list(_plan_nodes(plan))
+    term_stats = [n for n in nodes if n.get("Relation Name") == "memories_termstat"]
+    assert term_stats and all(n["Actual Rows"] <= 1 for n in term_stats), term_stats
+    # Outside the vector layers' index-only scans, the chunk table gives up the candidates' rows only.
+    chunk_rows = sum(
+        n["Actual Rows"] * n["Actual Loops"]
+        for n in nodes
+        if n.get("Relation Name") == "memories_memorychunk" and n["Node Type"] != "Index Only Scan"
+    )
+    assert candidates and chunk_rows == candidates, (chunk_rows, candidates)
