@@ -41,7 +41,7 @@ from memories import embedding
 from memories.search import lexical, relevance
 from memories.search.filters import SearchError, SearchFilters, validate_request
 from memories.search.results import SearchResponse, SearchResult, group_by_memory
-from memories.search.scoring import candidate_scores, order_results, term_pattern
+from memories.search.scoring import TagShare, candidate_scores, order_results
 from memories.search.snippets import make_snippet
 from memories.search.statement import passage_details, read_query, search_candidates
 
@@ -133,10 +133,10 @@ def hybrid_search(
         )
     max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
     query_language = _query_language(query, reading.language)
-    pattern = term_pattern(terms)
+    tag_share = TagShare(terms)
     scored: list[SearchResult] = []
     for candidate in candidates:
-        scores = candidate_scores(candidate, terms=terms, pattern=pattern, max_bm25=max_bm25, weights=(w_vec, w_meta))
+        scores = candidate_scores(candidate, tag_share=tag_share, max_bm25=max_bm25, weights=(w_vec, w_meta))
         scored.append(
             SearchResult(
                 memory_id=candidate.memory_id,

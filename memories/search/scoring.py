@@ -59,20 +59,43 @@ class Scores:
     parts: dict
 
 
+class TagShare:
+    """The tags part of metadataScore: the share of the query's terms that some word of a memory's
+    tags starts with (term_share over the tags, "-" read as a space). A search scores every candidate
+    with one of these, and each distinct tag is matched once: the same tags come back on candidate
+    after candidate."""
+
+    def __init__(self, terms: list[str], pattern: re.Pattern[str] | None = None):
+        self.terms = terms
+        self.pattern = pattern or term_pattern(terms)
+        self._known: dict[str, set[str]] = {}
+
+    def __call__(self, tags: list[str]) -> float:
+        if not self.terms:
+            return 0.0
+        hits: set[str] = set()
+        for tag in tags:
+            found = self._known.get(tag)
+            if found is None:
+                found = self._known[tag] = matched_terms(self.terms, tag.replace("-", " "), self.pattern)
+            hits |= found
+        return len(hits) / len(self.terms)
+
+
 def candidate_scores(
     candidate: Candidate,
     *,
-    terms: list[str],
-    pattern: re.Pattern[str] | None,
+    tag_share: TagShare,
     max_bm25: float,
     weights: tuple[float, float],
 ) -> Scores:
-    """The scores of one candidate (the formula is in the module docstring). `max_bm25` is the highest
-    BM25F among the query's candidates; `weights` are (vector, metadata)."""
+    """The scores of one candidate (the formula is in the module docstring). `tag_share` reads the
+    query's terms in tags, `max_bm25` is the highest BM25F among the query's candidates; `weights` are
+    (vector, metadata)."""
     w_vec, w_meta = weights
     vector_score = clamp(candidate.cosine)
     lexical_part = lexical_score(candidate.bm25, max_bm25, candidate.matched_idf, candidate.total_idf or 0.0)
-    tag_part = term_share(terms, " ".join(candidate.tags).replace("-", " "), pattern)
+    tag_part = tag_share(candidate.tags)
     metadata_score = clamp(LEXICAL_WEIGHT * lexical_part + TAG_WEIGHT * tag_part + PRIORITY_WEIGHT * candidate.priority)
     total_idf = candidate.total_idf
     return Scores(
@@ -150,13 +173,17 @@ def _term_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
 
 def term_share(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> float:
     """The share of query terms that some word of the text starts with (title and tag matching)."""
+    return len(matched_terms(terms, text, pattern)) / len(terms) if terms else 0.0
+
+
+def matched_terms(terms: list[str], text: str, pattern: re.Pattern[str] | None = None) -> set[str]:
+    """The query terms that some word of the text starts with (a CJK pair: that the text holds it)."""
     if not text:
-        return 0.0
+        return set()
     lowered = text.lower()
     if not any(t in lowered for t in terms):  # a word that starts with a term contains it
-        return 0.0
+        return set()
     pattern = pattern or term_pattern(terms)
     if pattern is None:
-        return 0.0
-    hits = {t for m in pattern.finditer(text) for t in terms if m.group().lower().startswith(t)}
-    return len(hits) / len(terms)
+        return set()
+    return {t for m in pattern.finditer(text) for t in terms if m.group().lower().startswith(t)}

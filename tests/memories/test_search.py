@@ -382,3 +382,26 @@ def test_tag_filters_are_normalised_like_stored_tags(user, api):
     assert titles(hybrid_search(user.pk, "spring", filters=filters)) == ["Plan"]
     listed = api.get("/api/v1/memories", {"tag": "Launch Plan"}).json()
     assert [m["title"] for m in listed["items"]] == ["Plan"]
+
+
+@pytest.mark.parametrize(
+    ("terms", "tags", "expected"),
+    [
+        (["budget", "review"], ["budget-review", "finance"], {"budget", "review"}),
+        (["budget", "review"], ["budgeting"], {"budget"}),  # a word that starts with the term
+        (["view"], ["review", "over-view"], {"view"}),  # "over view": a word of its own after the dash
+        (["view"], ["review"], set()),  # inside a word is no match
+        (["python", "の本"], ["pythonの本"], {"python", "の本"}),  # Latin ends where CJK begins
+        (["週末", "python"], ["週末", "java"], {"週末"}),
+        (["rev"], [], set()),
+    ],
+)
+def test_tags_count_each_query_term_once_that_some_tag_word_starts_with(terms, tags, expected):
+    """The tags part of metadataScore reads each tag once per search (TagShare) and says the same as
+    term_share over all the tags as one text."""
+    from memories.search.scoring import TagShare, matched_terms, term_share
+
+    share = TagShare(terms)
+    assert share(tags) == len(expected) / len(terms)
+    assert share(tags) == term_share(terms, " ".join(tags).replace("-", " "))  # again, from what it knows
+    assert set().union(*(matched_terms(terms, t.replace("-", " ")) for t in tags)) == expected
