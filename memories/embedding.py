@@ -214,6 +214,22 @@ def reset() -> None:
         _encoder, _active_backend = None, None
     with _query_cache_lock:
         _query_cache.clear()
+    model_vocabulary.cache_clear()
+
+
+@functools.cache
+def model_vocabulary() -> frozenset[str]:
+    """The words the model's tokenizer holds whole, in lower case (its vocabulary's entries of letters
+    only): a word outside it is read in pieces, as the model reads a word of a language it was not
+    trained on. Empty when the model has no tokenizer.json to read."""
+    from tokenizers import Tokenizer
+
+    try:
+        vocabulary = Tokenizer.from_file(str(Path(_model_path()) / "tokenizer.json")).get_vocab()
+    except Exception:
+        logger.warning("could not read the embedding model's tokenizer vocabulary", exc_info=True)
+        return frozenset()
+    return frozenset(word for word in vocabulary if word.isalpha())
 
 
 TITLE_SEPARATOR = " — "

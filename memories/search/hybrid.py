@@ -132,7 +132,7 @@ def hybrid_search(
             owner_id, query, qvec, candidates, limit=limit, filters=filters, excluded=excluded, reading=reading
         )
     max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
-    query_language = _query_language(query, reading.language)
+    query_language = "other" if reading.foreign else _query_language(query, reading.language)
     tag_share = TagShare(terms)
     scored: list[SearchResult] = []
     for candidate in candidates:
@@ -200,8 +200,9 @@ def _query_language(query: str, detected: str) -> str:
     """The query's language for the good-match rule: one PostgreSQL stems, "" for English or a query
     whose language is not told (a misreading of a short English query, such as Latin for "mum phone
     number", has no config and so stays English), and "other" for one written mostly in another
-    script than Latin, which the embedding model does not read either. `detected` is what
-    core.language told of the query."""
+    script than Latin, which the embedding model does not read either (and, set by the caller, for
+    one whose words read as another language the detector could not name: QueryReading.foreign).
+    `detected` is what core.language told of the query."""
     if language := lexical.language_prefix(detected):
         return language
     return "" if mostly_latin(query) or not _WORD.search(query) else "other"

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import cache, partial
+from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from memories import embedding
 from memories.models import TRASH_LAYER
 from memories.search.questions import QUESTION_WORDS
 
@@ -380,10 +382,25 @@ LEFT JOIN memories_termstat s ON s.owner_id = %(owner)s AND s.lexeme = CASE
 _OWN_FORM = "~"
 
 
+class QueryWords(NamedTuple):
+    """A query as the owner's index reads it: its words, a group of terms each (query_terms), and
+    whether it reads as another language than English although the detector could not tell which
+    (see foreign_function_words)."""
+
+    groups: list[list[str]]
+    foreign: bool = False
+
+
 def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_language: str = "") -> list[list[str]]:
     """The query's words as this owner's index holds them, a group of terms each: every word read in
     english and in every language the index holds (and the query's own), with the readings the index
     holds (see choose_readings), then its CJK runs' character pairs, one word each."""
+    return read_words(owner_id, query, languages=languages, query_language=query_language).groups
+
+
+def read_words(owner_id: int, query: str, *, languages: Sequence[str], query_language: str = "") -> QueryWords:
+    """query_terms, and whether the query reads as another language than English: then its little
+    words of that language ("de", "la") are not words to find either."""
     # A language listed that this server has no config for (a database moved to an older one) is not read.
     listed = {language for language in languages if language_prefix(language)}
     prefixes = ["", *sorted({*listed, *filter(None, [language_prefix(query_language)])})]
@@ -407,9 +424,61 @@ def query_terms(owner_id: int, query: str, *, languages: Sequence[str], query_la
     dropped = frozenset(
         w.lower() for i, w in enumerate(words) if w.lower() in question_words and (i == 0 or not w[:1].isupper())
     )
-    groups = choose_readings(readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped)
+    foreign = (
+        foreign_function_words(readings, prefixes=prefixes, names={w.lower() for w in words[1:] if w[:1].isupper()})
+        if not query_prefix and query_language != "en"
+        else frozenset()
+    )
+    groups = choose_readings(
+        readings, prefixes=prefixes, query_prefix=query_prefix, query_stop_words=dropped, skip=foreign
+    )
     held = {term for group in groups for term in group}
-    return groups + [[pair] for pair in cjk_pairs(query)[:MAX_QUERY_PAIRS] if pair not in held]
+    return QueryWords(
+        groups + [[pair] for pair in cjk_pairs(query)[:MAX_QUERY_PAIRS] if pair not in held], foreign=bool(foreign)
+    )
+
+
+def foreign_function_words(
+    readings, *, prefixes: Sequence[str], names: Collection[str] = frozenset()
+) -> frozenset[int]:
+    """The positions of a query's little words of another language ("de", "la"), when the query
+    reads as that language although the language detector could not tell (a short query: "receta de
+    paella valenciana"); else none. It does when:
+
+    - some word is a stop word of a language the owner's index holds and no word is an English one
+      ("for", "a" make "Hetzner invoice for a dedicated server" English), and
+    - most of its other words, names aside, are words the embedding model does not know whole (it
+      reads "van rental prices" or "pasta al dente timing" as English words, but not "receta" or
+      "valenciana").
+
+    Such a query's meaning is not what the model reads (the good-match rule then asks for its words),
+    and its little words are no words to find: "de" matched every Spanish passage."""
+    found: dict[int, set[str]] = {}
+    forms: dict[int, str] = {}
+    for prefix, lexeme, position, _ in readings:
+        if prefix.endswith(_OWN_FORM):
+            forms[position] = lexeme
+        else:
+            found.setdefault(position, set()).add(prefix)
+    others = [prefix for prefix in prefixes if prefix]
+    if not others:
+        return frozenset()
+    little, content = set(), []
+    for position in forms.keys() | found.keys():
+        held = found.get(position, set())
+        if "" not in held:
+            if forms.get(position) not in names:
+                return frozenset()  # an English stop word: the query is English
+            continue
+        if any(prefix not in held for prefix in others):
+            little.add(position)
+        elif forms.get(position) not in names:
+            content.append(forms.get(position, ""))
+    vocabulary = embedding.model_vocabulary()
+    if not little or not content or not vocabulary:
+        return frozenset()
+    known = sum(word in vocabulary for word in content)
+    return frozenset(little) if known * 2 < len(content) else frozenset()
 
 
 def choose_readings(
@@ -418,13 +487,15 @@ def choose_readings(
     prefixes: Sequence[str],
     query_prefix: str = "",
     query_stop_words: frozenset[str] = frozenset(),
+    skip: frozenset[int] = frozenset(),
 ) -> list[list[str]]:
     """The terms of each word of a query, from its readings: rows of (prefix, lexeme, position, df)
     for each language read ("" is english; a language with no row at a position has that word as a
     stop word; a prefix ending in "~" is the word's own form in that language, an alternative to its
     stem). One group of terms per word, in order:
 
-    - a stop word of the query's own language is not a word to find ("в", "le", "die");
+    - a stop word of the query's own language is not a word to find ("в", "le", "die"), nor are the
+      positions in `skip` (foreign_function_words);
     - nor is a word of `query_stop_words` (its own form in the query's language): the query
       language's question words, which Snowball keeps ("wer", "wann", "combien"), would otherwise
       weigh as the rarest words of a query that asks;
@@ -449,7 +520,7 @@ def choose_readings(
     for position in sorted(by_position):
         found = by_position[position]
         stop_in = [prefix for prefix in prefixes if prefix not in found]
-        if query_prefix in stop_in:
+        if query_prefix in stop_in or position in skip:
             continue
         if own_forms.get((position, query_prefix), ("", 0))[0] in query_stop_words:
             continue

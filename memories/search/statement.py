@@ -251,24 +251,25 @@ def search_statement(
 
 class QueryReading(NamedTuple):
     """What a search reads once, before its statements: the owner's chunk count, the query's language,
-    and its words as the owner's index holds them (None: read in english in the statement)."""
+    its words as the owner's index holds them (None: read in english in the statement), and whether
+    it reads as another language than English that the detector could not tell
+    (lexical.foreign_function_words)."""
 
     chunks: int
     language: str
     terms: list[list[str]] | None
+    foreign: bool = False
 
 
 def read_query(owner_id: int, query: str) -> QueryReading:
-    """The query read for this owner: in every language the owner's index holds (lexical.query_terms)
+    """The query read for this owner: in every language the owner's index holds (lexical.read_words)
     when it holds others than english, the query is in one, or it holds CJK."""
     chunks, languages = owner_stats(owner_id)
     language = detect_language(query)
-    terms = (
-        lexical.query_terms(owner_id, query, languages=languages, query_language=language)
-        if lexical.needs_readings(query, languages, language)
-        else None
-    )
-    return QueryReading(chunks, language, terms)
+    if not lexical.needs_readings(query, languages, language):
+        return QueryReading(chunks, language, None)
+    words = lexical.read_words(owner_id, query, languages=languages, query_language=language)
+    return QueryReading(chunks, language, words.groups, words.foreign)
 
 
 def search_candidates(

@@ -329,8 +329,8 @@ def test_a_search_reads_its_query_once_and_a_second_look_reuses_the_reading(user
     from memories.search.filters import SearchFilters
 
     reads = []
-    real_read = statement.lexical.query_terms
-    monkeypatch.setattr(statement.lexical, "query_terms", lambda *a, **k: reads.append(1) or real_read(*a, **k))
+    real_read = statement.lexical.read_words
+    monkeypatch.setattr(statement.lexical, "read_words", lambda *a, **k: reads.append(1) or real_read(*a, **k))
     assert titles(hybrid_search(user.pk, "Rechnung")) == ["Zahnarzt"]
     assert len(reads) == 1
     reading = statement.read_query(user.pk, "Rechnung")
@@ -338,3 +338,50 @@ def test_a_search_reads_its_query_once_and_a_second_look_reuses_the_reading(user
     qvec = embedding.embed_query("Rechnung")
     statement.search_candidates(user.pk, "Rechnung", qvec, limit=5, filters=SearchFilters(), reading=reading)
     assert len(reads) == 2, "the second look of a search is given the reading and does not read again"
+
+
+UDHR_ES = (
+    "Todos los seres humanos nacen libres e iguales en dignidad y derechos y, dotados como están de "
+    "razón y conciencia, deben comportarse fraternalmente los unos con los otros. Toda persona tiene "
+    "todos los derechos y libertades proclamados en esta Declaración, sin distinción alguna de raza, "
+    "color, sexo, idioma, religión, opinión política o de cualquier otra índole."
+)
+VAN_NL = "De huurprijs van de bestelbus is veertig euro per dag, exclusief brandstof en verzekering."
+
+
+@pytest.mark.parametrize(
+    ("query", "foreign"),
+    [
+        ("receta de paella valenciana", True),  # "de" is Spanish's, and the model knows no other word whole
+        ("recette de la tarte Tatin", True),
+        ("Hetzner invoice for a dedicated server", False),  # "for", "a": English's little words
+        ("van rental prices", False),  # "van" is Dutch's, but the model reads "rental prices" as English
+        ("pasta al dente timing", False),
+        ("tarte tatin recipe", False),  # no little word of any language: nothing says it is not English
+    ],
+)
+def test_a_query_the_detector_cannot_tell_reads_as_another_language_by_its_little_words(user, query, foreign):
+    from memories.search import statement
+
+    for title, content in (("Declaración", UDHR_ES), ("Bestelbus", VAN_NL), ("Facture", FREE_FR), ("Printer", NEWS_EN)):
+        make_memory(user, content, title=title)
+    reading = statement.read_query(user.pk, query)
+    assert reading.language == "" or not foreign  # the detector did not tell these
+    assert reading.foreign is foreign
+    if foreign:  # its little words are no words to find
+        assert not {"de", "la"} & {lexical.display_term(term) for group in reading.terms for term in group}
+
+
+def test_a_spanish_query_the_detector_cannot_tell_finds_no_passage_by_its_little_words(user):
+    """ "de" is a Spanish stop word, but an English note holds it too ("Charles de Gaulle"): searched
+    for, it made that note a partial match for a paella recipe. The query reads as Spanish by its
+    little words, so "de" is not searched for, and meaning alone is no good match for it."""
+    make_memory(user, UDHR_ES, title="Declaración")
+    make_memory(
+        user, "Flights to Paris land at Charles de Gaulle airport; the RER B goes to the centre.", title="Paris"
+    )
+    response = hybrid_search(user.pk, "receta de paella valenciana", min_score=0)
+    assert response.query_terms == ["receta", "paella", "valenciana"]
+    assert all(result.parts["idfShare"] == 0 for result in response.results)
+    assert hybrid_search(user.pk, "receta de paella valenciana").results == []
+    assert titles(hybrid_search(user.pk, "derechos y libertades")) == ["Declaración"]
