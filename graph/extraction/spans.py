@@ -18,8 +18,16 @@ from graph.extraction.keys import (
     names_a_page,
     singular,
 )
-from graph.extraction.lexicon import english_words
-from graph.extraction.typing import is_first_name, is_foreign, retype, shouted_word, type_for_name, type_from_context
+from graph.extraction.lexicon import english_words, words_of
+from graph.extraction.typing import (
+    is_family_name,
+    is_first_name,
+    is_foreign,
+    retype,
+    shouted_word,
+    type_for_name,
+    type_from_context,
+)
 from graph.vocabulary import (
     _GENERIC_MODIFIERS,
     AMBIGUOUS_TECH_TERMS,
@@ -238,13 +246,33 @@ def _trimmed(ent, label: str) -> tuple[object | None, str]:
     """The name in an entity span: no leading article or punctuation, no trailing preposition, and
     widened where the model stopped short (None when nothing is left)."""
     span = ent
-    while len(span) and span[0].pos_ in ("DET", "PUNCT"):
+    while len(span) and (span[0].pos_ in ("DET", "PUNCT") or opening_verb(span[0])):
         span = span[1:]
     while len(span) and span[-1].is_alpha and span[-1].is_lower and span[-1].pos_ in ("ADP", "DET", "CCONJ"):
         span = span[:-1]  # "CI on": a name does not end in a preposition, an article or "and"
     if not len(span):
         return None, label
     return _widen(span, label)
+
+
+def opening_verb(token) -> bool:
+    """A sentence's first word that is its verb, though capitalised like the name after it: notes
+    often leave out who did it ("Finished Project Hail Mary by Andy Weir", "Booked Lisbon flights").
+    The model then reads the verb as the start of the name. It is one when it is a regular past form
+    of an English verb (finish-ed, dial-led, marri-ed), no known given or family name ("Jared"), and no
+    other word of its sentence is a verb: "United Airlines lost my bag" keeps its name."""
+    if not token.is_sent_start or not token.is_title or len(token) < 5:
+        return False
+    word = token.lower_
+    if not word.endswith("ed") or is_first_name(token.text) or is_family_name(token.text):
+        return False
+    verbs = words_of("verb")
+    stems = {word[:-2], word[:-1], word[:-3] + "y"}
+    if word[-3] == word[-4]:
+        stems.add(word[:-3])  # a doubled consonant: "dialled", "shopped"
+    if not stems & verbs:
+        return False
+    return not any(other.tag_.startswith("VB") for other in token.sent if other.i != token.i)
 
 
 def _english_word(word: str) -> bool:
@@ -310,7 +338,10 @@ def _concept(chunk, text: str) -> Found | None:
     """A noun chunk as a concept, or None when it is a pronoun or a generic word ("thing", "time")."""
     tokens = list(chunk)
     while tokens and (
-        tokens[0].pos_ in _DROP_LEADING_POS or tokens[0].lower_ in _GENERIC_MODIFIERS or tokens[0].is_stop
+        tokens[0].pos_ in _DROP_LEADING_POS
+        or tokens[0].lower_ in _GENERIC_MODIFIERS
+        or tokens[0].is_stop
+        or opening_verb(tokens[0])
     ):
         tokens.pop(0)
     if not tokens or len(tokens) > 5:
@@ -354,7 +385,7 @@ _ORGANIZATION_NOUNS = frozenset("team committee staff volunteers volunteer membe
 def _proper_prefix(chunk, text: str) -> Found | None:
     """The name at the front of a noun chunk that goes on in common nouns ("RSPB volunteer team",
     "Musicians' Union cover", "Arbor app"), which the model left unlabelled inside the phrase."""
-    tokens = [t for t in chunk if t.pos_ not in _DROP_LEADING_POS]
+    tokens = [t for t in chunk if t.pos_ not in _DROP_LEADING_POS and not opening_verb(t)]
     end = 0
     while end < len(tokens) and tokens[end].pos_ == "PROPN" and tokens[end].text[:1].isupper():
         end += 1

@@ -160,3 +160,30 @@ def test_a_call_in_a_code_file_is_no_entity():
 def test_a_lone_given_name_is_a_person(text, name, expected):
     found = {m.name: m.type for m in extract_texts([text])[0].mentions}
     assert found.get(name) == expected, found
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "not_names"),
+    [
+        ("Finished Project Hail Mary by Andy Weir last night.", "Project Hail Mary", ["Finished Project Hail Mary"]),
+        ("Booked Lisbon flights for the offsite.", "Lisbon", ["Booked Lisbon flights", "Booked Lisbon"]),
+        ("Dialled in the grinder, then Ordered AeroPress filters from Amazon.", "Amazon", []),
+    ],
+)
+def test_a_note_that_opens_with_its_verb_does_not_name_the_verb(text, name, not_names):
+    """Notes leave out who did it ("Finished X", "Booked Y"); the model reads the capitalised verb as
+    the start of the name after it."""
+    found = mentions(text)
+    assert name in found, found
+    assert not set(not_names) & set(found), found
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("United Airlines lost my bag again.", "United Airlines"),  # another verb: "United" is the name's
+        ("Jared Lewis Smith called about the lease.", "Jared Lewis Smith"),
+    ],
+)
+def test_a_name_that_opens_with_a_past_form_keeps_it(text, name):
+    assert name in mentions(text)
