@@ -18,6 +18,7 @@ import functools
 import hashlib
 import logging
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -241,17 +242,35 @@ def chunk_embedding_text(title: str, text: str) -> str:
     "Postgres vacuum tuning — Autovacuum falls behind on big tables…" lets a chunk whose body never
     names its subject be found by it. When the chunk already opens with the title (a title taken
     from the first line, a chat message's first words, a document that repeats its title) the
-    title is not added twice. This is the one rule for it: services embed with it, and a chunk's
-    `embedding_key` is `embedding_key(...)` of its result, so a changed title (or rule, or model)
-    is what marks a chunk for re-embedding by `manage.py reembed`.
+    title is not added twice. A mail's header lines (From, To, Cc, Date) are left out: addresses
+    and a timestamp are what its words are found by, not what it is about, and they drowned a short
+    message's meaning (a family-day invitation: cosine 0.29 to "company picnic with activities for
+    kids" with them, 0.44 without). This is the one rule for it: services embed with it, and a
+    chunk's `embedding_key` is `embedding_key(...)` of its result, so a changed title (or rule, or
+    model) is what marks a chunk for re-embedding by `manage.py reembed`.
     """
+    text = without_mail_header(text)
     title = " ".join((title or "").split()).rstrip("…").strip()
-    if not title:
-        return text
-    opening = " ".join(text[: len(title) * 2 + 16].split()).lower()
-    if opening.startswith(title.lower()):
+    if not title or opens_with_title(title, text):
         return text
     return f"{title}{TITLE_SEPARATOR}{text}"
+
+
+def opens_with_title(title: str, text: str) -> bool:
+    """Whether the text's opening words are the title (spaces and case aside)."""
+    title = " ".join((title or "").split()).rstrip("…").strip()
+    opening = " ".join(text[: len(title) * 2 + 16].split()).lower()
+    return bool(title) and opening.startswith(title.lower())
+
+
+# The lines a mail's memory opens with (memories.parsers.mail.header_block), then a blank line.
+_MAIL_HEADER = re.compile(r"From: [^\n]*\n(?:(?:To|Cc|Date): [^\n]*\n)*\n")
+
+
+def without_mail_header(text: str) -> str:
+    """The text without the header lines a mail's memory opens with, when a body follows them."""
+    header = _MAIL_HEADER.match(text)
+    return text[header.end() :] if header and text[header.end() :].strip() else text
 
 
 def vector_literal(vector) -> str:

@@ -144,7 +144,7 @@ def title_prefix(title: str, text: str) -> str:
     note never names again). "" when the text opens with the title (an upload titled by its heading,
     a chat message by its first words)."""
     title = " ".join((title or "").split())
-    if not title or embedding.chunk_embedding_text(title, text) == text:
+    if not title or embedding.opens_with_title(title, text):
         return ""
     # A colon in a title parts a name from what it is about ("Riverside Rovers: spring fixtures"),
     # where at the start of a line it would read as a form's label ("Amount Due:"). A full stop ends

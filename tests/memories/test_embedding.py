@@ -266,3 +266,28 @@ def test_reembed_leaves_a_chunk_changed_meanwhile_to_the_change(user, backend, m
     progress = chunks_reembed()
     assert (progress.reembedded, progress.skipped) == (0, 1)
     assert MemoryChunk.objects.get(memory=memory).embedding_key == "edited-after-the-read"
+
+
+@pytest.mark.parametrize(
+    ("text", "embedded"),
+    [
+        (
+            "From: Mallori Harrell <mallori@example.com>\nTo: All <all@example.com>\nDate: 2022-12-21 16:28 UTC\n\n"
+            "Get excited for our first annual family day!",
+            "Family Day — Get excited for our first annual family day!",
+        ),
+        # a mail with no body keeps its header lines: they are all there is
+        (
+            "From: a@example.com\nDate: 2022-12-21 16:28 UTC",
+            "Family Day — From: a@example.com\nDate: 2022-12-21 16:28 UTC",
+        ),
+        # prose that opens with "From:" is no header block
+        (
+            "From: the start it was clear\nthat we would win.",
+            "Family Day — From: the start it was clear\nthat we would win.",
+        ),
+    ],
+)
+def test_a_mails_header_lines_are_not_embedded_with_its_body(text, embedded):
+    """Addresses and a timestamp are what a mail is found by in words, not what it is about."""
+    assert embedding.chunk_embedding_text("Family Day", text) == embedded
