@@ -29,6 +29,7 @@ from django.db.models import F, Q
 from core import workers
 from core.inflection import lemma, nominative_phrase
 from core.language import LOREM_WORDS, detect_language, is_filler, language_mix
+from memories.embedding import without_mail_header
 from memories.tag_rules import MAX_TAG_CHARS
 
 logger = logging.getLogger(__name__)
@@ -288,8 +289,13 @@ def keyword_tag(
     return _tag_of_words(phrase, stop=stop, latin=latin, language=language)
 
 
+# An elided article, preposition or pronoun of French or Italian in front of a word ("qu'il", "l'homme",
+# "dell'arte"): the word is what follows it.
+_ELIDED = re.compile(r"^(?:l|d|j|m|n|s|t|c|qu|jusqu|lorsqu|puisqu|quoiqu|dell|dall|nell|sull|all|un)['’](?=\w)")
+
+
 def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool, language: str) -> str | None:
-    words = [w.strip(".'-") for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
+    words = [_ELIDED.sub("", w.strip(".'-")) for w in re.split(r"[\s_/]+", phrase.lower()) if w.strip(".'-")]
     stop = stopwords() if stop is None else stop
     while words and words[0] in stop:
         words.pop(0)
@@ -439,7 +445,8 @@ def auto_tags_for(*, source: str, metadata: dict, content: str, summary: str = "
     tags = structural_auto_tags(source=source, metadata=metadata)
     taken = {item["tag"] for item in tags}
     room = MAX_AUTO_TAGS - len(tags)
-    for item in content_keywords(summary or content, limit=room + len(taken)):
+    # A mail's header lines name who and when ("date", "utc" were its tags), not what it is about.
+    for item in content_keywords(summary or without_mail_header(content), limit=room + len(taken)):
         if len(tags) == MAX_AUTO_TAGS:
             break
         if item["tag"] not in taken:

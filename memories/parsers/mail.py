@@ -494,7 +494,9 @@ def mail_fingerprint(mail: MailMessage) -> str:
 
 
 def header_block(mail: MailMessage) -> str:
-    """The lines a reader sees above the body (and search finds): who wrote to whom, and when."""
+    """The lines a reader sees above the body (and search finds): who wrote to whom, and when. What
+    a mail is about is read without them (memories.embedding.without_mail_header: its vector and its
+    auto tags)."""
     meta = mail.metadata
     lines = [f"From: {meta['from']}"] if meta.get("from") else []
     if meta.get("to"):

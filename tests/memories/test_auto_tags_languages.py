@@ -91,3 +91,20 @@ def test_russian_tags_are_in_the_nominative_with_no_inflected_duplicates():
     assert not inflected & set(found)
     words = [word for tag in found for word in tag.split("-")]
     assert len(words) == len(set(words))
+
+
+@pytest.mark.parametrize(("phrase", "tag"), [("qu'il", None), ("l'homme", "homme"), ("dell'arte", "arte")])
+def test_an_elided_french_or_italian_word_is_the_word_after_it(phrase, tag):
+    assert keyword_tag(phrase, stop=frozenset({"il"})) == tag
+
+
+def test_a_mails_header_lines_give_it_no_tags():
+    """ "date" and "utc" were a mail's tags, from its Date line."""
+    content = (
+        "From: Mallori Harrell <mallori@example.com>\nTo: All <all@example.com>\nDate: 2022-12-21 16:28 UTC\n\n"
+        "Get excited for our first annual family day! There will be face painting, a petting zoo, funnel "
+        "cake and more. Make sure to RSVP!"
+    )
+    tags = {item["tag"] for item in auto_tags_for(source="upload", metadata={}, content=content)}
+    assert not tags & {"date", "utc", "mallori", "harrell", "example", "mallori-harrell"}, tags
+    assert "zoo" in tags or "petting-zoo" in tags, tags
