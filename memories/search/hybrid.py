@@ -99,10 +99,12 @@ def hybrid_search(
     w_vec, w_meta = weights or (settings.KYBERNESIS_SEARCH_VECTOR_WEIGHT, settings.KYBERNESIS_SEARCH_METADATA_WEIGHT)
     qvec = embedding.embed_query(query) if query_vector is None else query_vector
 
-    reading = read_query(owner_id, query)
+    # The words searched for (the meaning is read from the query as it was written).
+    words = lexical.without_lone_letters(query)
+    reading = read_query(owner_id, words)
     candidates = search_candidates(
         owner_id,
-        query,
+        words,
         qvec,
         limit=limit,
         filters=filters,
@@ -129,10 +131,10 @@ def hybrid_search(
     candidates = [c for c in candidates if c.memory_id not in excluded]
     if group_by == "memory":
         candidates = _other_memories_too(
-            owner_id, query, qvec, candidates, limit=limit, filters=filters, excluded=excluded, reading=reading
+            owner_id, words, qvec, candidates, limit=limit, filters=filters, excluded=excluded, reading=reading
         )
     max_bm25 = max((c.bm25 for c in candidates), default=0.0) or 0.0
-    query_language = "other" if reading.foreign else _query_language(query, reading.language)
+    query_language = "other" if reading.foreign else _query_language(words, reading.language)
     tag_share = TagShare(terms)
     scored: list[SearchResult] = []
     for candidate in candidates:

@@ -162,12 +162,16 @@ def _term_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     """term_pattern, compiled once per query: a search marks its snippets and matches every
     candidate's tags with the same terms."""
     ordered = sorted(terms, key=len, reverse=True)
-    words = [re.escape(t) for t in ordered if not lexical.is_cjk(t)]
+    words = [re.escape(t) for t in ordered if not lexical.is_cjk(t) and len(t) > 1]
+    letters = [re.escape(t) for t in ordered if not lexical.is_cjk(t) and len(t) == 1]
     pairs = [re.escape(t) for t in ordered if lexical.is_cjk(t)]
     # A word starts after anything but a letter or digit of a spaced script, and ends where CJK begins:
-    # "週末にPythonの本" marks "Python".
+    # "週末にPythonの本" marks "Python". A one-letter term ("C") marks that letter alone, not every word
+    # that starts with it.
     spaced = rf"[^\W{lexical.CJK_CLASS[1:-1]}]"
-    alternatives = ([rf"(?<!{spaced})(?:" + "|".join(words) + rf"){spaced}*"] if words else []) + pairs
+    alternatives = [rf"(?<!{spaced})(?:" + "|".join(words) + rf"){spaced}*"] if words else []
+    alternatives += [rf"(?<!{spaced})(?:" + "|".join(letters) + rf")(?!{spaced})"] if letters else []
+    alternatives += pairs
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
 

@@ -405,3 +405,19 @@ def test_tags_count_each_query_term_once_that_some_tag_word_starts_with(terms, t
     assert share(tags) == len(expected) / len(terms)
     assert share(tags) == term_share(terms, " ".join(tags).replace("-", " "))  # again, from what it knows
     assert set().union(*(matched_terms(terms, t.replace("-", " ")) for t in tags)) == expected
+
+
+def test_a_letter_alone_is_no_word_to_find_beside_longer_ones(user):
+    """Search runs as a person types: "hot loops in a d" found every passage with a stray "d", and as
+    the rarest term the letter outweighed the words asked for."""
+    make_memory(user, title="Tracing", content="Hot loops are recorded as traces and compiled to machine code.")
+    make_memory(user, title="Vitamins", content="Vitamin d and vitamin c: the d form comes from sunlight.")
+    typed = hybrid_search(user.pk, "hot loops in a d", min_score=0)
+    assert typed.query_terms == ["hot", "loop"]
+    assert [r.title for r in typed.results][:1] == ["Tracing"]
+    assert hybrid_search(user.pk, "d", min_score=0).query_terms == ["d"]  # all the query says
+
+
+def test_a_one_letter_term_marks_that_letter_alone():
+    _, marked = make_snippet("The C compiler and the Cargo build, in C.", ["c"])
+    assert marked.count("<mark>") == 2 and "<mark>C</mark> compiler" in marked
