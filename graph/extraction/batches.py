@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 from core import workers
-from core.language import WINDOW_CHARS, detect_language, is_filler, mostly_latin
+from core.language import WINDOW_CHARS, detect_language, is_filler, looks_english, mostly_latin
 from graph.extraction import pipeline as spacy_pipeline
 from graph.extraction.keys import clean_text
 from graph.extraction.layout import mask_header_rows, mask_markup
@@ -99,6 +100,47 @@ def _neutral(text: str, language: str) -> ChunkGraph:
     return graph
 
 
+# A paragraph this long (in letters) is read for its own language; a shorter one (a heading, a
+# line of a table) goes with the text around it.
+PARAGRAPH_LETTERS = 60
+_PARAGRAPH = re.compile(r"[^\n]+(?:\n(?![ \t]*\n)[^\n]*)*")
+
+
+def other_language_paragraphs(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, language) of the paragraphs of an English text that are written in another
+    language: a bilingual document, a quotation in the original. The English model reads them as
+    English, and every run of their capitalised words became a name ("Todos los", "humanos nacen")."""
+    if "\n" not in text.strip():
+        return []  # one paragraph: the text's own language is its language
+    found = []
+    for match in _PARAGRAPH.finditer(text):
+        paragraph = match.group()
+        if sum(ch.isalpha() for ch in paragraph) < PARAGRAPH_LETTERS or looks_english(paragraph):
+            continue
+        language = detect_language(paragraph)
+        if language and not reads_english(paragraph, language):
+            found.append((match.start(), match.end(), language))
+    return found
+
+
+def _english_and_other(text: str) -> tuple[str, ChunkGraph]:
+    """The text with its paragraphs in other languages blanked, for the English model (offsets kept),
+    and the mentions found in those paragraphs by the rules of their languages."""
+    others = other_language_paragraphs(text)
+    graph = ChunkGraph()
+    if not others:
+        return text, graph
+    pieces, last = [], 0
+    for start, end, language in others:
+        pieces.append(text[last:start])
+        pieces.append(" " * (end - start))
+        last = end
+        for item in neutral_spans(mask_header_rows(text[start:end]), language):
+            graph.mentions.append(MentionFound(item.key, item.name, item.type, start + item.start, start + item.end))
+    pieces.append(text[last:])
+    return "".join(pieces), graph
+
+
 def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
     graphs = [ChunkGraph() for _ in texts]
     english: list[tuple[int, str]] = []
@@ -108,6 +150,7 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
         if is_filler(text):
             continue  # Lorem ipsum names nothing ("Cras", "Donec" are no organisations)
         if reads_english(text, language):
+            text, graphs[i] = _english_and_other(text)
             english.append((i, text))
         else:
             graphs[i] = _neutral(mask_header_rows(text), language)
@@ -139,6 +182,8 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
                 continue
             graphs[i].mentions.extend(partial_graph.mentions)
             graphs[i].relations.extend(partial_graph.relations)
+    for i, _ in english:  # in text order, those of paragraphs in other languages among them
+        graphs[i].mentions.sort(key=lambda mention: mention.start)
     return graphs
 
 

@@ -187,3 +187,21 @@ def test_a_note_that_opens_with_its_verb_does_not_name_the_verb(text, name, not_
 )
 def test_a_name_that_opens_with_a_past_form_keeps_it(text, name):
     assert name in mentions(text)
+
+
+def test_a_paragraph_in_another_language_is_read_by_its_own_rules():
+    """A bilingual document read as English (udhr-eng-spa.docx of unstructured's test files): the
+    English model made a name of every run of Spanish words ("Todos los", "los otros" as an
+    organisation)."""
+    english = (
+        "All human beings are born free and equal in dignity and rights. They are endowed with reason "
+        "and conscience and should act towards one another in a spirit of brotherhood. "
+    )
+    spanish = (
+        '"Todos los seres humanos nacen libres e iguales en dignidad y derechos y, dotados como están de '
+        'razón y conciencia, deben comportarse fraternalmente los unos con los otros."'
+    )
+    text = f"{english * 2}\n\n{spanish}\n\n{english}Eleanor Roosevelt chaired the drafting committee."
+    found = mentions(text)
+    assert "Eleanor Roosevelt" in found, found
+    assert not {"Todos los", "los otros", "los unos", "humanos nacen", "derechos y"} & set(found), found
