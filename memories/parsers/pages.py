@@ -4,6 +4,7 @@ whether a text layer is text at all, and the notices that say which pages were r
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ class PageText:
     reason: str = ""
     why: str = ""
     layer: str = ""
+    garbled: int = 0  # lines of glyph codes left out of a text layer (garbled_line)
 
     def as_metadata(self) -> dict:
         entry: dict = {"text": "layer" if self.state == "text" else self.state}
@@ -70,6 +72,38 @@ def text_is_usable(text: str) -> bool:
     return visible < 20 or alnum / visible >= MIN_ALNUM_SHARE
 
 
+# A line of a text layer whose characters are glyph codes in a font without a usable encoding, as
+# charts' labels often are ("<//2??.1@A<9=.>922?#3!4,56#"): no word in it, a third of it or more
+# symbols of three kinds or more, in tokens of four characters or more on average (a formula such as
+# "x^2 + y^2" has shorter ones).
+GARBLED_MIN_CHARS = 8
+GARBLED_SYMBOL_SHARE = 0.3
+GARBLED_MIN_TOKEN = 4
+GARBLED_MIN_KINDS = 3  # kinds of symbol: "[17][18]", "2010b)).", "FR76 *****" are text
+_ASCII_SYMBOLS = frozenset(string.punctuation)
+_WORDLIKE = re.compile(r"[A-Za-z]*[AEIOUYaeiouy][A-Za-z]*|[^\W\d_A-Za-z]{2,}")
+
+
+def garbled_line(line: str) -> bool:
+    """Whether a line of a text layer is glyph codes, not text (see GARBLED_MIN_CHARS)."""
+    tokens = line.split()
+    visible = sum(len(token) for token in tokens)
+    if visible < GARBLED_MIN_CHARS or visible < GARBLED_MIN_TOKEN * len(tokens):
+        return False
+    # ASCII punctuation and control characters: a line of emoji or of other scripts' signs is text.
+    symbols = [ch for token in tokens for ch in token if ch in _ASCII_SYMBOLS or unicodedata.category(ch)[0] == "C"]
+    if len(symbols) < GARBLED_SYMBOL_SHARE * visible or len(set(symbols)) < GARBLED_MIN_KINDS:
+        return False
+    return not any(len(match.group()) >= 3 or not match.group().isascii() for match in _WORDLIKE.finditer(line))
+
+
+def without_garbled_lines(text: str) -> tuple[str, int]:
+    """The text without its garbled lines (garbled_line), and how many there were."""
+    lines = text.split("\n")
+    kept = [line for line in lines if not garbled_line(line)]
+    return ("\n".join(kept), len(lines) - len(kept)) if len(kept) < len(lines) else (text, 0)
+
+
 def page_range(numbers: list[int]) -> str:
     """ "page 4", "pages 1–3", "pages 1–3, 7"."""
     spans: list[tuple[int, int]] = []
@@ -98,6 +132,13 @@ def page_notices(pages: list[PageText], *, what: str) -> list[str]:
             notices.append(f"{where}: {cause + ', ' if cause else ''}read by OCR")
         else:
             notices.append(f"{where}: {cause + ', ' if cause else ''}not read: {why}")
+    garbled = [page for page in pages if page.garbled]
+    if garbled:
+        lines = sum(page.garbled for page in garbled)
+        notices.append(
+            f"{page_range([page.number for page in garbled])}: {lines} line{'s' if lines > 1 else ''} of "
+            "unreadable characters left out (a font without a usable encoding, often a chart's labels)"
+        )
     return notices
 
 

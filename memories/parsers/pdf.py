@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from memories.parsers.budget import InflateBudget
 from memories.parsers.errors import DecompressionBombError, ExtractionError
 from memories.parsers.format import Format, PageImage, Parsed
-from memories.parsers.pages import PageText, text_is_usable
+from memories.parsers.pages import PageText, text_is_usable, without_garbled_lines
 
 # One content stream holds one page's drawing operators, a few hundred KB even for dense text.
 MAX_PDF_STREAM_BYTES = 16 * 1024 * 1024
@@ -256,7 +256,8 @@ def _page_text(document, index: int) -> PageText:
     if text.strip() and letters < SCAN_MAX_LAYER_LETTERS and covered / area >= SCAN_MIN_IMAGE_COVER:
         return PageText(number=index + 1, text="", state="pending", reason="scanned", layer=text)
     if text.strip():
-        return PageText(number=index + 1, text=text, state="text")
+        text, garbled = without_garbled_lines(text)
+        return PageText(number=index + 1, text=text, state="text", garbled=garbled)
     if images:
         return PageText(number=index + 1, text="", state="pending", reason="no-text-layer")
     if drawn:

@@ -10,7 +10,14 @@ import pytest
 
 from memories.parsers import DecompressionBombError, ExtractionError, extract
 from memories.parsers import pdf as pdf_format
-from memories.parsers.pages import PageText, page_notices, page_range, text_is_usable
+from memories.parsers.pages import (
+    PageText,
+    garbled_line,
+    page_notices,
+    page_range,
+    text_is_usable,
+    without_garbled_lines,
+)
 from memories.parsers.pdf import real_title
 from tests.files import make_blank_pdf, make_pdf
 from tests.memories import scans
@@ -207,3 +214,45 @@ def test_a_heading_is_the_largest_lines_and_only_when_they_stand_out_from_the_bo
     assert pdf_format.heading_of_lines([_line("Slightly bigger", 11.0), *body]) is None
     assert pdf_format.heading_of_lines([_line("Big", 20.0), *body]) is None  # under four letters
     assert pdf_format.heading_of_lines([_line("A Title", 20.0), _line("short", 10.0)]) is None  # too little body
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "<//2??.1@A<9=.>922?#3!4,56#",  # TraceMonkey's figure 11: a chart's labels in a shifted font
+        "/8A>98FG8E.92/09?@D2#3$4!56#",
+        '!"# $!"# %!"# &!"# \'!"# (!"# )!"# *!"# +!"# ,!"# $!!"#',
+        "KA>29:92># L<ID2#",
+    ],
+)
+def test_a_line_of_glyph_codes_is_garbled(line):
+    assert garbled_line(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "FR76 ***************************",  # a masked account number
+        "[17][18]",
+        "2010b)).",
+        "x^2 + y^2 = z^2",
+        "if (a[i] != b) { return; }",
+        "user@example.com, https://example.com/a?b=c&d=e#top",
+        "🌴🐢🐐🍄⚽🍻👑📸😬-",
+        "Итого: 1 234,56 ₽",
+        "1,234.56  2,345.67  3,456.78",
+        "Figure 11. Fraction of dynamic bytecodes executed by interpreter",
+    ],
+)
+def test_text_is_not_garbled(line):
+    assert not garbled_line(line)
+
+
+def test_garbled_lines_are_left_out_with_a_notice_naming_their_pages():
+    text, dropped = without_garbled_lines("Figure 11. Speedups\n<//2??.1@A<9=.>922?#3!4,56#\n&-./012#3%4%56#\nEnd.")
+    assert (text, dropped) == ("Figure 11. Speedups\nEnd.", 2)
+    pages = [PageText(10, text, "text", garbled=2), PageText(11, "x", "text"), PageText(13, "y", "text", garbled=1)]
+    assert page_notices(pages, what="PDF") == [
+        "pages 10, 13: 3 lines of unreadable characters left out (a font without a usable encoding, often a "
+        "chart's labels)"
+    ]
