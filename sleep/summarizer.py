@@ -13,6 +13,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memories.auto_tags import stopwords
+from memories.embedding import without_mail_header
 
 MAX_SUMMARY_CHARS = 500
 MAX_SENTENCES = 3
@@ -61,16 +62,38 @@ def _sentences_of(block: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
+    return [sentence for sentence, _ in _sentences(text)]
+
+
+def _sentences(text: str) -> list[tuple[str, bool]]:
+    """Each sentence, and whether its block is laid out as prose (not layout_block)."""
     text = _CONTROL.sub(" ", text[:SOURCE_CHARS])
     sentences = []
     for block in _BLOCK.split(text):
         if not block.strip():
             continue
+        running = not layout_block(block)
         for part in _sentences_of(" ".join(block.split())):
             sentence = " ".join(part.split())
             if len(sentence) >= 3:
-                sentences.append(sentence)
+                sentences.append((sentence, running))
     return sentences
+
+
+# A block of this many lines or more, most of them short and few ending as a sentence does, is laid
+# out (a figure's labels, a list, a table, an address), however its words read once joined.
+LAYOUT_MIN_LINES = 3
+LAYOUT_SHORT_LINE = 40
+
+
+def layout_block(block: str) -> bool:
+    """Whether a block of text is laid out in short lines rather than written as running text."""
+    lines = [line.strip() for line in block.split("\n") if line.strip()]
+    if len(lines) < LAYOUT_MIN_LINES:
+        return False
+    short = sum(len(line) < LAYOUT_SHORT_LINE for line in lines)
+    ended = sum(bool(_SENTENCE_END.search(line)) for line in lines)
+    return short * 10 >= 6 * len(lines) and ended * 10 <= 3 * len(lines)
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -108,11 +131,44 @@ def _rank(sentences: list[str]) -> list[float]:
     return [score * (1.0 + 0.3 / (1 + position)) for position, score in enumerate(scores)]
 
 
+# What a sentence of prose ends with, in the scripts read here.
+_SENTENCE_END = re.compile(r"[.!?。！？…]['\"’”»)]*$")
+_LETTERS = re.compile(r"[^\W\d_]+")
+PROSE_MIN_WORDS = 5
+PROSE_MIN_LOWER_SHARE = 0.4
+PROSE_MIN_LETTER_SHARE = 0.6
+
+
+def is_prose_sentence(sentence: str) -> bool:
+    """Whether a sentence is prose, not a heading, a table's row, a form's labels or a figure's
+    ("Artikel Aantal Prijs per stuk BTW", "TRANSITION REPORT PURSUANT TO SECTION 13", "## Slide 1"):
+    it ends as a sentence does, most of its characters are letters, and in a script with capitals at
+    least PROSE_MIN_LOWER_SHARE of its words are written in lower case (German's nouns leave enough)."""
+    if sentence.startswith("#") or not _SENTENCE_END.search(sentence):
+        return False
+    visible = sum(not ch.isspace() for ch in sentence)
+    words = _LETTERS.findall(sentence)
+    if sum(len(w) for w in words) < PROSE_MIN_LETTER_SHARE * visible:
+        return False
+    cased = [w for w in words if w != w.lower() or w != w.upper()]
+    if not cased:
+        return True  # a script without capitals (Japanese, Chinese): its end says enough
+    if len(words) < PROSE_MIN_WORDS:
+        return False
+    return sum(w.islower() for w in cased) >= PROSE_MIN_LOWER_SHARE * len(cased)
+
+
 def summarize(text: str) -> tuple[str, str]:
-    """(summary, preview) of a text; both empty when it has no sentence."""
-    sentences = split_sentences(text)
-    if not sentences:
+    """(summary, preview) of a text; both empty when it has no sentence. The sentences are chosen
+    among its prose (is_prose_sentence) when it has enough of it, so a document's letterhead, a table's header
+    or a figure's labels are not what it is said to be about; a mail is read without its header lines."""
+    read = _sentences(without_mail_header(text))
+    if not read:
         return "", ""
+    sentences = [sentence for sentence, _ in read]
+    written = [sentence for sentence, running in read if running and is_prose_sentence(sentence)]
+    if len(written) >= min(MAX_SENTENCES, len(sentences)) or (written and len(sentences) > MAX_SENTENCES):
+        sentences = written
     if len(sentences) <= MAX_SENTENCES and sum(len(s) + 1 for s in sentences) <= MAX_SUMMARY_CHARS:
         chosen = sentences
     else:

@@ -10,7 +10,7 @@ from graph.extraction import extract_texts
 from graph.models import Entity, EntityMention, MemoryLink
 from graph.services import graph_extract_memories, graph_owner_retype, memory_links_refresh
 from memories.auto_tags import content_keywords, keyword_tag, prose
-from sleep.summarizer import split_sentences, summarize
+from sleep.summarizer import is_prose_sentence, split_sentences, summarize
 from tests.factories import make_memory
 
 
@@ -265,6 +265,52 @@ def test_previews_and_summaries_cut_at_real_sentence_boundaries():
     ]
     _summary, preview = summarize(text)
     assert preview.startswith("Dr. Patel moved") and preview.endswith("clinic.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "is_prose"),
+    [
+        ("Mozilla produces many products such as the Firefox web browser and Thunderbird.", True),
+        ("Der Reporter Claas Relotius hat den SPIEGEL mit gefälschten Artikeln in eine Krise gestürzt.", True),
+        ("肉をくわえたイヌが、橋を渡っていました。", True),
+        ("Artikel Aantal Prijs per stuk BTW Prijs incl.", False),  # a table's header row
+        ("TRANSITION REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934", False),
+        ("## Slide 1: Code 600: Sciences and Exploration Directorate (SED).", False),
+        ("35 RUE du logiciel libre de Lattre Alexis Adresse email de contact Numéro de ligne", False),
+        ("福娘童話集 > きょうのイソップ童話", False),
+        ("Form", False),
+    ],
+)
+def test_prose_is_what_a_summary_is_chosen_from(sentence, is_prose):
+    assert is_prose_sentence(sentence) is is_prose
+
+
+def test_a_summary_skips_a_figures_labels_laid_out_in_short_lines():
+    text = (
+        "The recorder traces hot loops and compiles them to native code. Each trace is a single path "
+        "through the loop, and side exits return to the interpreter.\n\n"
+        "Interpret Bytecodes\nMonitor\nRecord LIR Trace\nExecute Compiled Trace\nhot loop/exit\n"
+        "abort recording\nfinish at loop header.\n\n"
+        "Nested loops are traced as trees, and the outer loop calls the inner loop's tree."
+    )
+    summary, _preview = summarize(text)
+    assert "Interpret Bytecodes" not in summary and "outer loop calls" in summary
+
+
+def test_a_summary_skips_a_letterhead_and_a_mails_header_lines():
+    invoice = (
+        "QualityHosting AG - Uferweg 40-42 - D-63571 Gelnhausen Rechnungsdatum\n\n"
+        "Artikel Aantal Prijs per stuk BTW Prijs incl.\n\n"
+        "Einwände gegen die berechneten Leistungen sind schriftlich innerhalb von vier Wochen anzuzeigen. "
+        "Die Rechnung ist ohne Abzug zahlbar. Vielen Dank für Ihren Auftrag bei uns."
+    )
+    _summary, preview = summarize(invoice)
+    assert preview.startswith("Einwände gegen")
+    mail = (
+        "From: Mallori Harrell <mallori@example.com>\nTo: All <all@example.com>\nDate: 2022-12-21 16:28 UTC\n\n"
+        "Get excited for our first annual family day! There will be face painting and a petting zoo."
+    )
+    assert summarize(mail)[1] == "Get excited for our first annual family day!"
 
 
 @pytest.mark.django_db
