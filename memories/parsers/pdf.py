@@ -216,7 +216,16 @@ def heading_of_lines(lines: list[list[tuple[str, float]]]) -> str | None:
             best, top = [words], size
         elif abs(size - top) <= 0.01:
             best.append(words)
-    return " ".join(best) or None
+    return _without_final_stop(" ".join(best)) or None
+
+
+def _without_final_stop(heading: str) -> str:
+    """A heading without the full stop set after it ("FACTUUR." is titled "FACTUUR"), unless the
+    stop ends an abbreviation ("Acme Inc.", "U.S.") or the heading holds sentences."""
+    if not heading.endswith(".") or heading.endswith("..") or "." in heading[:-1]:
+        return heading
+    last = heading[:-1].rsplit(maxsplit=1)[-1] if heading[:-1].strip() else ""
+    return heading[:-1].rstrip() if sum(ch.isalpha() for ch in last) > 3 else heading
 
 
 def _metadata_title(document) -> str:

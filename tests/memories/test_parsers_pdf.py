@@ -217,6 +217,20 @@ def test_a_heading_is_the_largest_lines_and_only_when_they_stand_out_from_the_bo
 
 
 @pytest.mark.parametrize(
+    ("heading", "title"),
+    [
+        ("FACTUUR.", "FACTUUR"),
+        ("Acme Inc.", "Acme Inc."),
+        ("Made in the U.S.", "Made in the U.S."),
+        ("Wait...", "Wait..."),
+    ],
+)
+def test_a_heading_keeps_no_full_stop_after_it_but_an_abbreviations(heading, title):
+    body = [_line("Body text of the first page, long enough to count as a page.", 10.0)] * 3
+    assert pdf_format.heading_of_lines([_line(heading, 20.0), *body]) == title
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "<//2??.1@A<9=.>922?#3!4,56#",  # TraceMonkey's figure 11: a chart's labels in a shifted font
