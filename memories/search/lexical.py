@@ -359,17 +359,19 @@ def unindex_memories(*, memory_ids: Sequence[int]) -> None:
         cursor.execute(_statements(True)["unindex"], {"memory_ids": list(memory_ids)})
 
 
-# A letter that is a word of its own ("d" in "hot loops in a d" as it is typed), not one of CJK's.
+# A lower-case letter between spaces ("d" in "hot loops in a d" as it is typed), not one of CJK's.
 _SPACED_LETTER = rf"[^\W\d_{CJK_CLASS[1:-1]}]"
-_LONE_LETTER = re.compile(rf"(?<![\w]){_SPACED_LETTER}(?![\w])")
+_LONE_LETTER = re.compile(rf"(?<!\S){_SPACED_LETTER}(?!\S)")
 _LONGER_WORD = re.compile(rf"{_SPACED_LETTER}{{2}}|\d|{CJK_CLASS}")
 
 
 def without_lone_letters(query: str) -> str:
-    """The query without its one-letter words, when it has longer words or numbers: a letter alone
-    ("hot loops in a d" while it is typed, "vitamin D") finds every passage with a stray "d", and
-    as the rarest term it outweighed the words asked for. A query of letters alone ("C") keeps them."""
-    stripped = _LONE_LETTER.sub(" ", query)
+    """The query without its lower-case letters that stand alone, when it has longer words or numbers:
+    "hot loops in a d" while it is typed found every passage with a stray "d", and as the rarest term
+    the letter outweighed the words asked for. A capital is meant ("vitamin D", "T cells", "Plan B"),
+    and so is a letter joined to a word ("α-synuclein", "E. coli", "l'homme"); a query of letters
+    alone ("c") keeps them."""
+    stripped = _LONE_LETTER.sub(lambda match: " " if match.group().islower() else match.group(), query)
     return stripped if _LONGER_WORD.search(stripped) else query
 
 

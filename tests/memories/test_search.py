@@ -416,6 +416,7 @@ def test_a_letter_alone_is_no_word_to_find_beside_longer_ones(user):
     assert typed.query_terms == ["hot", "loop"]
     assert [r.title for r in typed.results][:1] == ["Tracing"]
     assert hybrid_search(user.pk, "d", min_score=0).query_terms == ["d"]  # all the query says
+    assert "d" in hybrid_search(user.pk, "vitamin D", min_score=0).query_terms  # a capital is meant
 
 
 def test_a_one_letter_term_marks_that_letter_alone():
