@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import statistics
 import threading
+import unicodedata
 import zlib
 from collections.abc import Iterator
 
@@ -276,7 +277,39 @@ def _page_text(document, index: int) -> PageText:
 
 def _clean(raw: str) -> str:
     # PDFium marks a hyphen it removed at a line end with U+0002 and ends lines with CR LF.
-    return raw.replace("\x02", "").replace("\r\n", "\n").replace("\r", "\n")
+    return accented(raw.replace("\x02", "").replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# TeX sets an accent as a glyph of its own before the letter it sits on, over a dotless i or j for
+# those: a text layer reads "na¨ıve", "caf´e", "Espa˜na". The spacing accents and their combining forms
+# (not the grave, which is also the backtick of code: "run`echo`").
+_SPACING_ACCENTS = {
+    "\u00a8": "\u0308",  # diaeresis
+    "\u00b4": "\u0301",  # acute
+    "\u02c6": "\u0302",  # circumflex
+    "\u02dc": "\u0303",  # tilde
+    "\u00af": "\u0304",  # macron
+    "\u02d8": "\u0306",  # breve
+    "\u02d9": "\u0307",  # dot above
+    "\u02da": "\u030a",  # ring above
+    "\u02dd": "\u030b",  # double acute
+    "\u02c7": "\u030c",  # caron
+    "\u00b8": "\u0327",  # cedilla
+}
+_ACCENT_IN_WORD = re.compile(r"(?<=[^\W\d_])([" + "".join(_SPACING_ACCENTS) + r"])([^\W\d_])")
+_DOTLESS = {"\u0131": "i", "\u0237": "j"}
+
+
+def accented(text: str) -> str:
+    """The text with each spacing accent set inside a word before its letter made one accented
+    letter ("na¨ıve" is "naïve"), where Unicode has that letter: "don´t", with an acute where an
+    apostrophe was meant, and "/˜aligon" in an address stay as they are."""
+
+    def compose(match: re.Match) -> str:
+        letter = unicodedata.normalize("NFC", _DOTLESS.get(match[2], match[2]) + _SPACING_ACCENTS[match[1]])
+        return letter if len(letter) == 1 else match[0]
+
+    return _ACCENT_IN_WORD.sub(compose, text) if any(accent in text for accent in _SPACING_ACCENTS) else text
 
 
 def render(data: bytes, numbers: list[int], *, dpi: int, max_pixels: int) -> Iterator[PageImage]:

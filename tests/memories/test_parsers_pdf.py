@@ -270,3 +270,17 @@ def test_garbled_lines_are_left_out_with_a_notice_naming_their_pages():
         "pages 10, 13: 3 lines of unreadable characters left out (a font without a usable encoding, often a "
         "chart's labels)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("layer", "text"),
+    [
+        ("a na¨ıve implementation", "a naïve implementation"),  # TraceMonkey, set by TeX
+        ("caf´e, Sch¨on, Espa˜na, Erd˝os, fa¸cade", "café, Schön, España, Erdős, façade"),
+        ("don´t", "don´t"),  # an acute where an apostrophe was meant: no "t" takes one
+        ("http://www.info.univ-tours.fr/˜aligon_j", "http://www.info.univ-tours.fr/˜aligon_j"),
+        ("run`echo`", "run`echo`"),
+    ],
+)
+def test_an_accent_set_before_its_letter_makes_one_accented_letter(layer, text):
+    assert pdf_format.accented(layer) == text
