@@ -29,7 +29,7 @@ from django.db.models import F, Q
 from core import workers
 from core.inflection import lemma, nominative_phrase
 from core.language import LOREM_WORDS, detect_language, is_filler, language_mix
-from memories.embedding import without_mail_header
+from memories.parsers.mail import without_mail_header
 from memories.tag_rules import MAX_TAG_CHARS
 
 logger = logging.getLogger(__name__)

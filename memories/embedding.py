@@ -18,7 +18,6 @@ import functools
 import hashlib
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ import numpy as np
 from django.conf import settings
 
 from memories import onnx_embedding
+from memories.parsers.mail import without_mail_header
 
 logger = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ def chunk_embedding_text(title: str, text: str) -> str:
     model) is what marks a chunk for re-embedding by `manage.py reembed`.
     """
     text = without_mail_header(text)
-    title = " ".join((title or "").split()).rstrip("…").strip()
+    title = _title_context(title)
     if not title or opens_with_title(title, text):
         return text
     return f"{title}{TITLE_SEPARATOR}{text}"
@@ -258,19 +258,14 @@ def chunk_embedding_text(title: str, text: str) -> str:
 
 def opens_with_title(title: str, text: str) -> bool:
     """Whether the text's opening words are the title (spaces and case aside)."""
-    title = " ".join((title or "").split()).rstrip("…").strip()
+    title = _title_context(title)
     opening = " ".join(text[: len(title) * 2 + 16].split()).lower()
     return bool(title) and opening.startswith(title.lower())
 
 
-# The lines a mail's memory opens with (memories.parsers.mail.header_block), then a blank line.
-_MAIL_HEADER = re.compile(r"From: [^\n]*\n(?:(?:To|Cc|Date): [^\n]*\n)*\n")
-
-
-def without_mail_header(text: str) -> str:
-    """The text without the header lines a mail's memory opens with, when a body follows them."""
-    header = _MAIL_HEADER.match(text)
-    return text[header.end() :] if header and text[header.end() :].strip() else text
+def _title_context(title: str | None) -> str:
+    """A title as it is put before a chunk: its words, without a trailing ellipsis."""
+    return " ".join((title or "").split()).rstrip("…").strip()
 
 
 def vector_literal(vector) -> str:

@@ -495,8 +495,7 @@ def mail_fingerprint(mail: MailMessage) -> str:
 
 def header_block(mail: MailMessage) -> str:
     """The lines a reader sees above the body (and search finds): who wrote to whom, and when. What
-    a mail is about is read without them (memories.embedding.without_mail_header: its vector and its
-    auto tags)."""
+    a mail is about is read without them (without_mail_header: its vector, summary and auto tags)."""
     meta = mail.metadata
     lines = [f"From: {meta['from']}"] if meta.get("from") else []
     if meta.get("to"):
@@ -506,6 +505,17 @@ def header_block(mail: MailMessage) -> str:
     if mail.date is not None:
         lines.append("Date: " + mail.date.strftime("%Y-%m-%d %H:%M UTC"))
     return "\n".join(lines)
+
+
+# The lines header_block writes at the top of a mail's memory, then a blank line.
+_HEADER_BLOCK = re.compile(r"From: [^\n]*\n(?:(?:To|Cc|Date): [^\n]*\n)*\n")
+
+
+def without_mail_header(text: str) -> str:
+    """The text without the header lines a mail's memory opens with (header_block), when a body
+    follows them."""
+    header = _HEADER_BLOCK.match(text)
+    return text[header.end() :] if header and text[header.end() :].strip() else text
 
 
 def mail_text(mail: MailMessage) -> str:
