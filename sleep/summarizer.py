@@ -13,7 +13,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memories.auto_tags import stopwords
-from memories.embedding import without_mail_header
+from memories.parsers.mail import without_mail_header
 
 MAX_SUMMARY_CHARS = 500
 MAX_SENTENCES = 3
@@ -59,6 +59,14 @@ def _sentences_of(block: str) -> list[str]:
         else:
             sentences.extend(_segmenter().segment(" ".join(run)))
     return sentences
+
+
+# What a sentence of prose ends with, in the scripts read here.
+_SENTENCE_END = re.compile(r"[.!?。！？…]['\"’”»)]*$")
+_LETTERS = re.compile(r"[^\W\d_]+")
+PROSE_MIN_WORDS = 5
+PROSE_MIN_LOWER_SHARE = 0.4
+PROSE_MIN_LETTER_SHARE = 0.6
 
 
 def split_sentences(text: str) -> list[str]:
@@ -131,14 +139,6 @@ def _rank(sentences: list[str]) -> list[float]:
     return [score * (1.0 + 0.3 / (1 + position)) for position, score in enumerate(scores)]
 
 
-# What a sentence of prose ends with, in the scripts read here.
-_SENTENCE_END = re.compile(r"[.!?。！？…]['\"’”»)]*$")
-_LETTERS = re.compile(r"[^\W\d_]+")
-PROSE_MIN_WORDS = 5
-PROSE_MIN_LOWER_SHARE = 0.4
-PROSE_MIN_LETTER_SHARE = 0.6
-
-
 def is_prose_sentence(sentence: str) -> bool:
     """Whether a sentence is prose, not a heading, a table's row, a form's labels or a figure's
     ("Artikel Aantal Prijs per stuk BTW", "TRANSITION REPORT PURSUANT TO SECTION 13", "## Slide 1"):
@@ -150,7 +150,7 @@ def is_prose_sentence(sentence: str) -> bool:
     words = _LETTERS.findall(sentence)
     if sum(len(w) for w in words) < PROSE_MIN_LETTER_SHARE * visible:
         return False
-    cased = [w for w in words if w != w.lower() or w != w.upper()]
+    cased = [w for w in words if w.lower() != w.upper()]
     if not cased:
         return True  # a script without capitals (Japanese, Chinese): its end says enough
     if len(words) < PROSE_MIN_WORDS:
@@ -159,15 +159,16 @@ def is_prose_sentence(sentence: str) -> bool:
 
 
 def summarize(text: str) -> tuple[str, str]:
-    """(summary, preview) of a text; both empty when it has no sentence. The sentences are chosen
-    among its prose (is_prose_sentence) when it has enough of it, so a document's letterhead, a table's header
-    or a figure's labels are not what it is said to be about; a mail is read without its header lines."""
+    """(summary, preview) of a text; both empty when it has no sentence. Of a text with more
+    sentences than a summary holds, the summary is chosen among its prose (running text that
+    is_prose_sentence accepts) when it has some, so a document's letterhead, a table's header or a
+    figure's labels are not what it is said to be about; a mail is read without its header lines."""
     read = _sentences(without_mail_header(text))
     if not read:
         return "", ""
     sentences = [sentence for sentence, _ in read]
     written = [sentence for sentence, running in read if running and is_prose_sentence(sentence)]
-    if len(written) >= min(MAX_SENTENCES, len(sentences)) or (written and len(sentences) > MAX_SENTENCES):
+    if written and len(sentences) > MAX_SENTENCES:
         sentences = written
     if len(sentences) <= MAX_SENTENCES and sum(len(s) + 1 for s in sentences) <= MAX_SUMMARY_CHARS:
         chosen = sentences
