@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import html
 
-from memories.search.scoring import term_pattern
+from memories.search.scoring import term_matcher
 
 
 def make_snippet(text: str, terms: list[str], *, width: int = 240) -> tuple[str, str]:
     """A window of the text around the densest run of query terms, as plain text and as HTML with <mark>."""
     text = " ".join(text.split())
-    pattern = term_pattern(terms)
-    matches = list(pattern.finditer(text)) if pattern else []
+    matcher = term_matcher(terms)
+    matches = matcher.spans(text) if matcher else []
     if matches:
-        starts = [m.start() for m in matches]
+        starts = [begin for begin, _ in matches]
         best_start, best_count, j = starts[0], 0, 0
         for i, begin in enumerate(starts):  # densest window of matches, two pointers
             while j < len(starts) and starts[j] < begin + width:
@@ -31,9 +31,9 @@ def make_snippet(text: str, terms: list[str], *, width: int = 240) -> tuple[str,
     window = text[start:end]
     prefix, suffix = ("…" if start > 0 else ""), ("…" if end < len(text) else "")
     pieces, last = [], 0
-    for m in pattern.finditer(window) if pattern else ():
-        pieces.append(html.escape(window[last : m.start()]))
-        pieces.append(f"<mark>{html.escape(m.group())}</mark>")
-        last = m.end()
+    for begin, end_of_match in matcher.spans(window) if matcher else ():
+        pieces.append(html.escape(window[last:begin]))
+        pieces.append(f"<mark>{html.escape(window[begin:end_of_match])}</mark>")
+        last = end_of_match
     pieces.append(html.escape(window[last:]))
     return prefix + window + suffix, prefix + "".join(pieces) + suffix
