@@ -7,7 +7,7 @@ from __future__ import annotations
 # The version of the extraction rules (this vocabulary, the graph.extraction package and its data).
 # Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
 # step then reads every memory extracted by an older version again, so old entities are re-typed.
-EXTRACTION_RULES_VERSION = 7  # 7: opening verbs, paragraphs in other languages (2026-12-07)
+EXTRACTION_RULES_VERSION = 8  # 8: given names acting as people, owned things, works in apposition (2026-12-07)
 
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.

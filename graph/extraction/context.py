@@ -5,7 +5,7 @@ None out."""
 
 from __future__ import annotations
 
-from graph.extraction.lexicon import lemma_of
+from graph.extraction.lexicon import lemma_of, words_of
 from graph.vocabulary import EVENT, ORGANIZATION, PRODUCT, WORK
 
 # Verbs whose object is a work: a book read, a film watched, a record listened to.
@@ -18,7 +18,10 @@ _SERVICE_VERBS = frozenset("host deploy insure bank subscribe register".split())
 _SERVICE_PREPOSITIONS = frozenset("on with by at through".split())
 _POSSESSIVES = frozenset("my our your his her their".split())
 # People named by a possessive: "my Mum", "our Nan" are people, not things owned.
-_KIN = frozenset("mum mam mom dad nan nana gran granny grandma grandpa nanna papa mama pa ma".split())
+_KIN = frozenset(
+    "mum mam mom dad nan nana gran granny grandma grandpa nanna papa mama pa ma uncle aunt auntie cousin "
+    "nephew niece grandad granddad".split()
+)
 _OPENING_QUOTES = '"“‘«„'
 _CLOSING_QUOTES = '"”’»“'
 
@@ -56,12 +59,18 @@ def quoted(span) -> bool:
 
 
 def owned(span) -> bool:
-    """A capitalised name someone has ("my AeroPress", "on her Kindle"): the head of its phrase after a
-    possessive, so a thing, unless it is kin ("my Mum") or modifies a noun ("my Monzo card")."""
+    """A capitalised name someone has or has one of ("my AeroPress", "on her Kindle", "got an
+    AeroPress", "a Kindle Paperwhite"): the head of its phrase after a possessive or an indefinite
+    article, so a thing, unless it is kin ("my Mum", "my Uncle Bob") or modifies a noun ("my Monzo
+    card"). After an article the name must end in a word that is no English noun: "an American", "a
+    Premier Inn" are not things one owns."""
     doc = span.doc
-    if span.start == 0 or doc[span.start - 1].lower_ not in _POSSESSIVES:
+    before = doc[span.start - 1].lower_ if span.start else ""
+    if before not in _POSSESSIVES and before not in ("a", "an"):
         return False
     if not all(t.text[:1].isupper() for t in span if t.is_alpha) or span[0].lower_ in _KIN:
+        return False
+    if before in ("a", "an") and (span[-1].lower_ in words_of("noun") or span[-1].lower_ in words_of("adj")):
         return False
     after = doc[span.end] if span.end < len(doc) else None
     return not (after is not None and after.pos_ in ("NOUN", "PROPN") and not after.is_punct)

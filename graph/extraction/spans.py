@@ -20,6 +20,7 @@ from graph.extraction.keys import (
 )
 from graph.extraction.lexicon import english_words, words_of
 from graph.extraction.typing import (
+    HUMAN_OBJECT_VERBS,
     is_family_name,
     is_first_name,
     is_foreign,
@@ -260,10 +261,17 @@ def opening_verb(token) -> bool:
     often leave out who did it ("Finished Project Hail Mary by Andy Weir", "Booked Lisbon flights").
     The model then reads the verb as the start of the name. It is one when it is a regular past form
     of an English verb (finish-ed, dial-led, marri-ed), no known given or family name ("Jared"), and no
-    other word of its sentence is a verb: "United Airlines lost my bag" keeps its name."""
-    if not token.is_sent_start or not token.is_title or len(token) < 5:
+    other word of its sentence is a verb: "United Airlines lost my bag" keeps its name. Or it is
+    a request to reach someone, the verb before a known given name ("Call Hiroshi about the trip",
+    "Email Priya the slides"; "Call Centre" keeps its name)."""
+    if not token.is_sent_start or not token.is_title:
         return False
     word = token.lower_
+    if word in HUMAN_OBJECT_VERBS:
+        after = token.doc[token.i + 1] if token.i + 1 < len(token.doc) else None
+        return after is not None and after.is_title and is_first_name(after.text)
+    if len(token) < 5:
+        return False
     if not word.endswith("ed") or is_first_name(token.text) or is_family_name(token.text):
         return False
     verbs = words_of("verb")

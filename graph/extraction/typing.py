@@ -219,7 +219,16 @@ drummer guitarist bassist producer photographer registrar consultant physio phys
 therapist vet mentor intern boss founder ceo cto cfo owner client customer claimant respondent
 """.split()
 )
-_ROLE_TYPES = {**dict.fromkeys(ORGANIZATION_ROLES, "organization"), **dict.fromkeys(PERSON_ROLES, "person")}
+# Nouns that say the name is a book, a film, a record or a show: "Project Hail Mary, the new Andy Weir
+# novel", "the podcast, Hard Fork".
+WORK_ROLES = frozenset(
+    "novel book memoir biography film movie documentary album song single record show series podcast play musical".split()
+)
+_ROLE_TYPES = {
+    **dict.fromkeys(ORGANIZATION_ROLES, "organization"),
+    **dict.fromkeys(PERSON_ROLES, "person"),
+    **dict.fromkeys(WORK_ROLES, "work"),
+}
 
 
 def role_in_apposition(span) -> str | None:
@@ -364,13 +373,30 @@ def _lone_word_acts_as_person(token) -> bool:
     head = token.head
     if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _HUMAN_VERBS:
         return True
-    if token.dep_ in ("dobj", "dative") and lemma_of(head) in _HUMAN_OBJECT_VERBS:
+    if token.dep_ in ("dobj", "dative") and lemma_of(head) in HUMAN_OBJECT_VERBS:
         return True
     return bool(
         token.dep_ == "pobj"
         and head.lower_ in ("with", "to", "by", "from")
-        and lemma_of(head.head) in _HUMAN_VERBS | _HUMAN_OBJECT_VERBS
+        and lemma_of(head.head) in _HUMAN_VERBS | HUMAN_OBJECT_VERBS
     )
+
+
+# What one has with someone: "lunch with Priya", "a call with Hiroshi".
+_MEETING_NOUNS = frozenset(
+    "lunch dinner breakfast brunch coffee drinks call meeting chat catchup catch-up sync date walk session".split()
+)
+
+
+def _acts_as_person(token) -> bool:
+    """A name that acts like a person's (_lone_word_acts_as_person), that one meets over a meal or a
+    call ("lunch with Priya"), or that is named beside such a name."""
+    if _lone_word_acts_as_person(token):
+        return True
+    head = token.head
+    if token.dep_ == "conj" and head.i < token.i:
+        return _acts_as_person(head)  # "with Anjali and Hiroshi"
+    return token.dep_ == "pobj" and head.lower_ == "with" and head.head.lower_ in _MEETING_NOUNS
 
 
 # What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
@@ -386,7 +412,7 @@ own run set update fix deploy clean roll page help start finish move arrive trav
 )
 
 
-_HUMAN_OBJECT_VERBS = frozenset(
+HUMAN_OBJECT_VERBS = frozenset(
     """
 meet ask tell call email page thank invite visit marry hire interview congratulate remind ping message text
 cc contact introduce help see follow mentor
@@ -473,12 +499,28 @@ def type_from_context(span, entity_type: str) -> str | None:
     if role is not None:
         return role  # "the supplier, Kitlocker", "the treasurer, Joanna Lewis"
     if entity_type == ORGANIZATION:
-        return None  # "a policy with Adrian Flux": the model's organisation stands against a given name
+        # "a policy with Adrian Flux": the model's organisation stands against a given name, but one
+        # given name alone that acts as someone is someone ("lunch with Priya", "ask Hiroshi"; a
+        # "Mercedes service" stays the company).
+        return PERSON if _lone_given_name(tokens) and _acts_as_person(tokens[0]) else None
     if sold_by(span):
         return ORGANIZATION
     if entity_type != LOCATION and looks_like_full_name(tokens):
         return PERSON
     return None
+
+
+def _lone_given_name(tokens) -> bool:
+    """One capitalised word that is a known given name, no English word and no known organisation."""
+    if len(tokens) != 1:
+        return False
+    word = tokens[0]
+    return (
+        word.is_title
+        and is_first_name(word.text)
+        and word.lower_ not in english_words()
+        and canonical_key(word.text, "organization") not in organization_keys()
+    )
 
 
 def _said_by_context(span, key: str) -> str | None:
@@ -503,6 +545,8 @@ def retype(span, name: str, key: str, entity_type: str, lowercase_words: set[str
         return TECHNOLOGY
     if shouted_word(name):
         return None  # "INTERVAL", "SELECT", "NOTE": code or emphasis, not a name
+    if len(span) == 1 and span[0].is_sent_start and span[0].lower_ in _ROLE_TYPES:
+        return None  # "Dentist appointment moved", "Landlord replied": a role, capitalised to open a sentence
     settled = type_for_name(name, key, entity_type)
     if settled is not None and settled != TECHNOLOGY:
         said = _said_by_context(span, key)
