@@ -498,16 +498,42 @@ def type_from_context(span, entity_type: str) -> str | None:
     role = role_in_apposition(span)
     if role is not None:
         return role  # "the supplier, Kitlocker", "the treasurer, Joanna Lewis"
+    if _lone_given_name(tokens) and _acts_as_person(tokens[0]):
+        # Whatever the model said: "lunch with Priya", "ask Hiroshi", "dinner with Zeynep" (a
+        # "Mercedes service" stays the company, a "holiday in Florence" the city).
+        return PERSON
     if entity_type == ORGANIZATION:
-        # "a policy with Adrian Flux": the model's organisation stands against a given name, but one
-        # given name alone that acts as someone is someone ("lunch with Priya", "ask Hiroshi"; a
-        # "Mercedes service" stays the company).
-        return PERSON if _lone_given_name(tokens) and _acts_as_person(tokens[0]) else None
+        return None  # "a policy with Adrian Flux": the model's organisation stands against a given name
     if sold_by(span):
         return ORGANIZATION
     if entity_type != LOCATION and looks_like_full_name(tokens):
         return PERSON
+    if entity_type in (PERSON, CONCEPT) and _named_service(span, tokens):
+        return ORGANIZATION
     return None
+
+
+# Prepositions after which a name is a service one uses: "signed up for Strava", "a course on
+# Coursera", "hosted with Hetzner", "paid via Wise".
+_SERVICE_PREPOSITIONS = frozenset("on for with via through using".split())
+
+
+def _named_service(span, tokens) -> bool:
+    """One capitalised word that is no English word, no known given or family name and no code, used
+    through a preposition ("on Coursera", "for Strava"): a company or its service, which the model
+    calls a person or nothing. In a place's preposition ("in", "at", "to") it may be a town."""
+    if len(tokens) != 1 or span.root.dep_ != "pobj" or span.root.head.lower_ not in _SERVICE_PREPOSITIONS:
+        return False
+    word = tokens[0]
+    text = word.text
+    return (
+        text[:1].isupper()
+        and not text.isupper()
+        and not looks_like_code(text)
+        and word.lower_ not in english_words()
+        and not is_first_name(text)
+        and not is_family_name(text)
+    )
 
 
 def _lone_given_name(tokens) -> bool:

@@ -162,6 +162,8 @@ def test_a_call_in_a_code_file_is_no_entity():
         ("Email Priya the slides before Friday.", "Priya", "person"),
         ("Mercedes service booked for Tuesday.", "Mercedes", "organization"),  # no one acts here
         ("Dinner with my Uncle Bob.", "Uncle Bob", "person"),  # kin, not a thing one owns
+        ("Lunch with Zeynep on Friday.", "Zeynep", "person"),  # the model's place
+        ("Holiday in Florence next spring.", "Florence", "location"),
     ],
 )
 def test_a_lone_given_name_is_a_person(text, name, expected):
@@ -194,11 +196,15 @@ def test_a_note_that_opens_with_its_verb_does_not_name_the_verb(text, name, not_
         ("She is an American who lives in Leeds.", "American", "group"),  # a noun after "an": no thing
         ("Tom recommended Project Hail Mary, the new Andy Weir novel.", "Project Hail Mary", "work"),
         ("Listened to Hard Fork, the podcast, on the run.", "Hard Fork", "work"),
+        # A word no dictionary knows, used through a preposition: a service, not a person or an idea.
+        ("Signed up for Strava to track the long runs.", "Strava", "organization"),
+        ("Started the Andrew Ng course on Coursera.", "Coursera", "organization"),
+        ("Spent the weekend in Tromsø.", "Tromsø", "location"),
     ],
 )
 def test_what_a_name_is_one_of_types_it(text, name, expected):
     """An article or a possessive before a name makes it a thing one has; a work noun in apposition
-    makes it a work."""
+    makes it a work; a service is used through a preposition."""
     assert mentions(text).get(name) == expected, mentions(text)
 
 
