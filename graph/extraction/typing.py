@@ -436,8 +436,8 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
         return ORGANIZATION
     if any(_EVENT_WORD.fullmatch(word) for word in words):
         return EVENT
-    if looks_like_code(name):
-        return CONCEPT
+    if looks_like_code(name) and not (entity_type == PRODUCT and _BRAND.fullmatch(name)):
+        return CONCEPT  # written by and for code; a product's name of joined words stays one ("an AeroPress")
     if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and is_first_name(words[0])):
         by_head = _type_by_head(words)  # "Fiona Marsh" and "Jack Wood" are people, "Cley Marshes" a place
         if by_head is not None:
@@ -472,6 +472,11 @@ def _person_corrected(words: list[str]) -> str:
     if any(w.lower().rstrip(".") in _STREET_WORDS for w in words[1:]):
         return LOCATION  # "Terry Ave North", "Abbey Road": an address
     return PERSON
+
+
+# Capitalised words joined into one, as brands write their names ("AeroPress", "PlayStation", "iPhone",
+# "eBird"): code by shape, a product when the sentence says one is had ("got an AeroPress").
+_BRAND = re.compile(r"[a-z]?[A-Z][a-z]+(?:[A-Z][a-z]+)*")
 
 
 # A word that names a gathering by its ending: "KubeCon", "PyCon", "RustConf", "DevFest", "BarCamp".

@@ -243,3 +243,14 @@ def test_a_paragraph_in_another_language_is_read_by_its_own_rules():
     found = mentions(text)
     assert "Eleanor Roosevelt" in found, found
     assert not {"Todos los", "los otros", "los unos", "humanos nacen", "derechos y"} & set(found), found
+
+
+def test_a_product_of_joined_words_keeps_its_type_when_retyped():
+    """The re-typing pass reads names alone: "AeroPress" is code by shape, but a product the
+    sentence said one has ("got an AeroPress") stays one; a name of code stays a concept."""
+    from graph.extraction import type_for_name
+
+    assert mentions("Finally got an AeroPress for the office.")["AeroPress"] == "product"
+    assert type_for_name("AeroPress", "aeropress", "product") == "product"
+    assert type_for_name("AeroPress", "aeropress", "organization") == "concept"
+    assert type_for_name("golden_ratio", "golden_ratio", "product") == "concept"
