@@ -137,6 +137,29 @@ def known_codes() -> frozenset[str]:
     return frozenset(_identifier().nb_classes) | {"ja", "ko"}
 
 
+# The languages whose month and weekday names calendar_words knows: those people's documents here
+# mostly use (Unicode CLDR, through babel).
+CALENDAR_LOCALES = ("en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "nb", "pl", "ru")
+
+
+@lru_cache(maxsize=2)
+def calendar_words(*, abbreviated: bool = False) -> frozenset[str]:
+    """Month and weekday names in lower case ("juillet", "montag", "июля"), in every form CLDR gives
+    them; with `abbreviated`, their abbreviations too ("sam", "mo", "févr"), which are often words or
+    names of their own."""
+    from babel import Locale
+
+    widths = ("wide", "abbreviated") if abbreviated else ("wide",)
+    words: set[str] = set()
+    for code in CALENDAR_LOCALES:
+        locale = Locale.parse(code)
+        for names in (locale.months, locale.days):
+            for context in ("format", "stand-alone"):
+                for width in widths:
+                    words |= {w.strip(".").lower() for name in names[context][width].values() for w in name.split()}
+    return frozenset(words)
+
+
 def language_name(code: str) -> str:
     """The English name of a language code ("de" -> "German"); "" for unknown."""
     if not code:

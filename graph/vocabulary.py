@@ -7,7 +7,9 @@ from __future__ import annotations
 # The version of the extraction rules (this vocabulary, the graph.extraction package and its data).
 # Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
 # step then reads every memory extracted by an older version again, so old entities are re-typed.
-EXTRACTION_RULES_VERSION = 8  # 8: given names acting as people, owned things, works in apposition (2026-12-07)
+EXTRACTION_RULES_VERSION = (
+    8  # 8: given names acting as people, owned things, works, dates, short countries (2026-12-07)
+)
 
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.
@@ -181,6 +183,16 @@ CASE_SENSITIVE_ALIASES = {
     "elastic": "Elastic",
     "kube": "Kube",
 }
+# Countries people write short: one place whatever the form ("US", "U.S.", "USA", "United States").
+PLACE_ALIASES = {
+    "us": "united states",
+    "u s": "united states",
+    "usa": "united states",
+    "u s a": "united states",
+    "united states of america": "united states",
+    "uk": "united kingdom",
+    "u k": "united kingdom",
+}
 CANONICAL_NAMES = {
     "postgresql": "PostgreSQL",
     "javascript": "JavaScript",
@@ -233,6 +245,7 @@ keywords summary overview discussion methods results background supplementary eq
 vol vols volume no nos issue ed eds edn edition et al ibid op cit cf ref refs doi isbn issn url http https
 www pdf docx doc xlsx xls csv txt rtf odt jpg jpeg png gif tiff svg md phd msc bsc mba mphil dphil rn
 frcs mrcp llb cpa header footer continued cont draft confidential total subtotal sum attn fao rsvp
+phone telephone tel fax mobile email e-mail
 seite seiten abbildung abb tabelle kapitel anhang inhalt inhaltsverzeichnis einleitung zusammenfassung
 chapitre annexe sommaire figura tabla capítulo anexo índice página páginas pagina pagine tabella
 capitolo tabel hoofdstuk bijlage inhoud samenvatting таблица рисунок глава страница приложение содержание

@@ -28,7 +28,7 @@ from django.db.models import F, Q
 
 from core import workers
 from core.inflection import lemma, nominative_phrase
-from core.language import LOREM_WORDS, detect_language, is_filler, language_mix
+from core.language import LOREM_WORDS, calendar_words, detect_language, is_filler, language_mix
 from memories.parsers.mail import without_mail_header
 from memories.tag_rules import MAX_TAG_CHARS
 
@@ -311,8 +311,8 @@ def _tag_of_words(phrase: str, *, stop: frozenset[str] | None, latin: bool, lang
         return None
     if len(words) == 1 and _too_short(words[0]):
         return None
-    if any(w in TIME_AND_UNIT_WORDS for w in words):
-        return None
+    if any(w in TIME_AND_UNIT_WORDS or w in calendar_words() for w in words):
+        return None  # "tuesday", "juillet", "montag": a date says nothing of what a memory is about
     # Prefer the noun phrase: "needed redis" is "redis", "legs heavy" is "legs".
     while words and _weak(words[0]):
         words.pop(0)

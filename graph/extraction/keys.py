@@ -10,11 +10,14 @@ from graph.vocabulary import (
     CASE_SENSITIVE_ALIASES,
     CONCEPT,
     GENERIC_NOUNS,
+    LOCATION,
     NOT_ENTITIES,
     NUMBER_WORDS,
+    ORGANIZATION,
     PAGE_WORDS,
     PERSON,
     PERSON_TITLES,
+    PLACE_ALIASES,
     STRUCTURE_WORDS,
     TECH_ALIASES,
     TECH_PHRASES,
@@ -115,6 +118,8 @@ def canonical_key(name: str, entity_type: str | None = None) -> str:
         whole not in CASE_SENSITIVE_ALIASES or " ".join(shown) == CASE_SENSITIVE_ALIASES[whole]
     ):
         return TECH_ALIASES[whole]
+    if whole in PLACE_ALIASES and entity_type in (LOCATION, ORGANIZATION, None) and not name.islower():
+        return PLACE_ALIASES[whole]  # "US", "U.S.", "USA": the United States ("us" is a pronoun)
     if whole in GAZETTEER:  # "Kubernetes" stays; "neural networks" is "neural network"
         singular_key = " ".join([*words[:-1], singular(words[-1])])
         return singular_key if singular_key in GAZETTEER else whole

@@ -8,6 +8,7 @@ import functools
 import re
 from pathlib import Path
 
+from core.language import calendar_words
 from graph.extraction.context import kind_from_context
 from graph.extraction.keys import (
     GAZETTEER,
@@ -32,6 +33,7 @@ from graph.vocabulary import (
     ORGANIZATION,
     PERSON,
     PERSON_TITLES,
+    PLACE_ALIASES,
     PLACE_HEADS,
     PRODUCT,
     TECHNOLOGY,
@@ -423,9 +425,13 @@ cc contact introduce help see follow mentor
 def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     """The type the name alone settles, whatever the sentences said (None: not an entity at all):
     what the re-typing pass applies to entities already stored."""
-    if key in NOT_ENTITIES or is_document_structure(key):
+    if key in NOT_ENTITIES or is_document_structure(key) or _calendar_name(name):
         return None
     words = name.split()
+    if len(words) == 1 and words[0].lower().strip(".") in LEGAL_FORMS:
+        return None  # "Limited", "GmbH" alone: the end of a company's name, not one
+    if key in PLACE_ALIASES.values():
+        return LOCATION  # "US", "UK" (the model often calls them organisations)
     if len(words) > 1 and words[-1].lower().replace(".", "") in COMPANY_FORMS:
         return ORGANIZATION  # "LoogBerry GmbH", "Coolblue B.V.": a company by its legal form, whatever its shape
     if key in GAZETTEER:
@@ -445,6 +451,12 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     return _person_corrected(words) if entity_type == PERSON else entity_type
 
 
+def _calendar_name(name: str) -> bool:
+    """A month's or a weekday's name in one of the languages CLDR's names are read in ("Dimanche",
+    "Juillet", "Montag"), unless it is also a given name ("Julio", "Mai")."""
+    return " " not in name and name.lower() in calendar_words() and not is_first_name(name)
+
+
 def _type_by_head(words: list[str]) -> str | None:
     """The type a name's last word settles as the head of a place, event, organisation or law."""
     head = words[-1].lower()
@@ -460,7 +472,10 @@ def _type_by_head(words: list[str]) -> str | None:
 
 
 # A street's word inside a name makes it an address, wherever it stands ("Terry Ave North").
-_STREET_WORDS = frozenset("ave avenue street road rd blvd boulevard lane highway hwy parkway pkwy".split())
+_STREET_WORDS = frozenset(
+    "ave avenue street road rd blvd boulevard lane highway hwy parkway pkwy marg nagar rue cedex strasse straße "
+    "str weg gasse platz allee laan straat plein via viale piazza calle avenida rua ул улица проспект".split()
+)
 
 
 def _person_corrected(words: list[str]) -> str:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from core.language import calendar_words
+
 MAX_TITLE_CHARS = 300
 _PLACEHOLDER = re.compile(
     r"""^(
@@ -50,24 +52,13 @@ _PART_NUMBER = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 # The words a written date is made of besides its numbers: month and weekday names and their
-# abbreviations in the languages people's documents mostly use (Unicode CLDR, through babel), and the
-# little words between them.
-_DATE_LOCALES = ("en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "nb", "pl", "ru")
+# abbreviations (core.language.calendar_words), and the little words between them.
 _DATE_JOINERS = frozenset("the of de del du le la der den am um el y e st nd rd th er h".split())
 
 
 @cache
 def _date_words() -> frozenset[str]:
-    from babel import Locale
-
-    words = set(_DATE_JOINERS)
-    for code in _DATE_LOCALES:
-        locale = Locale.parse(code)
-        for names in (locale.months, locale.days):
-            for context in ("format", "stand-alone"):
-                for width in ("wide", "abbreviated"):
-                    words |= {w.strip(".").lower() for name in names[context][width].values() for w in name.split()}
-    return frozenset(words)
+    return _DATE_JOINERS | calendar_words(abbreviated=True)
 
 
 def heading_title(paragraph: str | None, *, styled: bool = False) -> str | None:

@@ -254,3 +254,29 @@ def test_a_product_of_joined_words_keeps_its_type_when_retyped():
     assert type_for_name("AeroPress", "aeropress", "product") == "product"
     assert type_for_name("AeroPress", "aeropress", "organization") == "concept"
     assert type_for_name("golden_ratio", "golden_ratio", "product") == "concept"
+
+
+@pytest.mark.parametrize(
+    ("name", "entity_type", "expected"),
+    [
+        ("Dimanche", "location", None),  # a weekday in French (CLDR's names)
+        ("Juillet", "concept", None),
+        ("Montag", "organization", None),
+        ("Julio", "person", "person"),  # also a given name
+        ("Limited", "work", None),  # a legal form alone ends a company's name
+        ("Phone", "organization", None),  # a form's label
+        ("US", "organization", "location"),
+        ("Gandhi Marg", "person", "location"),  # an address in India ("marg": road)
+        ("Paris Cedex", "person", "location"),
+    ],
+)
+def test_what_a_name_alone_settles(name, entity_type, expected):
+    from graph.extraction import type_for_name
+
+    assert type_for_name(name, canonical_key(name, entity_type), entity_type) == expected
+
+
+def test_a_country_written_short_is_one_place():
+    keys = {canonical_key(name, "location") for name in ("US", "U.S.", "USA", "United States", "UNITED STATES")}
+    assert keys == {"united states"}
+    assert canonical_key("us", "location") == "us"  # a pronoun, written so

@@ -108,3 +108,8 @@ def test_a_mails_header_lines_give_it_no_tags():
     tags = {item["tag"] for item in auto_tags_for(source="upload", metadata={}, content=content)}
     assert not tags & {"date", "utc", "mallori", "harrell", "example", "mallori-harrell"}, tags
     assert "zoo" in tags or "petting-zoo" in tags, tags
+
+
+@pytest.mark.parametrize(("phrase", "language"), [("juillet", "fr"), ("Montag", "de"), ("facture juillet", "fr")])
+def test_month_and_weekday_names_of_other_languages_are_no_tags(phrase, language):
+    assert keyword_tag(phrase, language=language) is None
