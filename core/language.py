@@ -221,7 +221,26 @@ def _window_language(window: str) -> tuple[str, str]:
     if looks_english(window):
         return "en", "en"
     code, confidence = _identifier().classify(unicodedata.normalize("NFC", window))
+    if confidence < MIN_CONFIDENCE and code == "en" and _short_english(window):
+        return "en", code
     return (code if confidence >= MIN_CONFIDENCE else UNKNOWN), code
+
+
+# English's commonest function words: what a short note's lower-case words hold besides its names.
+_FUNCTION_WORDS = frozenset(
+    """the a an of to in on at for with about from by and or but is are was were be been has have had my your
+our their his her its this that these those it we you he she they not no""".split()
+)
+_SHORT_ENGLISH_MIN_WORDS = 3
+
+
+def _short_english(window: str) -> bool:
+    """A short note the detector guesses is English without being sure, as notes made mostly of names
+    are ("Call Hiroshi about the Osaka trip."): English when three or more of its words are written
+    in lower case and one of them is an English function word. "Guido van Rossum created Python."
+    stays unknown."""
+    lower = [w for w in _WORDS.findall(window) if w.islower()]
+    return len(lower) >= _SHORT_ENGLISH_MIN_WORDS and any(w in _FUNCTION_WORDS for w in lower)
 
 
 def _windows(text: str) -> list[str]:

@@ -53,6 +53,21 @@ def test_a_line_of_names_the_detector_is_unsure_of_is_unknown_not_latin():
     assert detect_language("Guido van Rossum created Python.") == UNKNOWN
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Priya Nair sent the Postgres upgrade runbook.", "en"),  # the detector guesses English, unsure
+        ("Call Hiroshi about the Osaka trip.", "en"),
+        ("Bel Hiroshi over de reis naar Osaka.", "nl"),
+        ("Buy milk", UNKNOWN),
+    ],
+)
+def test_a_short_english_note_of_names_is_english(text, expected):
+    """A walk-through found plain English notes shown as of unknown language: most of their words are
+    names. Three lower-case words with an English function word among them settle the guess."""
+    assert detect_language(text) == expected
+
+
 def test_lorem_ipsum_is_filler_and_has_no_language_while_real_latin_is_latin():
     assert is_filler(LOREM) and detect_language(LOREM) == UNKNOWN
     assert not is_filler(LATIN) and detect_language(LATIN) == "la"
