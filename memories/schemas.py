@@ -486,6 +486,11 @@ class SearchOut(OutSchema):
     )
     floor: str = Field(description="The floor applied, as a rule a person reads")
     weaker_count: int = Field(description="Candidates the floor left out; ask again with a lower minScore to see them")
+    weaker_questions: int = Field(
+        0,
+        description="Of the memories left out, the chat messages that ask about the query and matched it: "
+        "questions are weaker matches when no note matches (0 with minScore)",
+    )
     reason: str | None = Field(
         None, description="Why nothing was searched (a query of only common words or punctuation)"
     )

@@ -168,7 +168,7 @@ def hybrid_search(
                 ),
             )
         )
-    relevance.questions_need_a_note(scored, sources=filters.sources)
+    held_questions = relevance.questions_need_a_note(scored, sources=filters.sources)
     scored.sort(key=lambda r: (-r.hybrid_score, -r.vector_score, r.chunk_id))
     if group_by == "memory":
         scored = group_by_memory(scored, good=lambda r: r.good_match if floor is None else r.hybrid_score >= floor)
@@ -195,6 +195,7 @@ def hybrid_search(
         min_score=floor,
         floor=floor_text,
         weaker_count=len(scored) - len(kept),
+        weaker_questions=held_questions if floor is None else 0,
     )
 
 

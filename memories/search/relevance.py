@@ -88,16 +88,20 @@ def passes(
     return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
 
 
-def questions_need_a_note(results: list, *, sources: tuple[str, ...] = ()) -> None:
+def questions_need_a_note(results: list, *, sources: tuple[str, ...] = ()) -> int:
     """Mark the chat questions among `results` (SearchResult) as weaker matches when no note among
-    them is a good match (the rule in the module docstring); a search of chat messages only keeps them."""
+    them is a good match (the rule in the module docstring); a search of chat messages only keeps them.
+    Returns how many of the questions' memories were good matches until then, so that a page can say
+    that only questions matched rather than that nothing did."""
     if sources and set(sources) <= {"chat"}:
-        return
+        return 0
     if any(r.good_match and not r.is_question for r in results):
-        return
+        return 0
+    held = {r.memory_id for r in results if r.is_question and r.good_match}
     for result in results:
         if result.is_question:
             result.good_match = False
+    return len(held)
 
 
 def describe(limits: Limits | None = None) -> str:

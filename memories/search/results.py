@@ -152,4 +152,6 @@ class SearchResponse:
     min_score: float | None = None  # the caller's hybridScore floor; None: the good-match rule applied
     floor: str = ""  # the floor applied, as a person reads it
     weaker_count: int = 0  # candidates left out by the floor (a page can offer to show them)
+    # Of those, the chat questions that matched but answer nothing, as no note matched (memories)
+    weaker_questions: int = 0
     reason: str = ""  # why there is nothing to search for, when the query has no usable words

@@ -250,6 +250,7 @@ def test_a_question_with_no_note_to_answer_it_is_only_a_weaker_match(user, notes
     assert question.metadata["kind"] == "question"
     response = hybrid_search(user.pk, "running shoes size", group_by="memory")
     assert response.results == [] and response.weaker_count >= 1, "a question is not an answer"
+    assert response.weaker_questions == 1, "and the page can say that only a question matched"
     everything = hybrid_search(user.pk, "running shoes size", group_by="memory", min_score=0.0).results
     assert question.pk in [r.memory_id for r in everything if not r.good_match]
     chat_only = hybrid_search(
@@ -320,3 +321,16 @@ def test_the_search_page_says_no_memories_match_and_offers_weaker_matches(logged
     assert '/open?chunk=0"' in found
     empty = logged_in_client.get("/search/", {"q": "the"}).content.decode()
     assert "Nothing to search for" in empty
+
+
+def test_the_search_page_says_when_only_questions_match(logged_in_client, user, notes):
+    """A walk-through searched "carbonara" with only a chat question about it stored, and the page said
+    nothing matched."""
+    chat_message_send(owner=user, content="What size were my running shoes again?")
+    html = logged_in_client.get("/search/", {"q": "running shoes size"}).content.decode()
+    assert "Only your questions match" in html and "1 chat message asking about it is among" in html
+    assert "No memories match" not in html
+    body = logged_in_client.post(
+        "/api/v1/search", {"query": "running shoes size"}, content_type="application/json"
+    ).json()
+    assert body["results"] == [] and body["weakerQuestions"] == 1
