@@ -9,7 +9,8 @@ from typing import Any
 
 import networkx as nx
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models.functions import Substr
 from django.shortcuts import get_object_or_404
 
 from graph.extraction import canonical_key
@@ -124,6 +125,23 @@ def entity_memories(*, entity: Entity, limit: int = 20) -> list[dict]:
             }
         )
     return items
+
+
+def entity_other_names(*, entity: Entity, limit: int = 500) -> list[str]:
+    """The other ways the memories write an entity ("Priya" for Priya Nair, "Postgres" for PostgreSQL),
+    as they are written, the commonest first; its aliases' keys when no mention is at hand."""
+    written = (
+        EntityMention.objects.filter(entity=entity, chunk__isnull=False)
+        .annotate(written=Substr("chunk__text", F("start") + 1, F("end") - F("start")))
+        .values_list("written", flat=True)[:limit]
+    )
+    seen: dict[str, Counter] = {}
+    for name in written:
+        name = " ".join((name or "").split())
+        if name and name.casefold() != entity.name.casefold():
+            seen.setdefault(name.casefold(), Counter())[name] += 1
+    forms = sorted(seen.values(), key=lambda forms: -sum(forms.values()))
+    return [found.most_common(1)[0][0] for found in forms] or list(entity.aliases)
 
 
 def entity_relationships(*, entity: Entity, limit: int = 50) -> list[Relationship]:

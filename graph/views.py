@@ -82,6 +82,7 @@ def entity_detail(request, entity_id: int):
         "entity": entity,
         "memories": selectors.entity_memories(entity=entity),
         "relationships": selectors.entity_relationships(entity=entity),
+        "other_names": selectors.entity_other_names(entity=entity),
     }
     template = "graph/entity.html#panel" if request.htmx else "graph/entity.html"
     return render(request, template, context)

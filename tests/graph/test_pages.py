@@ -93,3 +93,18 @@ def test_another_users_graph_pages_are_404_and_their_graph_is_not_shown(spec_gra
 
 def test_graph_pages_need_sign_in(client):
     assert client.get("/graph/").status_code == 302
+
+
+def test_entity_page_shows_the_other_ways_it_is_written(logged_in_client, user):
+    """Aliases are keys ("priya"); the page shows the names as the memories write them."""
+    first = make_memory(user, "Priya Nair sent the Postgres upgrade runbook.")
+    second = make_memory(user, "Lunch with Priya on Thursday to talk about the migration plan.")
+    graph_extract_memories(memory_ids=[first.pk, second.pk])
+    from graph.services.upkeep import person_aliases_merge
+
+    priya = Entity.objects.get(owner=user, key="priya nair")
+    person_aliases_merge(owner_id=user.pk, entity_ids={priya.pk})
+    html = logged_in_client.get(f"/graph/entities/{priya.pk}/").content.decode()
+    assert "Also written: Priya<" in html and "priya<" not in html
+    postgres = Entity.objects.get(owner=user, key="postgresql")  # written only as it is named
+    assert "Also written" not in logged_in_client.get(f"/graph/entities/{postgres.pk}/").content.decode()
