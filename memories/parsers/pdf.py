@@ -197,26 +197,29 @@ def _sized_lines(text: str, sizes: list[float]) -> list[list[tuple[str, float]]]
 
 
 def heading_of_lines(lines: list[list[tuple[str, float]]]) -> str | None:
-    """The text of the lines whose letters share the largest size, when it is HEADING_SIZE_RATIO times
-    the median letter size of all lines; None when no line stands out so."""
+    """The text of the first run of lines whose letters share the largest size, when it is
+    HEADING_SIZE_RATIO times the median letter size of all lines; None when no line stands out so."""
     letters = [size for line in lines for char, size in line if char.isalpha()]
     if len(letters) < HEADING_MIN_BODY_LETTERS:
         return None
     body = statistics.median(letters)
     best: list[str] = []
     top = 0.0
+    running = False  # whether the lines since the last one kept continue the title
     for line in lines:
         line_letters = [size for char, size in line if char.isalpha()]
         if len(line_letters) < HEADING_MIN_LETTERS:
             continue
         size = statistics.median(line_letters)
-        if size < HEADING_SIZE_RATIO * body:
-            continue
         words = "".join(char for char, _ in line).strip()
-        if size > top + 0.01:
-            best, top = [words], size
-        elif abs(size - top) <= 0.01:
-            best.append(words)
+        if size >= HEADING_SIZE_RATIO * body and size > top + 0.01:
+            best, top, running = [words], size, True
+        elif size >= HEADING_SIZE_RATIO * body and abs(size - top) <= 0.01 and running:
+            best.append(words)  # the title wraps onto this line
+        else:
+            # A line in another size ends the title: a later line of its size is a section's heading
+            # ("1 Introduction" after the abstract), not more of the title.
+            running = False
     return _without_final_stop(" ".join(best)) or None
 
 

@@ -214,6 +214,10 @@ def test_a_heading_is_the_largest_lines_and_only_when_they_stand_out_from_the_bo
     assert pdf_format.heading_of_lines([_line("Slightly bigger", 11.0), *body]) is None
     assert pdf_format.heading_of_lines([_line("Big", 20.0), *body]) is None  # under four letters
     assert pdf_format.heading_of_lines([_line("A Title", 20.0), _line("short", 10.0)]) is None  # too little body
+    # A later line of the title's size, after other text, is a section's heading, not more title (the
+    # OLAP paper of the real documents was titled "... de requêtes OLAP 1 Introduction").
+    paper = [_line("Résumés de logs OLAP", 20.0), _line("Patrick Marcel", 12.0), *body, _line("1 Introduction", 20.0)]
+    assert pdf_format.heading_of_lines(paper) == "Résumés de logs OLAP"
 
 
 @pytest.mark.parametrize(
