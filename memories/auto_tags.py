@@ -398,6 +398,56 @@ def unspaced_keywords(text: str, *, stop: frozenset[str]) -> list[tuple[str, flo
     return [(word, 1.0 / (count * len(word))) for word, count in ranked[:KEYWORD_CANDIDATES]]
 
 
+# The word just before and just after a keyword's place, on the same line.
+_WORD_BEFORE = re.compile(r"([^\W\d_][\w'’-]*)[ \t]+$")
+_WORD_AFTER = re.compile(r"[ \t]+([^\W\d_][\w'’-]*)")
+
+
+def name_fragment(phrase: str, text: str, *, language: str = "") -> bool:
+    """A keyword that is only ever part of a longer name in the text: every time the text writes it,
+    it runs on into a capitalised word ("Amazon Web" of "Amazon Web Services", "States" of "United
+    States", "Université François" of "Université François Rabelais"). Such a tag names half a thing.
+    Not read where every noun is capitalised (German), where capitals say nothing of names; a keyword
+    the text never writes as found is kept."""
+    words = phrase.split()
+    if not words or language in CAPITALISED_NOUN_LANGUAGES:
+        return False
+    pattern = re.compile(r"(?<![\w-])" + r"\s+".join(map(re.escape, words)) + r"(?![\w-])", re.IGNORECASE)
+    seen = False
+    for match in pattern.finditer(text):
+        seen = True
+        if not _runs_on(text, match):
+            return False  # written once as itself: a keyword of its own
+    return seen
+
+
+# Languages that capitalise every noun, so that a capital does not mark a name.
+CAPITALISED_NOUN_LANGUAGES = frozenset(["de", "lb"])
+
+
+def _capitalised(word: str) -> bool:
+    """Written with a capital and then small letters: a word in capitals marks no name, as a heading
+    may be set all in capitals ("JEAN-BAPTISTE POQUELIN MOLIÈRE")."""
+    return word[:1].isupper() and not word.isupper()
+
+
+def _runs_on(text: str, match: re.Match) -> bool:
+    """Whether a capitalised keyword runs on into a capitalised word beside it on its line; a word
+    before it that opens the line or a sentence is capitalised for that, not for a name."""
+    written = match.group().split()
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    line_end = text.find("\n", match.end())
+    line_end = len(text) if line_end < 0 else line_end
+    after = _WORD_AFTER.match(text, match.end(), line_end)
+    if after is not None and _capitalised(written[-1]) and _capitalised(after.group(1)):
+        return True
+    before = _WORD_BEFORE.search(text, line_start, match.start())
+    if before is None or not _capitalised(written[0]) or not _capitalised(before.group(1)):
+        return False
+    ahead = text[line_start : before.start(1)].rstrip()
+    return ahead != "" and not ahead.endswith((".", "!", "?", ":", ";"))
+
+
 def content_keywords(text: str, *, limit: int, languages: tuple[str, ...] | None = None) -> list[dict]:
     """Up to `limit` keyword tags for a text, best first, each {tag, confidence}. `languages` (the
     text's, dominant first) is read from the text when not given.
@@ -421,9 +471,10 @@ def content_keywords(text: str, *, limit: int, languages: tuple[str, ...] | None
     language = languages[0] if languages else ""
     picked: list[tuple[str, float]] = []
     seen: set[str] = set()
+    spaced = not (languages and languages[0] in NO_SPACE_LANGUAGES)
     for phrase, score in scored:
         tag = keyword_tag(phrase, stop=stop, latin=latin, language=language)
-        if tag is None:
+        if tag is None or (spaced and name_fragment(phrase, sample, language=language)):
             continue
         # A keyword sharing a word with a better one ("budget" or "budget-shows" after
         # "budget-analysis") repeats it, so each word counts once across a memory's keywords.

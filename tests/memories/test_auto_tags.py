@@ -121,3 +121,33 @@ def test_non_english_text_gets_keywords_in_its_own_script():
 )
 def test_prose_breaks_sentences_at_code_tokens_only(line, expected):
     assert prose(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("phrase", "fragment"),
+    [
+        ("Amazon Web", True),  # always "Amazon Web Services"
+        ("Université François", True),  # of "Université François Rabelais"
+        ("Jean-Baptiste Poquelin", False),  # a heading in capitals marks no name
+        ("United States", False),
+        ("States", False),  # once on its own, opening a sentence
+        ("Priya Nair", False),  # "Call Priya Nair": the word before opens the sentence
+        ("runbook", False),
+    ],
+)
+def test_a_keyword_that_is_only_part_of_a_longer_name_is_no_tag(phrase, fragment):
+    """A walk-through found the tags amazon-web and université-françois on real documents."""
+    from memories.auto_tags import name_fragment
+
+    text = (
+        "Invoice from Amazon Web Services for May. The United States office pays it. Elsa Negre, "
+        "Université François Rabelais Tours.\nJEAN-BAPTISTE POQUELIN MOLIÈRE\n"
+        "Priya Nair sent the runbook. Call Priya Nair tomorrow. States differ."
+    )
+    assert name_fragment(phrase, text) is fragment
+
+
+def test_german_nouns_are_no_name_fragments():
+    from memories.auto_tags import name_fragment
+
+    assert not name_fragment("Thema Verbraucherschutz", "Das Thema Verbraucherschutz Heute.", language="de")
