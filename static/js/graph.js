@@ -330,10 +330,14 @@
     buttons.drawing.addEventListener("click", () => setMode("drawing", true));
     buttons.list.addEventListener("click", () => setMode("list", true));
     if (toggle) {
+      // The summary says how many are hidden; once they are shown it says so instead.
+      const count = document.getElementById("isolated-count");
+      const hiddenText = count ? count.textContent : "";
       toggle.addEventListener("change", () => {
         const more = document.getElementById("graph-isolated-list");
         if (more) more.hidden = !toggle.checked;
         if (state.cy) showIsolated(state.cy, toggle.checked);
+        if (count && count.dataset.shown) count.textContent = toggle.checked ? count.dataset.shown : hiddenText;
       });
     }
     let remembered = null;

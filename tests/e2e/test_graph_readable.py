@@ -186,11 +186,16 @@ def test_isolated_entities_wait_behind_a_count_and_a_toggle(page):
     drawn = page.evaluate("window.kybernesisGraph.nodes('[kind = \"entity\"]:visible').length")
     page.check("#graph-show-isolated")
     assert page.evaluate("window.kybernesisGraph.nodes('.isolated:visible').length") == hidden
+    assert (
+        "is shown" in page.locator("#isolated-count").inner_text()
+        or "are shown" in page.locator("#isolated-count").inner_text()
+    )  # the summary no longer says they are hidden
     around = page.evaluate(ISOLATED_AROUND)
     assert around["alone"] == hidden and around["sides"] >= 3  # round the components, not in a block
     labels_apart(page, 12)
     page.uncheck("#graph-show-isolated")
     assert page.evaluate("window.kybernesisGraph.nodes('[kind = \"entity\"]:visible').length") == drawn
+    assert "hidden" in page.locator("#isolated-count").inner_text()
 
 
 FIRST_PAINT = """

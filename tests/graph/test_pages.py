@@ -108,3 +108,20 @@ def test_entity_page_shows_the_other_ways_it_is_written(logged_in_client, user):
     assert "Also written: Priya<" in html and "priya<" not in html
     postgres = Entity.objects.get(owner=user, key="postgresql")  # written only as it is named
     assert "Also written" not in logged_in_client.get(f"/graph/entities/{postgres.pk}/").content.decode()
+
+
+def test_a_focus_on_an_entity_with_no_link_says_so(logged_in_client, spec_graph, user):
+    """A walk-through centred on AeroPress read "Showing 1 linked entity in 0 clusters" and found it
+    under "Linked, in no cluster"."""
+    lone = make_memory(user, "Finally got an AeroPress for the office.")
+    graph_extract_memories(memory_ids=[lone.pk])
+    html = logged_in_client.get("/graph/", {"q": "AeroPress"}).content.decode()
+    assert "<b>AeroPress</b> has no link to another entity yet." in html
+    assert "Showing 1 linked" not in html and "Linked, in no cluster" not in html and "With no link yet" in html
+
+
+def test_the_hidden_count_says_what_it_becomes_when_shown(logged_in_client, spec_graph, user):
+    lone = make_memory(user, "Finally got an AeroPress for the office.")
+    graph_extract_memories(memory_ids=[lone.pk])
+    html = logged_in_client.get("/graph/").content.decode()
+    assert 'data-shown="1 with no link to them is shown.">1 with no link to them is hidden.' in html
