@@ -119,6 +119,7 @@ rustc rustup clippy crates.io tokio serde reqwest ureq actix axum rayon wasm-bin
 whatsapp slack zoom skype discord telegram gmail outlook dropbox notion trello asana figma canva miro
 evernote onenote excel powerpoint onedrive sharepoint icloud airtable zapier salesforce hubspot shopify
 wordpress squarespace mailchimp arduino scratch tableau
+v8 spidermonkey tracemonkey luajit pypy graalvm jvm webkit chromium firefox
 """.split()
 # Terms that are also everyday English words ("react", "express", "spring"): taken as technology
 # only when written with a capital (React, Express) or inside a longer technical name.

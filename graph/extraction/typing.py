@@ -384,6 +384,14 @@ def _lone_word_acts_as_person(token) -> bool:
     )
 
 
+# The verbs of _HUMAN_VERBS and HUMAN_OBJECT_VERBS that only a person does or has done to them
+# (below): not moving, living, visiting or seeing, which places are the objects of too.
+_NOT_ONLY_PEOPLE = frozenset(
+    "own run set update fix deploy clean roll page help start finish move arrive travel fly live sit stand "
+    "visit see follow lead manage work book organise organize".split()
+)
+
+
 # What one has with someone: "lunch with Priya", "a call with Hiroshi".
 _MEETING_NOUNS = frozenset(
     "lunch dinner breakfast brunch coffee drinks call meeting chat catchup catch-up sync date walk session".split()
@@ -391,14 +399,20 @@ _MEETING_NOUNS = frozenset(
 
 
 def _acts_as_person(token) -> bool:
-    """A name that acts like a person's (_lone_word_acts_as_person), that one meets over a meal or a
-    call ("lunch with Priya"), or that is named beside such a name."""
-    if _lone_word_acts_as_person(token):
-        return True
+    """What overrules the model's organisation or place for a name a person can have: the name says,
+    writes or decides something, is met, asked or called, is met with over a meal or a call ("lunch
+    with Priya"), or is named beside such a name. Being moved to, visited or seen is no evidence
+    ("moved to Santa Ana", "visit Florence")."""
     head = token.head
+    if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _SPEAKING_VERBS:
+        return True
+    if token.dep_ in ("dobj", "dative") and lemma_of(head) in _PERSON_OBJECT_VERBS:
+        return True
     if token.dep_ == "conj" and head.i < token.i:
         return _acts_as_person(head)  # "with Anjali and Hiroshi"
-    return token.dep_ == "pobj" and head.lower_ == "with" and head.head.lower_ in _MEETING_NOUNS
+    if token.dep_ != "pobj" or head.lower_ != "with":
+        return False
+    return head.head.lower_ in _MEETING_NOUNS or lemma_of(head.head) in _SPEAKING_VERBS
 
 
 # What people do in notes, as the subject of a verb ("Priya suggested"), and what is done to them
@@ -422,14 +436,16 @@ cc contact introduce help see follow mentor
 )
 
 
+_SPEAKING_VERBS = _HUMAN_VERBS - _NOT_ONLY_PEOPLE
+_PERSON_OBJECT_VERBS = HUMAN_OBJECT_VERBS - _NOT_ONLY_PEOPLE
+
+
 def type_for_name(name: str, key: str, entity_type: str) -> str | None:
     """The type the name alone settles, whatever the sentences said (None: not an entity at all):
     what the re-typing pass applies to entities already stored."""
-    if key in NOT_ENTITIES or is_document_structure(key) or _calendar_name(name):
+    if _no_entity(name, key):
         return None
     words = name.split()
-    if len(words) == 1 and words[0].lower().strip(".") in LEGAL_FORMS:
-        return None  # "Limited", "GmbH" alone: the end of a company's name, not one
     if key in PLACE_ALIASES.values():
         return LOCATION  # "US", "UK" (the model often calls them organisations)
     if len(words) > 1 and words[-1].lower().replace(".", "") in COMPANY_FORMS:
@@ -442,6 +458,8 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
         return ORGANIZATION
     if any(_EVENT_WORD.fullmatch(word) for word in words):
         return EVENT
+    if _cited_by_initials(name):
+        return PERSON  # "P. Marcel", "E. Pitoura", "J. R. Smith"
     if looks_like_code(name) and not (entity_type == PRODUCT and _BRAND.fullmatch(name)):
         return CONCEPT  # written by and for code; a product's name of joined words stays one ("an AeroPress")
     if len(words) > 1 and words[0][:1].isupper() and not (entity_type == PERSON and is_first_name(words[0])):
@@ -449,6 +467,25 @@ def type_for_name(name: str, key: str, entity_type: str) -> str | None:
         if by_head is not None:
             return by_head
     return _person_corrected(words) if entity_type == PERSON else entity_type
+
+
+def _no_entity(name: str, key: str) -> bool:
+    """A name that is never an entity: a unit, currency or date word, a part of a document, a month or
+    weekday in another language, or a legal form alone ("Limited", "GmbH": the end of a company's name)."""
+    return (
+        key in NOT_ENTITIES
+        or is_document_structure(key)
+        or _calendar_name(name)
+        or (" " not in name and name.lower().strip(".") in LEGAL_FORMS)
+    )
+
+
+def _cited_by_initials(name: str) -> bool:
+    """Initials and a name that is a known one or no English word: a person as papers cite them."""
+    if not _INITIALLED.fullmatch(name):
+        return False
+    last = name.split()[-1]
+    return is_family_name(last) or is_first_name(last) or last.lower() not in english_words()
 
 
 def _calendar_name(name: str) -> bool:
@@ -489,6 +526,10 @@ def _person_corrected(words: list[str]) -> str:
     return PERSON
 
 
+# Initials and a family name, as papers and letters cite people ("P. Marcel", "J.R. Smith").
+_INITIALLED = re.compile(r"(?:[A-Z]\.\s?){1,3}[A-Z][a-z]+(?:-[A-Z][a-z]+)?")
+
+
 # Capitalised words joined into one, as brands write their names ("AeroPress", "PlayStation", "iPhone",
 # "eBird"): code by shape, a product when the sentence says one is had ("got an AeroPress").
 _BRAND = re.compile(r"[a-z]?[A-Z][a-z]+(?:[A-Z][a-z]+)*")
@@ -518,9 +559,11 @@ def type_from_context(span, entity_type: str) -> str | None:
     role = role_in_apposition(span)
     if role is not None:
         return role  # "the supplier, Kitlocker", "the treasurer, Joanna Lewis"
-    if _lone_given_name(tokens) and _acts_as_person(tokens[0]):
-        # Whatever the model said: "lunch with Priya", "ask Hiroshi", "dinner with Zeynep" (a
-        # "Mercedes service" stays the company, a "holiday in Florence" the city).
+    if (_lone_given_name(tokens) and _acts_as_person(tokens[0])) or (
+        looks_like_full_name(tokens) and tokens[0].lower_ not in PLACE_PREFIXES and _acts_as_person(span.root)
+    ):
+        # Whatever the model said: "lunch with Priya", "ask Hiroshi", "dinner with Zeynep", "Patrick
+        # Marcel wrote" (a "Mercedes service" stays the company, a "holiday in Florence" the city).
         return PERSON
     if entity_type == ORGANIZATION:
         return None  # "a policy with Adrian Flux": the model's organisation stands against a given name

@@ -21,26 +21,41 @@ _LONE_NAME_TYPES = (EntityType.PERSON, EntityType.CONCEPT, EntityType.ORGANIZATI
 
 
 def person_aliases_merge(*, owner_id: int, entity_ids: set[int]) -> int:
-    """A lone given or family name ("Priya", "Kahneman") becomes an alias of the one full name it can
-    stand for ("Priya Nair", "Daniel Kahneman") in the owner's graph, and its mentions become the
-    person's. Ambiguous short names (two Priyas) stay separate. A lone name typed other than person
-    merges only when it is capitalised and no English word: "Wood" the concept is not "Jack Wood"."""
+    """A lone given or family name ("Priya", "Kahneman"), or initials and a family name ("P. Marcel"),
+    becomes an alias of the one full name it can stand for ("Priya Nair", "Daniel Kahneman", "Patrick
+    Marcel") in the owner's graph, and its mentions become the person's. Ambiguous short names (two
+    Priyas) stay separate. A lone name typed other than person merges only when it is capitalised and
+    no English word: "Wood" the concept is not "Jack Wood"."""
     rows = list(
         Entity.objects.filter(owner_id=owner_id, type__in=_LONE_NAME_TYPES).values_list("id", "key", "name", "type")
     )
     full_names: dict[str, set[int]] = defaultdict(set)
+    by_pk = {pk: key for pk, key, _, _ in rows}
     for pk, key, _, entity_type in rows:
         parts = key.split()
         if len(parts) > 1 and entity_type == EntityType.PERSON:
             full_names[parts[0]].add(pk)
             full_names[parts[-1]].add(pk)
+    initialled: dict[int, set[int]] = {}
+    for pk, key, _, entity_type in rows:
+        parts = key.split()
+        # "P. Marcel" (key "p marcel") stands for the one full name whose given name starts with P.
+        if entity_type == EntityType.PERSON and len(parts) >= 2 and all(len(p) == 1 for p in parts[:-1]):
+            initialled[pk] = {
+                target
+                for target in full_names.get(parts[-1], set())
+                if target != pk and by_pk[target].split()[0][:1] == parts[0] and len(by_pk[target].split()[0]) > 1
+            }
     merged = 0
     for pk, key, name, entity_type in rows:
-        if " " in key or key not in full_names:
+        if pk in initialled:
+            candidates = initialled[pk]
+        elif " " in key or key not in full_names:
             continue
-        if entity_type != EntityType.PERSON and not (name[:1].isupper() and key not in english_words()):
+        elif entity_type == EntityType.PERSON or (name[:1].isupper() and key not in english_words()):
+            candidates = full_names[key]
+        else:
             continue
-        candidates = full_names[key]
         if len(candidates) == 1:
             (target,) = candidates
             if pk in entity_ids or target in entity_ids:

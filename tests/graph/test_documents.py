@@ -333,6 +333,8 @@ def test_an_all_numbers_memory_makes_no_entities(user):
         ("Daniel Kahneman wrote about two systems of thinking.", "Kahneman argues that intuition misleads."),
         ("Priya Nair runs the platform team.", "Priya suggested we move the cron jobs."),
         ("Hiroshi Tanaka reviewed the design.", "Hiroshi approved the migration plan."),
+        # A paper cites its author by initials (the OLAP paper of the real documents).
+        ("Patrick Marcel wrote the survey.", "As shown by P. Marcel, logs can be summarised."),
     ],
 )
 def test_a_lone_name_merges_into_the_one_full_name_that_carries_it(user, full, short):
@@ -350,6 +352,9 @@ def test_a_surname_shared_by_two_full_names_stays_apart(user):
     for text in ("Daniel Kahneman wrote it.", "Sarah Kahneman edited it.", "Kahneman argues the opposite."):
         graph_extract_memories(memory_ids=[make_memory(user, text).pk])
     assert Entity.objects.filter(owner=user, key="daniel kahneman", memory_count=1).exists()
+    for text in ("Dora Kahneman wrote it.", "As D. Kahneman showed, it holds."):
+        graph_extract_memories(memory_ids=[make_memory(user, text).pk])
+    assert Entity.objects.filter(owner=user, key="d kahneman").exists()  # Daniel or Dora
 
 
 # --- Salience ------------------------------------------------------------------------------------

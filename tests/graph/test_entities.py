@@ -268,6 +268,9 @@ def test_a_product_of_joined_words_keeps_its_type_when_retyped():
         ("US", "organization", "location"),
         ("Gandhi Marg", "person", "location"),  # an address in India ("marg": road)
         ("Paris Cedex", "person", "location"),
+        ("P. Marcel", "organization", "person"),  # initials and a name: a person cited
+        ("E. Pitoura", "concept", "person"),
+        ("J. Crew", "organization", "organization"),  # a word, not a name
     ],
 )
 def test_what_a_name_alone_settles(name, entity_type, expected):
