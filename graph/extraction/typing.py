@@ -577,8 +577,8 @@ def type_from_context(span, entity_type: str) -> str | None:
 
 
 # Prepositions after which a name is a service one uses: "signed up for Strava", "a course on
-# Coursera", "hosted with Hetzner", "paid via Wise".
-_SERVICE_PREPOSITIONS = frozenset("on for with via through using".split())
+# Coursera", "paid via Wise". Not "with": one has lunch with people.
+_SERVICE_PREPOSITIONS = frozenset("on for via through using".split())
 
 
 def _named_service(span, tokens) -> bool:
@@ -596,6 +596,7 @@ def _named_service(span, tokens) -> bool:
         and word.lower_ not in english_words()
         and not is_first_name(text)
         and not is_family_name(text)
+        and not _lone_word_acts_as_person(word)  # "waited for Nkechi to reply"
     )
 
 
