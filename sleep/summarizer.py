@@ -158,14 +158,80 @@ def is_prose_sentence(sentence: str) -> bool:
     return sum(w.islower() for w in cased) >= PROSE_MIN_LOWER_SHARE * len(cased)
 
 
+# The heading of a document's own summary (a paper's abstract), in the languages documents here are
+# mostly in, on a line of its own or opening its first line ("Abstract—We present", "Résumé. Une").
+_ABSTRACT = re.compile(
+    r"^[ \t]*(?:abstract|summary|executive summary|résumé|zusammenfassung|kurzfassung|resumen|riassunto|"
+    r"samenvatting|sammanfattning|аннотация|реферат)[ \t]*(?:[.:—–][ \t]*|-[ \t]+|\n)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# What ends an abstract: a blank line after a paragraph of it, or the next heading (keywords, the
+# introduction, a numbered first section, ACM's categories).
+_ABSTRACT_END = re.compile(
+    r"\n[ \t]*\n(?=[ \t]*\S)|^[ \t]*(?:(?:\d+|[ivx]+)\.?[ \t]+)?(?:introduction|keywords?|key words|index terms|"
+    r"categories and subject descriptors|mots[- ]clés|schlüsselwörter|einleitung|einführung|palabras clave|"
+    r"introducción|introduzione|parole chiave|inleiding|trefwoorden|введение|ключевые слова)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+# An abstract opens a document: it is looked for in this much of its text.
+ABSTRACT_WITHIN = 6000
+ABSTRACT_MIN_SENTENCES = 2
+
+
+def abstract_of(text: str) -> list[str]:
+    """The prose sentences of the document's own summary (an "Abstract" heading in its opening), or []
+    when it has none: the author's summary says what a paper is about better than any ranking of its
+    sentences (TraceMonkey's had been a sentence from section 4)."""
+    found = _ABSTRACT.search(text[:ABSTRACT_WITHIN])
+    if found is None:
+        return []
+    rest = text[found.end() : found.end() + ABSTRACT_WITHIN]
+    end = _ABSTRACT_END.search(rest, 1)
+    sentences = [sentence for sentence, _ in _sentences(rest[: end.start() if end else len(rest)])]
+    prose = [sentence for sentence in sentences if is_prose_sentence(sentence)]
+    return prose if len(prose) >= ABSTRACT_MIN_SENTENCES else []
+
+
+def _opening(sentences: list[str]) -> list[str]:
+    """The first sentences that fit a summary, in order (at least the first)."""
+    chosen: list[str] = []
+    used = 0
+    for sentence in sentences[:MAX_SENTENCES]:
+        length = len(sentence) + (1 if chosen else 0)
+        if chosen and used + length > MAX_SUMMARY_CHARS:
+            break
+        chosen.append(sentence)
+        used += length
+    return chosen
+
+
+def _once_each(read: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """The sentences without repeats (a questionnaire's items, a page's running header), first kept."""
+    seen: set[str] = set()
+    kept = []
+    for sentence, running in read:
+        key = " ".join(sentence.lower().split())
+        if key not in seen:
+            seen.add(key)
+            kept.append((sentence, running))
+    return kept
+
+
 def summarize(text: str) -> tuple[str, str]:
-    """(summary, preview) of a text; both empty when it has no sentence. Of a text with more
-    sentences than a summary holds, the summary is chosen among its prose (running text that
-    is_prose_sentence accepts) when it has some, so a document's letterhead, a table's header or a
-    figure's labels are not what it is said to be about; a mail is read without its header lines."""
-    read = _sentences(without_mail_header(text))
+    """(summary, preview) of a text; both empty when it has no sentence. A document with an abstract
+    is summed up by its abstract's opening sentences. Of another text with more sentences than a
+    summary holds, the summary is chosen among its prose (running text that is_prose_sentence
+    accepts) when it has some, so a document's letterhead, a table's header or a figure's labels are
+    not what it is said to be about, and no sentence twice; a mail is read without its header lines."""
+    text = without_mail_header(text)
+    abstract = abstract_of(text)
+    if abstract:
+        chosen = _opening(abstract)
+        return _shorten(" ".join(chosen), MAX_SUMMARY_CHARS), _shorten(chosen[0], MAX_PREVIEW_CHARS)
+    read = _sentences(text)
     if not read:
         return "", ""
+    read = _once_each(read)
     sentences = [sentence for sentence, _ in read]
     written = [sentence for sentence, running in read if running and is_prose_sentence(sentence)]
     if written and len(sentences) > MAX_SENTENCES:

@@ -313,6 +313,43 @@ def test_a_summary_skips_a_letterhead_and_a_mails_header_lines():
     assert summarize(mail)[1] == "Get excited for our first annual family day!"
 
 
+PAPER = (
+    "Trace-based Just-in-Time Type Specialization for Dynamic Languages\n"
+    "Andreas Gal, Brendan Eich, Mike Shaver\nMozilla Corporation\n"
+    "Abstract\n"
+    "Dynamic languages such as JavaScript are more difficult to compile than statically typed ones.\n"
+    "Since no concrete type information is available, traditional compilers need to emit generic code.\n"
+    "We present an alternative compilation technique for dynamically-typed languages.\n"
+    "Categories and Subject Descriptors D.3.4 [Programming Languages]: Processors\n"
+    "1. Introduction\n"
+    + "When the outer loop reaches the inner loop header, the system calls the trace tree of the inner loop. "
+    * 30
+)
+
+
+def test_a_paper_is_summed_up_by_its_abstract():
+    """TraceMonkey's summary was a sentence of section 4, the TAM review's a questionnaire's item twice:
+    an author's abstract says what a paper is about."""
+    summary, preview = summarize(PAPER)
+    assert summary.startswith("Dynamic languages such as JavaScript") and "We present" in summary
+    assert "Categories" not in summary and "outer loop" not in summary
+    assert preview.startswith("Dynamic languages")
+    french = "Titre\nRésumé. Une façon d’assister l’analyse repose sur les logs. Nous proposons une méthode.\n\n1 Introduction\nTexte."
+    assert summarize(french)[0].startswith("Une façon d’assister")
+    # An invoice's "Summary" heading over figures is no abstract: it holds no sentences.
+    from sleep.summarizer import abstract_of
+
+    assert abstract_of("Summary\nTotal 4.11 USD\nVAT 0.00\nPaid by card.\n") == []
+    assert abstract_of(PAPER)[0].startswith("Dynamic languages")
+
+
+def test_a_summary_says_a_sentence_once():
+    items = "I find the electronic mail system easy to use. " * 4
+    text = items + "Overall, the mail system was judged useful by most of the staff. " + items
+    summary, _ = summarize(text)
+    assert summary.count("I find the electronic mail system easy to use.") == 1
+
+
 @pytest.mark.django_db
 def test_a_new_memory_is_linked_by_the_graph_task_that_follows_its_save(user, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):

@@ -118,6 +118,7 @@ def test_a_focus_on_an_entity_with_no_link_says_so(logged_in_client, spec_graph,
     html = logged_in_client.get("/graph/", {"q": "AeroPress"}).content.decode()
     assert "<b>AeroPress</b> has no link to another entity yet." in html
     assert "Showing 1 linked" not in html and "Linked, in no cluster" not in html and "With no link yet" in html
+    assert "The 1 linked entity" not in html and "The 1 entity by cluster" in html
 
 
 def test_the_hidden_count_says_what_it_becomes_when_shown(logged_in_client, spec_graph, user):
