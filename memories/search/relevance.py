@@ -4,8 +4,10 @@ A result is a good match when
 
 - it is close to the query in meaning: vectorScore ≥ KYBERNESIS_SEARCH_MIN_VECTOR_SCORE (0.34), or
 - it scores well on meaning and words together: hybridScore ≥ KYBERNESIS_SEARCH_MIN_SCORE (0.40), or
-- it contains every word of the query (every query term, so all of the query's IDF) and its
-  hybridScore reaches KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE (0.28).
+- it contains every word of the query (every query term, so all of the query's IDF), its
+  hybridScore reaches KYBERNESIS_SEARCH_MIN_KEYWORD_SCORE (0.28), and its vectorScore is at least
+  that of two unrelated texts (KEYWORD_MIN_VECTOR, 0.15): words met by chance in a reference list
+  are no match.
 
 A chat question (metadata.kind = "question") is a good match only beside a note that is one: a
 question records what the person did not know, so it is never the answer itself. When no note
@@ -63,6 +65,11 @@ def thresholds() -> Limits:
     )
 
 
+# A passage with every word of the query is still no match when it means nothing like it: below the
+# similarity of two unrelated texts (0.153 on average for the packaged model over SciFact's abstracts,
+# docs/benchmarks.md#search) the words met by chance, as "book recommendation" did in a paper's
+# reference list ("The Complete Book ... Recommending", vectorScore 0.12).
+KEYWORD_MIN_VECTOR = 0.15
 # Where meaning cannot be read, a passage must hold most of what the query asks for: more than this
 # share of its words' IDF (one of two equally rare words is not most of them).
 MOST_WORDS = 0.5
@@ -85,7 +92,11 @@ def passes(
     min_vector, min_hybrid, min_keyword = limits or thresholds()
     if language not in MODEL_LANGUAGES or query_language not in MODEL_LANGUAGES:
         return hybrid >= min_hybrid or idf_share > MOST_WORDS
-    return vector >= min_vector or hybrid >= min_hybrid or (idf_share >= FULL_MATCH and hybrid >= min_keyword)
+    return (
+        vector >= min_vector
+        or hybrid >= min_hybrid
+        or (idf_share >= FULL_MATCH and hybrid >= min_keyword and vector >= KEYWORD_MIN_VECTOR)
+    )
 
 
 def questions_need_a_note(results: list, *, sources: tuple[str, ...] = ()) -> int:
@@ -109,6 +120,6 @@ def describe(limits: Limits | None = None) -> str:
     min_vector, min_hybrid, min_keyword = limits or thresholds()
     return (
         f"vectorScore ≥ {min_vector:.2f}, or hybridScore ≥ {min_hybrid:.2f}, "
-        f"or every word of the query found and hybridScore ≥ {min_keyword:.2f}; "
+        f"or every word of the query found, hybridScore ≥ {min_keyword:.2f} and vectorScore ≥ {KEYWORD_MIN_VECTOR:.2f}; "
         f"outside English: hybridScore ≥ {min_hybrid:.2f}, or most of the query's words found"
     )

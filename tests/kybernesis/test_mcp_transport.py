@@ -29,6 +29,9 @@ def _database_url() -> str:
     return f"postgresql://{netloc}{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+# The bridge is a process of its own, which embeds the query with the real model: the notes must be
+# embedded by it too, or their vectors mean nothing to the query's.
+@pytest.mark.real_embedder
 def test_the_stdio_bridge_serves_the_same_tools_as_one_user(owner, stranger):
     import os
     import sys

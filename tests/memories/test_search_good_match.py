@@ -21,8 +21,9 @@ from tests.factories import make_memory
         (0.23, 0.3399, 0.0, False),
         (0.3999, 0.30, 0.60, False),  # a partial keyword match with little meaning
         (0.40, 0.20, 0.50, True),  # meaning and words together
-        (0.28, 0.10, 1.0, True),  # every word of the query found
-        (0.2799, 0.10, 1.0, False),  # every word, but nothing else to it
+        (0.28, 0.15, 1.0, True),  # every word of the query found
+        (0.2799, 0.15, 1.0, False),  # every word, but nothing else to it
+        (0.33, 0.12, 1.0, False),  # every word, met by chance in a reference list: meaning under chance
         (0.39, 0.20, 0.998, False),  # one of the words missing (a rare one carries the IDF)
         (0.0, 0.0, 0.0, False),
         (1.0, 1.0, 1.0, True),
@@ -42,8 +43,11 @@ def test_the_thresholds_come_from_the_settings_and_the_rule_says_them():
         assert thresholds() == (0.5, 0.6, 0.4)
         assert not passes(hybrid=0.45, vector=0.45, idf_share=0.0)
         assert passes(hybrid=0.45, vector=0.45, idf_share=1.0)
+        # Every word, found by chance in a passage that means nothing like the query: no match.
+        assert not passes(hybrid=0.45, vector=0.12, idf_share=1.0)
         assert describe() == (
-            "vectorScore ≥ 0.50, or hybridScore ≥ 0.60, or every word of the query found and hybridScore ≥ 0.40; "
+            "vectorScore ≥ 0.50, or hybridScore ≥ 0.60, or every word of the query found, hybridScore ≥ 0.40 and "
+            "vectorScore ≥ 0.15; "
             "outside English: hybridScore ≥ 0.60, or most of the query's words found"
         )
 
