@@ -62,6 +62,9 @@ def _sentences_of(block: str) -> list[str]:
 
 
 # What a sentence of prose ends with, in the scripts read here.
+# A footnote's mark opening a sentence ("*** Check the GST statement", "† Usage and recurring
+# charges", "[2] See"): small print, not what a document is about.
+_FOOTNOTE = re.compile(r"(?:[*†‡§¹²³⁴⁵⁶⁷⁸⁹]+|\[\d+\])\s")
 _SENTENCE_END = re.compile(r"[.!?。！？…]['\"’”»)]*$")
 _LETTERS = re.compile(r"[^\W\d_]+")
 PROSE_MIN_WORDS = 5
@@ -140,11 +143,12 @@ def _rank(sentences: list[str]) -> list[float]:
 
 
 def is_prose_sentence(sentence: str) -> bool:
-    """Whether a sentence is prose, not a heading, a table's row, a form's labels or a figure's
-    ("Artikel Aantal Prijs per stuk BTW", "TRANSITION REPORT PURSUANT TO SECTION 13", "## Slide 1"):
+    """Whether a sentence is prose, not a heading, a table's row, a form's labels, a figure's or a
+    footnote ("Artikel Aantal Prijs per stuk BTW", "TRANSITION REPORT PURSUANT TO SECTION 13", "## Slide
+    1", "*** Check the GST statement attached"):
     it ends as a sentence does, most of its characters are letters, and in a script with capitals at
     least PROSE_MIN_LOWER_SHARE of its words are written in lower case (German's nouns leave enough)."""
-    if sentence.startswith("#") or not _SENTENCE_END.search(sentence):
+    if sentence.startswith("#") or _FOOTNOTE.match(sentence) or not _SENTENCE_END.search(sentence):
         return False
     visible = sum(not ch.isspace() for ch in sentence)
     words = _LETTERS.findall(sentence)

@@ -279,6 +279,10 @@ def test_previews_and_summaries_cut_at_real_sentence_boundaries():
         ("35 RUE du logiciel libre de Lattre Alexis Adresse email de contact Numéro de ligne", False),
         ("福娘童話集 > きょうのイソップ童話", False),
         ("Form", False),
+        # Footnotes: the AWS invoice of the real documents was summed up by its small print.
+        ("*** Check the GST statement attached at the end of this Invoice for details.", False),
+        ("† Usage and recurring charges for this statement period will be charged on your next billing date.", False),
+        ("[2] See the attached statement for the charges of this period.", False),
     ],
 )
 def test_prose_is_what_a_summary_is_chosen_from(sentence, is_prose):
