@@ -404,8 +404,8 @@ def _acts_as_person(token) -> bool:
     with Priya"), or is named beside such a name. Being moved to, visited or seen is no evidence
     ("moved to Santa Ana", "visit Florence")."""
     head = token.head
-    if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _SPEAKING_VERBS:
-        return True
+    if token.dep_ in ("nsubj", "nsubjpass") and lemma_of(head) in _HUMAN_VERBS:
+        return True  # the one who does it: "Hiroshi moved the cluster"
     if token.dep_ in ("dobj", "dative") and lemma_of(head) in _PERSON_OBJECT_VERBS:
         return True
     if token.dep_ == "conj" and head.i < token.i:
@@ -581,11 +581,40 @@ def type_from_context(span, entity_type: str) -> str | None:
 _SERVICE_PREPOSITIONS = frozenset("on for via through using".split())
 
 
+# Moving data or a service between providers: "moved the cluster to Hetzner", "migrated our photos
+# from Flickr to Backblaze". What is moved says it: a town takes people and furniture, not servers.
+_MOVE_VERBS = frozenset("move migrate switch transfer port upload sync copy backup".split())
+_DATA_NOUNS = frozenset(
+    """
+blog site website app apps service server servers cluster clusters database databases db repo repos repository
+domain domains email mail photos pictures files backups backup data project projects vps hosting account
+accounts docs documents notes music library workloads
+""".split()
+)
+
+
+def _data_moved_to(preposition) -> bool:
+    """Whether "to" or "from" names where data or a service was moved: the verb moves and its object is
+    a digital thing ("moved the side project to Hetzner")."""
+    if preposition.lower_ not in ("to", "from"):
+        return False
+    verb = preposition.head
+    for _ in range(3):  # "moved [the side project] to X", "migrated photos [from Flickr] to X"
+        if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
+            break
+        verb = verb.head
+    if lemma_of(verb) not in _MOVE_VERBS and verb.lower_.removesuffix("d").removesuffix("e") not in _MOVE_VERBS:
+        return False
+    return any(child.dep_ == "dobj" and child.lower_ in _DATA_NOUNS for child in verb.children)
+
+
 def _named_service(span, tokens) -> bool:
     """One capitalised word that is no English word, no known given or family name and no code, used
     through a preposition ("on Coursera", "for Strava"): a company or its service, which the model
     calls a person or nothing. In a place's preposition ("in", "at", "to") it may be a town."""
-    if len(tokens) != 1 or span.root.dep_ != "pobj" or span.root.head.lower_ not in _SERVICE_PREPOSITIONS:
+    if len(tokens) != 1 or span.root.dep_ != "pobj":
+        return False
+    if span.root.head.lower_ not in _SERVICE_PREPOSITIONS and not _data_moved_to(span.root.head):
         return False
     word = tokens[0]
     text = word.text
@@ -596,7 +625,7 @@ def _named_service(span, tokens) -> bool:
         and word.lower_ not in english_words()
         and not is_first_name(text)
         and not is_family_name(text)
-        and not _lone_word_acts_as_person(word)  # "waited for Nkechi to reply"
+        and not _acts_as_person(word)  # "waited for Nkechi to reply"
     )
 
 

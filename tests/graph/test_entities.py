@@ -164,6 +164,7 @@ def test_a_call_in_a_code_file_is_no_entity():
         ("Dinner with my Uncle Bob.", "Uncle Bob", "person"),  # kin, not a thing one owns
         ("Lunch with Zeynep on Friday.", "Zeynep", "person"),  # the model's place
         ("Holiday in Florence next spring.", "Florence", "location"),
+        ("Hiroshi moved the cluster to Hetzner last week.", "Hiroshi", "person"),  # the one who moves it
     ],
 )
 def test_a_lone_given_name_is_a_person(text, name, expected):
@@ -200,6 +201,9 @@ def test_a_note_that_opens_with_its_verb_does_not_name_the_verb(text, name, not_
         ("Signed up for Strava to track the long runs.", "Strava", "organization"),
         ("Started the Andrew Ng course on Coursera.", "Coursera", "organization"),
         ("Spent the weekend in Tromsø.", "Tromsø", "location"),
+        # Where data or a service moved to is a provider: one moves servers to a company, not a town.
+        ("Moved the side project to Hetzner last month.", "Hetzner", "organization"),
+        ("Migrated our photos from Flickr to Backblaze.", "Backblaze", "organization"),
     ],
 )
 def test_what_a_name_is_one_of_types_it(text, name, expected):
