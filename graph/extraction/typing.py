@@ -565,6 +565,8 @@ def type_from_context(span, entity_type: str) -> str | None:
         # Whatever the model said: "lunch with Priya", "ask Hiroshi", "dinner with Zeynep", "Patrick
         # Marcel wrote" (a "Mercedes service" stays the company, a "holiday in Florence" the city).
         return PERSON
+    if entity_type != LOCATION and _moved_to_town(span, tokens):
+        return LOCATION  # "moved the family to Kirkwall", "relocated to Tromsø"
     if entity_type == ORGANIZATION:
         return None  # "a policy with Adrian Flux": the model's organisation stands against a given name
     if sold_by(span):
@@ -583,7 +585,7 @@ _SERVICE_PREPOSITIONS = frozenset("on for via through using".split())
 
 # Moving data or a service between providers: "moved the cluster to Hetzner", "migrated our photos
 # from Flickr to Backblaze". What is moved says it: a town takes people and furniture, not servers.
-_MOVE_VERBS = frozenset("move migrate switch transfer port upload sync copy backup".split())
+_MOVE_VERBS = frozenset("move migrate switch transfer port upload sync copy backup relocate emigrate".split())
 _DATA_NOUNS = frozenset(
     """
 blog site website app apps service server servers cluster clusters database databases db repo repos repository
@@ -593,19 +595,44 @@ accounts docs documents notes music library workloads
 )
 
 
-def _data_moved_to(preposition) -> bool:
-    """Whether "to" or "from" names where data or a service was moved: the verb moves and its object is
-    a digital thing ("moved the side project to Hetzner")."""
-    if preposition.lower_ not in ("to", "from"):
-        return False
+def _move_verb(preposition):
+    """The verb a "to" or "from" hangs on, through the object between them ("moved [the side project]
+    to"), or None when it is no verb of moving."""
     verb = preposition.head
-    for _ in range(3):  # "moved [the side project] to X", "migrated photos [from Flickr] to X"
+    for _ in range(3):
         if verb.pos_ in ("VERB", "AUX") or verb.head is verb:
             break
         verb = verb.head
-    if lemma_of(verb) not in _MOVE_VERBS and verb.lower_.removesuffix("d").removesuffix("e") not in _MOVE_VERBS:
+    if lemma_of(verb) in _MOVE_VERBS or verb.lower_.removesuffix("d").removesuffix("e") in _MOVE_VERBS:
+        return verb
+    return None
+
+
+def _moved_to_town(span, tokens) -> bool:
+    """One capitalised word no list knows (no English word, given or family name or organisation) that
+    people or things that are no data move to: a town ("moved the family to Kirkwall", "we relocated
+    to Tromsø"), which the model often calls an organisation."""
+    root = span.root
+    if len(tokens) != 1 or root.dep_ != "pobj" or root.head.lower_ != "to" or _data_moved_to(root.head):
         return False
-    return any(child.dep_ == "dobj" and child.lower_ in _DATA_NOUNS for child in verb.children)
+    if _move_verb(root.head) is None:
+        return False
+    text = tokens[0].text
+    return (
+        text[:1].isupper()
+        and not text.isupper()
+        and tokens[0].lower_ not in english_words()
+        and not is_first_name(text)
+        and not is_family_name(text)
+        and canonical_key(text, ORGANIZATION) not in organization_keys()
+    )
+
+
+def _data_moved_to(preposition) -> bool:
+    """Whether "to" or "from" names where data or a service was moved: the verb moves and its object is
+    a digital thing ("moved the side project to Hetzner")."""
+    verb = _move_verb(preposition) if preposition.lower_ in ("to", "from") else None
+    return verb is not None and any(child.dep_ == "dobj" and child.lower_ in _DATA_NOUNS for child in verb.children)
 
 
 def _named_service(span, tokens) -> bool:

@@ -204,6 +204,8 @@ def test_a_note_that_opens_with_its_verb_does_not_name_the_verb(text, name, not_
         # Where data or a service moved to is a provider: one moves servers to a company, not a town.
         ("Moved the side project to Hetzner last month.", "Hetzner", "organization"),
         ("Migrated our photos from Flickr to Backblaze.", "Backblaze", "organization"),
+        ("Moved the family to Kirkwall in June.", "Kirkwall", "location"),  # the model's organisation
+        ("Hiroshi moved to Google in March.", "Google", "organization"),  # a known one stays
     ],
 )
 def test_what_a_name_is_one_of_types_it(text, name, expected):
