@@ -617,14 +617,20 @@ def _moved_to_town(span, tokens) -> bool:
         return False
     if _move_verb(root.head) is None:
         return False
-    text = tokens[0].text
+    return _unknown_word(tokens[0]) and canonical_key(tokens[0].text, ORGANIZATION) not in organization_keys()
+
+
+def _unknown_word(word) -> bool:
+    """A capitalised word no list here knows: no acronym, code, English word, given or family name.
+    What it names only its sentence can say (_named_service, _moved_to_town)."""
+    text = word.text
     return (
         text[:1].isupper()
         and not text.isupper()
-        and tokens[0].lower_ not in english_words()
+        and not looks_like_code(text)
+        and word.lower_ not in english_words()
         and not is_first_name(text)
         and not is_family_name(text)
-        and canonical_key(text, ORGANIZATION) not in organization_keys()
     )
 
 
@@ -643,17 +649,7 @@ def _named_service(span, tokens) -> bool:
         return False
     if span.root.head.lower_ not in _SERVICE_PREPOSITIONS and not _data_moved_to(span.root.head):
         return False
-    word = tokens[0]
-    text = word.text
-    return (
-        text[:1].isupper()
-        and not text.isupper()
-        and not looks_like_code(text)
-        and word.lower_ not in english_words()
-        and not is_first_name(text)
-        and not is_family_name(text)
-        and not _acts_as_person(word)  # "waited for Nkechi to reply"
-    )
+    return _unknown_word(tokens[0]) and not _acts_as_person(tokens[0])  # "waited for Nkechi to reply"
 
 
 def _lone_given_name(tokens) -> bool:
