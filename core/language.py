@@ -204,7 +204,7 @@ def _script_language(letters: int, text: str) -> str | None:
 
 
 def _letters(text: str) -> int:
-    return sum(1 for ch in text if ch.isalpha())
+    return sum(map(str.isalpha, text))
 
 
 def _window_language(window: str) -> tuple[str, str]:

@@ -21,6 +21,7 @@ import logging
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -216,6 +217,8 @@ _MIXED_SCRIPT_LETTERS = ("LATIN", "CYRILLIC", "GREEK")
 def mojibake(word: str) -> bool:
     """Whether a word is text decoded with the wrong encoding ("Ã¼ber", "ÐŸÑ€Ð¸"): ftfy's test for
     such sequences, a replacement character, or Latin, Cyrillic and Greek letters mixed in one word."""
+    if word.isascii():
+        return False
     if "\ufffd" in word:
         return True
     from ftfy.badness import is_bad
@@ -403,7 +406,43 @@ _WORD_BEFORE = re.compile(r"([^\W\d_][\w'’-]*)[ \t]+$")
 _WORD_AFTER = re.compile(r"[ \t]+([^\W\d_][\w'’-]*)")
 
 
-def name_fragment(phrase: str, text: str, *, language: str = "") -> bool:
+_NAME_WORD = re.compile(r"[\w-]+")
+
+
+class TextWords:
+    """A text's runs of word characters and hyphens, lower-cased, with where each stands: where a
+    keyword is written is looked up here rather than by a pattern compiled for each keyword (that
+    cost more than the rest of tagging a memory)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.spans: list[tuple[int, int]] = []
+        self.starts: dict[str, list[int]] = {}
+        for i, match in enumerate(_NAME_WORD.finditer(text)):
+            self.spans.append(match.span())
+            self.starts.setdefault(match.group().lower(), []).append(i)
+
+    def written(self, words: Sequence[str]) -> list[tuple[int, int]] | None:
+        """Where the words are written in a row, parted by white space only, each a whole run, as
+        (start, end) pairs; None when a word is not such a run (then only a pattern can say)."""
+        if not all(_NAME_WORD.fullmatch(word) for word in words):
+            return None
+        lowered = [word.lower() for word in words]
+        found = []
+        for first in self.starts.get(lowered[0], ()):
+            last = first + len(words) - 1
+            if last >= len(self.spans):
+                break
+            if all(
+                self.text[self.spans[first + k][0] : self.spans[first + k][1]].lower() == lowered[k]
+                and not self.text[self.spans[first + k - 1][1] : self.spans[first + k][0]].strip()
+                for k in range(1, len(words))
+            ):
+                found.append((self.spans[first][0], self.spans[last][1]))
+        return found
+
+
+def name_fragment(phrase: str, text: str | TextWords, *, language: str = "") -> bool:
     """A keyword that is only ever part of a longer name in the text: every time the text writes it,
     it runs on into a capitalised word ("Amazon Web" of "Amazon Web Services", "States" of "United
     States", "Université François" of "Université François Rabelais"). Such a tag names half a thing.
@@ -412,13 +451,13 @@ def name_fragment(phrase: str, text: str, *, language: str = "") -> bool:
     words = phrase.split()
     if not words or language in CAPITALISED_NOUN_LANGUAGES:
         return False
-    pattern = re.compile(r"(?<![\w-])" + r"\s+".join(map(re.escape, words)) + r"(?![\w-])", re.IGNORECASE)
-    seen = False
-    for match in pattern.finditer(text):
-        seen = True
-        if not _runs_on(text, match):
-            return False  # written once as itself: a keyword of its own
-    return seen
+    index = text if isinstance(text, TextWords) else TextWords(text)
+    places = index.written(words)
+    if places is None:
+        pattern = re.compile(r"(?<![\w-])" + r"\s+".join(map(re.escape, words)) + r"(?![\w-])", re.IGNORECASE)
+        places = [match.span() for match in pattern.finditer(index.text)]
+    # Written once as itself, it is a keyword of its own.
+    return bool(places) and all(_runs_on(index.text, start, end) for start, end in places)
 
 
 # Languages that capitalise every noun, so that a capital does not mark a name.
@@ -431,17 +470,17 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper() and not word.isupper()
 
 
-def _runs_on(text: str, match: re.Match) -> bool:
+def _runs_on(text: str, start: int, end: int) -> bool:
     """Whether a capitalised keyword runs on into a capitalised word beside it on its line; a word
     before it that opens the line or a sentence is capitalised for that, not for a name."""
-    written = match.group().split()
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    line_end = text.find("\n", match.end())
+    written = text[start:end].split()
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
-    after = _WORD_AFTER.match(text, match.end(), line_end)
+    after = _WORD_AFTER.match(text, end, line_end)
     if after is not None and _capitalised(written[-1]) and _capitalised(after.group(1)):
         return True
-    before = _WORD_BEFORE.search(text, line_start, match.start())
+    before = _WORD_BEFORE.search(text, line_start, start)
     if before is None or not _capitalised(written[0]) or not _capitalised(before.group(1)):
         return False
     ahead = text[line_start : before.start(1)].rstrip()
@@ -472,9 +511,10 @@ def content_keywords(text: str, *, limit: int, languages: tuple[str, ...] | None
     picked: list[tuple[str, float]] = []
     seen: set[str] = set()
     spaced = not (languages and languages[0] in NO_SPACE_LANGUAGES)
+    sample_words = TextWords(sample) if spaced else None
     for phrase, score in scored:
         tag = keyword_tag(phrase, stop=stop, latin=latin, language=language)
-        if tag is None or (spaced and name_fragment(phrase, sample, language=language)):
+        if tag is None or (sample_words is not None and name_fragment(phrase, sample_words, language=language)):
             continue
         # A keyword sharing a word with a better one ("budget" or "budget-shows" after
         # "budget-analysis") repeats it, so each word counts once across a memory's keywords.

@@ -133,6 +133,10 @@ def test_prose_breaks_sentences_at_code_tokens_only(line, expected):
         ("States", False),  # once on its own, opening a sentence
         ("Priya Nair", False),  # "Call Priya Nair": the word before opens the sentence
         ("runbook", False),
+        ("Web Services", True),  # found over a line of several spaces and a tab as well
+        ("Node.js", True),  # not a run of word characters: found by a pattern
+        ("node.js", True),
+        ("Express", False),
     ],
 )
 def test_a_keyword_that_is_only_part_of_a_longer_name_is_no_tag(phrase, fragment):
@@ -142,7 +146,8 @@ def test_a_keyword_that_is_only_part_of_a_longer_name_is_no_tag(phrase, fragment
     text = (
         "Invoice from Amazon Web Services for May. The United States office pays it. Elsa Negre, "
         "Université François Rabelais Tours.\nJEAN-BAPTISTE POQUELIN MOLIÈRE\n"
-        "Priya Nair sent the runbook. Call Priya Nair tomorrow. States differ."
+        "Priya Nair sent the runbook. Call Priya Nair tomorrow. States differ.\n"
+        "Billed by Amazon Web  \tServices. We run Node.js Express on Node.js Cluster."
     )
     assert name_fragment(phrase, text) is fragment
 
