@@ -211,6 +211,7 @@ def _names(text: str, language: str) -> list[NeutralFound]:
     preposition = _PLACE_PREPOSITIONS.get(language)
     places = {m.group(1) for m in preposition.finditer(text)} if preposition else set()
     acronyms = _acronyms_in_sentences(text, language)
+    recognised = Recognised.of(text, language)
     for words in _runs(text):
         # A sentence's first word is capitalised by its place: it is part of a name only when the text
         # never writes it in lower case.
@@ -260,22 +261,72 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         if not is_meaningful(name, key):
             continue
         kind = _name_type(name, key)
-        if (
-            kind == CONCEPT
-            and len(words) == 1
-            and (
-                (written in places and not name.isupper())
-                or _is_territory(name, language)
-                or names_a_place(name, language)
-            )
-        ):
-            kind = LOCATION
+        if kind == CONCEPT:
+            kind = _place_or_recognised(name, written, len(words), (start, end), places, language, recognised)
         if kind != CONCEPT:
             key = canonical_key(name, kind)
         if names_a_page(key, kind):
             continue
         found.append(NeutralFound(key, name, kind, start, end))
     return _family_names(text, found, lowered, language)
+
+
+# The types a language's entity recogniser gives (WikiNER's labels); MISC (works, events, nationalities,
+# products alike) settles nothing.
+_RECOGNISED_TYPES = {"PER": PERSON, "LOC": LOCATION, "ORG": ORGANIZATION}
+
+
+class Recognised:
+    """The entities a language's own recogniser (graph.extraction.pipeline.language_ner) finds in a
+    text: a name the rules leave a concept takes the type of the entity written over it, so that
+    "Molière" is a person and "Paris" a place in French as they are in English. The rules still find
+    the names and settle every type they can: the recogniser only types what they cannot."""
+
+    def __init__(self, spans: list[tuple[int, int, str]]):
+        self.spans = spans
+
+    @classmethod
+    def of(cls, text: str, language: str) -> Recognised | None:
+        from graph.extraction.pipeline import language_ner  # spaCy loads only for such a text
+
+        nlp = language_ner(language)
+        if nlp is None:
+            return None
+        spans = [
+            (ent.start_char, ent.end_char, _RECOGNISED_TYPES[ent.label_])
+            for ent in nlp(text).ents
+            if ent.label_ in _RECOGNISED_TYPES
+        ]
+        return cls(spans)
+
+    def type_of(self, start: int, end: int, name: str) -> str | None:
+        """The type of the recognised entity written over text[start:end] (the name), if one is. A name
+        with a word in capitals takes no person's or place's type from it: an acronym names an
+        organisation or a thing ("RCS Paris", the Paris trade register, is no place)."""
+        acronym = any(len(w) > 1 and w.isupper() and not _ROMAN.fullmatch(w) for w in name.split())
+        for s, e, kind in self.spans:
+            if s <= start and end <= e:
+                return kind if kind == ORGANIZATION or not acronym else None
+        return None
+
+
+def _place_or_recognised(
+    name: str,
+    written: str,
+    words: int,
+    span: tuple[int, int],
+    places: set[str],
+    language: str,
+    recognised: Recognised | None,
+) -> str:
+    """The type of a name its own words leave a concept: a place for one word written after a place's
+    preposition (not an acronym), a territory, or a place the language's inflection tables know;
+    else the type the language's recogniser gives it, if it has one."""
+    if words == 1 and (
+        (written in places and not name.isupper()) or _is_territory(name, language) or names_a_place(name, language)
+    ):
+        return LOCATION
+    return (recognised.type_of(*span, name) if recognised is not None else None) or CONCEPT
 
 
 def _starts_sentence(text: str, start: int) -> bool:

