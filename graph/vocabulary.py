@@ -7,7 +7,7 @@ from __future__ import annotations
 # The version of the extraction rules (this vocabulary, the graph.extraction package and its data).
 # Raise it when a change makes the same text give other entities or types: the sleep cycle's Link
 # step then reads every memory extracted by an older version again, so old entities are re-typed.
-EXTRACTION_RULES_VERSION = 9  # 9: French names typed by French's entity recogniser (2026-12-08)
+EXTRACTION_RULES_VERSION = 9  # 9: French names by French's recogniser; address lines' towns (2026-12-08)
 
 # The documented entity types. spaCy's labels map onto them; numbers, dates and amounts are not
 # entities of the graph.

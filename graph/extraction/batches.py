@@ -11,18 +11,20 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from core import workers
 from core.language import WINDOW_CHARS, detect_language, is_filler, looks_english, mostly_latin
 from graph.extraction import pipeline as spacy_pipeline
-from graph.extraction.keys import clean_text
+from graph.extraction.addresses import address_towns
+from graph.extraction.keys import canonical_key, clean_text
 from graph.extraction.layout import mask_header_rows, mask_markup
 from graph.extraction.neutral import neutral_spans
 from graph.extraction.pipeline import get_nlp
 from graph.extraction.relations import RelationFound, sentence_relations
 from graph.extraction.spans import entity_spans
+from graph.vocabulary import CONCEPT, LOCATION
 
 logger = logging.getLogger(__name__)
 
@@ -141,11 +143,52 @@ def _english_and_other(text: str) -> tuple[str, ChunkGraph]:
     return "".join(pieces), graph
 
 
+def with_address_towns(text: str, graph: ChunkGraph) -> None:
+    """The towns of the text's address lines (graph.extraction.addresses) are places. A mention of one
+    becomes a place's, with every other mention of its entity in the chunk; a concept that holds one
+    and more ("D-63571 Gelnhausen Rechnung", read across the address's lines) becomes the town; a
+    town no rule found is added. Relations follow their entities' new keys."""
+    renamed: dict[str, str] = {}
+    mentions = list(graph.mentions)
+    for town in address_towns(text):
+        town_key = canonical_key(town.name, LOCATION)
+        over = [m for m in mentions if m.start < town.end and town.start < m.end]
+        for mention in over:
+            if town.start <= mention.start and mention.end <= town.end:
+                if mention.type != LOCATION:
+                    renamed[mention.key] = canonical_key(mention.name, LOCATION)
+            elif mention.type == CONCEPT and mention.start <= town.start and town.end <= mention.end:
+                mentions[mentions.index(mention)] = MentionFound(town_key, town.name, LOCATION, town.start, town.end)
+                renamed.setdefault(mention.key, town_key)
+        if not over:
+            mentions.append(MentionFound(town_key, town.name, LOCATION, town.start, town.end))
+    graph.mentions = sorted(
+        (
+            MentionFound(renamed[m.key], m.name, LOCATION, m.start, m.end)
+            if m.key in renamed and m.type != LOCATION
+            else m
+            for m in mentions
+        ),
+        key=lambda mention: mention.start,
+    )
+    if renamed:
+        graph.relations = [
+            replace(
+                r,
+                source_key=renamed.get(r.source_key, r.source_key),
+                target_key=renamed.get(r.target_key, r.target_key),
+            )
+            for r in graph.relations
+        ]
+
+
 def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> list[ChunkGraph]:
     graphs = [ChunkGraph() for _ in texts]
     english: list[tuple[int, str]] = []
+    read: list[str] = []
     for i, text in enumerate(texts):
         text = mask_markup(clean_text(text[:max_chars]))
+        read.append(text)
         language = text_language(text)
         if is_filler(text):
             continue  # Lorem ipsum names nothing ("Cras", "Donec" are no organisations)
@@ -184,6 +227,8 @@ def _extract_serial(texts: Sequence[str], max_chars: int, batch_size: int) -> li
             graphs[i].relations.extend(partial_graph.relations)
     for i, _ in english:  # in text order, those of paragraphs in other languages among them
         graphs[i].mentions.sort(key=lambda mention: mention.start)
+    for text, graph in zip(read, graphs, strict=True):
+        with_address_towns(text, graph)
     return graphs
 
 
