@@ -1,7 +1,7 @@
 """Text -> entities and relationships (pure: no Django models, no database): the names the rest of
 the code uses, re-exported from the modules that own them."""
 
-from graph.extraction.batches import ChunkGraph, MentionFound, extract_batches, extract_texts
+from graph.extraction.batches import ChunkGraph, MentionFound, extract_batches, extract_texts, with_cited_authors
 from graph.extraction.keys import canonical_key, display_name
 from graph.extraction.lexicon import words_never_nouns
 from graph.extraction.relations import RelationFound
@@ -16,5 +16,6 @@ __all__ = [
     "extract_batches",
     "extract_texts",
     "type_for_name",
+    "with_cited_authors",
     "words_never_nouns",
 ]

@@ -24,7 +24,7 @@ from graph.extraction.neutral import neutral_spans
 from graph.extraction.pipeline import get_nlp
 from graph.extraction.relations import RelationFound, sentence_relations
 from graph.extraction.spans import entity_spans
-from graph.vocabulary import CONCEPT, LOCATION
+from graph.vocabulary import CONCEPT, GROUP, LOCATION, PERSON, PRODUCT, TECHNOLOGY, WORK
 
 logger = logging.getLogger(__name__)
 
@@ -162,11 +162,32 @@ def with_address_towns(text: str, graph: ChunkGraph) -> None:
                 renamed.setdefault(mention.key, town_key)
         if not over:
             mentions.append(MentionFound(town_key, town.name, LOCATION, town.start, town.end))
+    _retype(graph, mentions, renamed, LOCATION)
+
+
+# The types a citation overrules: what the rules call an unknown surname ("Venkatesh" a concept, a
+# location or a product), not an organisation or a person.
+_CITED_OVERRULES = frozenset([CONCEPT, LOCATION, PRODUCT, WORK, TECHNOLOGY, GROUP])
+
+
+def with_cited_authors(graph: ChunkGraph, authors: frozenset[str]) -> None:
+    """A one-word name its document cites as an author (graph.extraction.citations.cited_authors, read
+    over the whole document: a reference list is seldom in the chunk that names the author) is a
+    person, with every mention of its entity in the chunk and its relations."""
+    if not authors:
+        return
+    renamed = {
+        m.key: canonical_key(m.name, PERSON) for m in graph.mentions if m.name in authors and m.type in _CITED_OVERRULES
+    }
+    _retype(graph, graph.mentions, renamed, PERSON)
+
+
+def _retype(graph: ChunkGraph, mentions: list[MentionFound], renamed: dict[str, str], kind: str) -> None:
+    """The graph with these mentions, those of the renamed keys given their new key and this type, and
+    the relations following them."""
     graph.mentions = sorted(
         (
-            MentionFound(renamed[m.key], m.name, LOCATION, m.start, m.end)
-            if m.key in renamed and m.type != LOCATION
-            else m
+            MentionFound(renamed[m.key], m.name, kind, m.start, m.end) if m.key in renamed and m.type != kind else m
             for m in mentions
         ),
         key=lambda mention: mention.start,

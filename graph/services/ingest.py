@@ -17,6 +17,7 @@ from django.utils import timezone
 from core import workers
 from core.retry import run_with_retry
 from graph import extraction as extractor
+from graph.extraction.citations import cited_authors
 from graph.extraction.documents import MAX_ENTITIES_PER_DOCUMENT, mask_running_lines, salient_keys
 from graph.models import ALIASED_SQL, EntityMention, MemoryExtraction, Relationship, RelationshipEvidence
 from graph.services.links import memory_links_refresh
@@ -91,12 +92,14 @@ def graph_extract_memories(*, memory_ids: Sequence[int]) -> dict:
         unit_ids = sorted({row[1] for row in unit})
         live = dict(Memory.objects.filter(pk__in=unit_ids).values_list("pk", "owner_id"))
         per_owner: dict[int, list] = {owner_id: [] for owner_id in live.values()}
+        authors = _cited_authors(unit)
         for (chunk_id, memory_id, _, _), graph in zip(
             (row for row in unit if row[0] is not None), unit_graphs, strict=True
         ):
             if memory_id in live:
                 if chunk_id in prefixes:
                     graph = _without_prefix(graph, len(prefixes[chunk_id]))
+                extractor.with_cited_authors(graph, authors.get(memory_id, frozenset()))
                 per_owner[live[memory_id]].append((chunk_id, memory_id, graph))
         for owner_id, items in per_owner.items():
             owner_memory_ids = [m for m, o in live.items() if o == owner_id]
@@ -162,6 +165,15 @@ def _without_prefix(graph, length: int):
         for m in graph.mentions
     ]
     return extractor.ChunkGraph(mentions=mentions, relations=graph.relations)
+
+
+def _cited_authors(unit: list[tuple]) -> dict[int, frozenset[str]]:
+    """The authors each memory of a unit cites, read over all its chunks (graph.extraction.citations)."""
+    texts: dict[int, list[str]] = {}
+    for chunk_id, memory_id, _, text in unit:
+        if chunk_id is not None:
+            texts.setdefault(memory_id, []).append(text)
+    return {memory_id: cited_authors("\n".join(chunks)) for memory_id, chunks in texts.items()}
 
 
 def _unit_texts(unit: list[tuple], prefixes: dict[int, str]) -> list[str]:

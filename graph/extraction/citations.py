@@ -1,0 +1,52 @@
+"""Authors cited in a text: the surnames a paper writes as its citations do ("Venkatesh (2000)",
+"Bagozzi et al.", "(Davis, Bagozzi and Warshaw, 1989)", a reference list's "Bagozzi, R. P.").
+A surname alone is an unknown word to every other rule, and was typed a concept. Pure: a text in,
+names out; language-neutral, as citations are written alike in most languages."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from core.language import calendar_words
+
+# A surname: a capital, then small letters (an apostrophe or a hyphen may join parts: "O'Neil",
+# "Lévy-Bruhl"); words in capitals are acronyms, which cite organisations ("WHO (2020)").
+_SURNAME = r"[^\W\d_a-z][^\W\d_A-Z]+(?:['’-][^\W\d_][^\W\d_A-Z]+)?"
+_YEAR = r"(?:19|20)\d\d[a-z]?"
+_AND = r"(?:,?[ \t]+(?:and|&|und|et|y)[ \t]+|,[ \t]*)"
+
+_BY_YEAR = (
+    # "Venkatesh (2000)", "Davis and Venkatesh (1996)", "Davis, Bagozzi and Warshaw\n(1989)"
+    re.compile(rf"(?P<names>{_SURNAME}(?:{_AND}{_SURNAME}){{0,3}})\s*\((?:{_YEAR}|n\.d\.)[,;)]"),
+    # "(Davis, Bagozzi and Warshaw, 1992", "(Venkatesh & Davis, 1996", "(Bagozzi 2007"
+    re.compile(rf"\((?P<names>{_SURNAME}(?:{_AND}{_SURNAME}){{0,3}}),?[ \t]+{_YEAR}\b"),
+)
+# Forms no other text takes: "Bagozzi et al.", and a reference list's "Bagozzi, R. P." or "Davis,
+# F., Bagozzi, R.P., & Warshaw, P.R.".
+_AUTHOR_FORMS = (
+    re.compile(rf"(?P<names>{_SURNAME})[ \t]+et[ \t]+al\b"),
+    re.compile(rf"(?m)(?:^|,[ \t]+&?[ \t]*|[ \t]&[ \t]+)(?P<names>{_SURNAME}),[ \t]+[A-Z]\.(?:[ \t]?[A-Z]\.)*"),
+)
+_NAME = re.compile(_SURNAME)
+_JOINERS = frozenset(["and", "und", "et", "y"])
+
+
+def cited_authors(text: str) -> frozenset[str]:
+    """The surnames the text cites as authors: each written once in an author's own form (et al., a
+    reference), or twice with a year. Once with a year may be a product's version ("Microsoft
+    Office (2007)"); a month or a weekday is never one ("January (2001)")."""
+    strong: set[str] = set()
+    by_year: Counter[str] = Counter()
+    for patterns, add in ((_AUTHOR_FORMS, strong.add), (_BY_YEAR, by_year.update)):
+        for pattern in patterns:
+            for match in pattern.finditer(text):
+                names = [name for name in _NAME.findall(match.group("names")) if name.lower() not in _JOINERS]
+                if patterns is _BY_YEAR:
+                    add(names)
+                else:
+                    for name in names:
+                        add(name)
+    cited = strong | {name for name, count in by_year.items() if count >= 2}
+    calendar = calendar_words()
+    return frozenset(name for name in cited if name.lower() not in calendar)
