@@ -288,6 +288,9 @@ insurance bank pharmacy opticians
 # The last word of a law's name ("Working Time Regulations", "Data Protection Act"); a year after it
 # belongs to the name.
 LAW_HEADS = frozenset("act acts regulations regulation directive convention treaty charter".split())
+# Words that head the name of an idea: "Game Theory", "the Riemann Hypothesis", "Theory of Planned
+# Behavior", "Principle of Least Privilege" (a concept, however a sentence used it).
+IDEA_HEADS = frozenset("theory theories hypothesis theorem principle paradox conjecture dilemma fallacy".split())
 # Words that introduce a person's name: "Dr. Patel", "Ms Chen".
 PERSON_TITLES = frozenset(
     """dr dr. mr mr. mrs mrs. ms ms. mx prof prof. professor sir dame lady lord sister nurse judge justice

@@ -92,13 +92,20 @@ def defined_acronyms(text: str) -> dict[str, str]:
 
 
 def entity_spans(doc) -> list[Found]:
-    """The entities of a parsed piece, in text order, a defined long form filed under its acronym."""
+    """The entities of a parsed piece, in text order, a defined long form filed under its acronym. The
+    acronym is what its long form is: "TRA", which the model calls an organisation, is the concept
+    "Theory of Reasoned Action (TRA)" defines."""
     found = _spans(doc)
     if "(" in doc.text:
         defined = defined_acronyms(doc.text)
+        long_types: dict[str, str] = {}
         for item in found:
             if item.key in defined:
                 item.key = defined[item.key]
+                long_types.setdefault(item.key, item.type)
+        for item in found:
+            if item.key in long_types:
+                item.type = long_types[item.key]
     return found
 
 

@@ -26,6 +26,7 @@ from graph.vocabulary import (
     EVENT_HEADS,
     GENERIC_NOUNS,
     GROUP,
+    IDEA_HEADS,
     LAW_HEADS,
     LOCATION,
     NOT_ENTITIES,
@@ -495,8 +496,11 @@ def _calendar_name(name: str) -> bool:
 
 
 def _type_by_head(words: list[str]) -> str | None:
-    """The type a name's last word settles as the head of a place, event, organisation or law."""
+    """The type a name's last word settles as the head of a place, event, organisation or law, or its
+    first as the head of an idea ("Theory of Reasoned Action")."""
     head = words[-1].lower()
+    if head in IDEA_HEADS or (len(words) > 2 and words[0].lower() in IDEA_HEADS and words[1] == "of"):
+        return CONCEPT
     if head in EVENT_HEADS:
         return EVENT
     if head in PLACE_HEADS:

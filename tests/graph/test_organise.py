@@ -383,6 +383,27 @@ def test_an_acronym_defined_in_the_text_files_its_long_form_under_it():
     assert "slo" in {m.key for m in second.mentions}
 
 
+def test_a_defined_acronym_is_what_its_long_form_is():
+    """In a real review of TAM, "TRA" and "TPB" were organisations by the model's guess, and their long
+    forms, filed under them, with them."""
+    (graph,) = extract_texts(
+        ["Davis compared TAM with the Theory of Reasoned Action (TRA) by Fishbein. TRA explains intentions."]
+    )
+    assert {(m.name, m.type) for m in graph.mentions if m.key == "tra"} == {
+        ("Theory of Reasoned Action", "concept"),
+        ("TRA", "concept"),
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["Theory of Planned Behavior", "Game Theory", "Riemann Hypothesis", "Principle of Least Privilege"]
+)
+def test_an_ideas_head_word_makes_a_concept(name):
+    from graph.extraction import canonical_key, type_for_name
+
+    assert type_for_name(name, canonical_key(name, "organization"), "organization") == "concept"
+
+
 @pytest.mark.django_db
 def test_the_sleep_cycle_retypes_entities_extracted_by_older_rules(user, monkeypatch):
     """Better rules reach old entities: a memory extracted by an older rules version is read again by
