@@ -52,7 +52,8 @@ _model_lock = threading.Lock()
 _encode_lock = threading.Lock()
 
 
-def _model_path() -> str:
+def model_path() -> str:
+    """The folder of the embedding model's weights: KYBERNESIS_EMBEDDING_MODEL, or the packaged model's."""
     configured = getattr(settings, "KYBERNESIS_EMBEDDING_MODEL", "")
     if configured:
         return configured
@@ -90,7 +91,7 @@ def get_model():
                 threads = getattr(settings, "KYBERNESIS_EMBED_THREADS", 0)
                 if threads:
                     torch.set_num_threads(threads)
-                model = SentenceTransformer(_model_path(), device="cpu")
+                model = SentenceTransformer(model_path(), device="cpu")
                 get_dims = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
                 dims = get_dims()
                 if dims != EMBEDDING_DIMENSIONS:
@@ -119,7 +120,7 @@ def _load_backend() -> str:
         if backend != "torch":
             try:
                 _encoder = onnx_embedding.load(
-                    Path(_model_path()),
+                    Path(model_path()),
                     Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR),
                     backend,
                     threads=_threads(),
@@ -140,7 +141,7 @@ def _reference(texts: list[str]) -> np.ndarray:
         from sentence_transformers import SentenceTransformer
 
         torch.set_num_threads(max(1, _threads()))
-        _model = SentenceTransformer(_model_path(), device="cpu")
+        _model = SentenceTransformer(model_path(), device="cpu")
     return _model.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
 
 
@@ -226,7 +227,7 @@ def model_vocabulary() -> frozenset[str]:
     from tokenizers import Tokenizer
 
     try:
-        vocabulary = Tokenizer.from_file(str(Path(_model_path()) / "tokenizer.json")).get_vocab()
+        vocabulary = Tokenizer.from_file(str(Path(model_path()) / "tokenizer.json")).get_vocab()
     except Exception:
         logger.warning("could not read the embedding model's tokenizer vocabulary", exc_info=True)
         return frozenset()

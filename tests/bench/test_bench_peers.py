@@ -36,8 +36,11 @@ def test_targets_compare_with_chroma_as_the_issue_states_them():
             "busy_p95_over_idle_p95": 1.5,
         },
         "chroma": {"ingest_docs_per_s": 20.0, "query": {"p50_ms": 10.0}, "ndcg_at_10": 0.65},
+        "chroma_torch": {"ingest_docs_per_s": 12.0, "query": {"p50_ms": 12.5}, "ndcg_at_10": 0.65},
     }
     assert targets(result) == {
+        "ingest_over_chroma_torch": 2.5,
+        "query_p50_over_chroma_torch": 2.0,
         "ingest_over_chroma": 1.5,
         "ingest_met": True,
         "query_p50_over_chroma": 2.5,
@@ -62,11 +65,12 @@ def test_chroma_with_the_packaged_model_and_bm25s_end_with_json():
     out = StringIO()
     call_command("bench_peers", data=str(SCIFACT_MINI), systems="chroma,bm25s", stdout=out, stderr=StringIO())
     result = json.loads(out.getvalue().strip().splitlines()[-1])
-    for system in ("chroma", "bm25s"):
+    for system in ("chroma", "chroma_torch", "bm25s"):
         assert result[system]["ingest_docs_per_s"] > 0
         assert 0 < result[system]["ndcg_at_10"] <= 1
         assert result[system]["query"]["p50_ms"] <= result[system]["query"]["p95_ms"]
     assert result["chroma"]["model"] == "packaged int8 ONNX"
+    assert result["chroma_torch"]["model"] == "torch fp32"
 
 
 @pytest.mark.slow

@@ -149,7 +149,7 @@ def test_an_unknown_backend_is_refused_at_start_up(monkeypatch):
 
 def _copy_build(tmp_path: Path) -> Path:
     """The session's verified int8 build, copied into a private cache (no rebuild needed)."""
-    model_path = Path(embedding._model_path())
+    model_path = Path(embedding.model_path())
     source = onnx_embedding.build_dir(model_path, Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR))
     target = onnx_embedding.build_dir(model_path, tmp_path)
     target.mkdir(parents=True)

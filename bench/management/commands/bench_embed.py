@@ -65,7 +65,7 @@ class Command(BaseCommand):
         query_texts = (query_texts * (queries // max(1, len(query_texts)) + 1))[:queries]
         batch = settings.KYBERNESIS_EMBED_BATCH_SIZE
         threads = settings.KYBERNESIS_EMBED_THREADS or onnx_embedding.threads_default()
-        model_path = Path(embedding._model_path())
+        model_path = Path(embedding.model_path())
         cache = Path(settings.KYBERNESIS_EMBEDDING_CACHE_DIR)
 
         import torch

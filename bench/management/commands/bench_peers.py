@@ -2,8 +2,9 @@
 
 Kybernesis through the HTTP API of a fresh server (`python -m kybernesis.serve`, as `make run` starts
 it, on its own port and data directory), Chroma embedded in this process with Kybernesis's packaged
-model as its embedding function, and bm25s in memory (bench/peers.py says what is measured). Chroma
-and bm25s are the `bench` extra: `pip install -e '.[bench]'`.
+model as its embedding function and again with the same weights on torch fp32, and bm25s in memory
+(bench/peers.py says what is measured). Chroma and bm25s are the `bench` extra: `pip install -e
+'.[bench]'`.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class Command(BaseCommand):
         if "chroma" in wanted:
             result["chroma"] = peers.run_chroma(
                 scifact, embedding_function=peers.packaged_model_function(), label="packaged int8 ONNX", log=log
+            )
+            result["chroma_torch"] = peers.run_chroma(
+                scifact, embedding_function=peers.torch_model_function(), label="torch fp32", log=log
             )
             default = peers.chroma_default_model()
             result["chroma_default_model"] = (
