@@ -112,6 +112,7 @@ def entity_spans(doc) -> list[Found]:
 # A lower-case preposition inside a name joins two names the model ran together ("Kingsmeadow against
 # Ashford Town", "Handel's Messiah at St Mary's Church"); "of" stays ("Bank of England"), and so does
 # one between hyphens ("Southend-on-Sea").
+_BRACKETS = frozenset("()[]")
 _JOINING_PREPOSITIONS = frozenset("at against vs versus near with in from on".split())
 _PLACE_PREPOSITIONS = frozenset("at near in".split())
 
@@ -125,6 +126,12 @@ def _entity_parts(ents) -> Iterator[tuple[object, str]]:
         for token in ent[1:-1]:
             if token.is_space and _line_break_ends_name(token, ent.doc[start : token.i]):
                 yield ent.doc[start : token.i], label
+                start = token.i + 1
+                continue
+            if token.text in _BRACKETS:
+                # "The World Health Organization (WHO": a name and the acronym it defines, two names.
+                if token.i > start:
+                    yield ent.doc[start : token.i], label
                 start = token.i + 1
                 continue
             if ent.label_ in ("WORK_OF_ART", "LAW", "EVENT"):

@@ -395,6 +395,13 @@ def test_a_defined_acronym_is_what_its_long_form_is():
     }
 
 
+def test_a_name_the_model_ran_into_its_acronyms_bracket_is_still_found():
+    """The model read "The World Health Organization (WHO" as one name, which no rule kept: the
+    organisation was lost from every text that introduces it with its acronym."""
+    (graph,) = extract_texts(["The World Health Organization (WHO) said on Monday that the outbreak was over."])
+    assert ("World Health Organization", "organization") in {(m.name, m.type) for m in graph.mentions}
+
+
 @pytest.mark.parametrize(
     "name", ["Theory of Planned Behavior", "Game Theory", "Riemann Hypothesis", "Principle of Least Privilege"]
 )
