@@ -288,6 +288,8 @@ insurance bank pharmacy opticians
 # The last word of a law's name ("Working Time Regulations", "Data Protection Act"); a year after it
 # belongs to the name.
 LAW_HEADS = frozenset("act acts regulations regulation directive convention treaty charter".split())
+# Words that open a law's or a code's name before "of": "Federal Rules of Civil Procedure", "Code of Conduct".
+LAW_OPENINGS = frozenset(["rules", "code"])
 # Words that head the name of an idea: "Game Theory", "the Riemann Hypothesis", "Theory of Planned
 # Behavior", "Principle of Least Privilege" (a concept, however a sentence used it).
 IDEA_HEADS = frozenset("theory theories hypothesis theorem principle paradox conjecture dilemma fallacy".split())

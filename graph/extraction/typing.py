@@ -28,6 +28,7 @@ from graph.vocabulary import (
     GROUP,
     IDEA_HEADS,
     LAW_HEADS,
+    LAW_OPENINGS,
     LOCATION,
     NOT_ENTITIES,
     ORG_NAME_HEADS,
@@ -509,6 +510,8 @@ def _type_by_head(words: list[str]) -> str | None:
         return ORGANIZATION
     if head in LAW_HEADS or (len(words) > 2 and head.isdigit() and words[-2].lower() in LAW_HEADS):
         return WORK  # "the Working Time Regulations 1998"
+    if any(words[i].lower() in LAW_OPENINGS and words[i + 1] == "of" for i in range(len(words) - 2)):
+        return WORK  # "Federal Rules of Bankruptcy Procedure", "Code of Conduct"
     return None
 
 

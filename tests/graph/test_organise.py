@@ -403,12 +403,21 @@ def test_a_name_the_model_ran_into_its_acronyms_bracket_is_still_found():
 
 
 @pytest.mark.parametrize(
-    "name", ["Theory of Planned Behavior", "Game Theory", "Riemann Hypothesis", "Principle of Least Privilege"]
+    ("name", "expected"),
+    [
+        ("Theory of Planned Behavior", "concept"),
+        ("Game Theory", "concept"),
+        ("Riemann Hypothesis", "concept"),
+        ("Principle of Least Privilege", "concept"),
+        ("Federal Rules of Bankruptcy Procedure", "work"),  # a law's "Rules of", wherever it stands
+        ("Code of Conduct", "work"),
+        ("Bank of England", "organization"),
+    ],
 )
-def test_an_ideas_head_word_makes_a_concept(name):
+def test_an_ideas_or_a_laws_words_settle_its_type(name, expected):
     from graph.extraction import canonical_key, type_for_name
 
-    assert type_for_name(name, canonical_key(name, "organization"), "organization") == "concept"
+    assert type_for_name(name, canonical_key(name, "organization"), "organization") == expected
 
 
 @pytest.mark.django_db
