@@ -29,8 +29,8 @@ _PATTERNS = (
     # A town opening a line of an address's parts that holds a postcode and ends in a country's code
     # ("Yuen Long, N.T., 0000, HK", "Seattle, WA 98109-5210, US").
     re.compile(rf"(?m)^[ \t]*{_TOWN},[^,\n]*(?:,[^,\n]*)?\d[^,\n]*,[ \t]*[A-Z]{{2}}[ \t]*$"),
-    # A town before a six-digit postcode, as in India ("Chennai - 600061", "Chennai 600 061").
-    re.compile(rf"(?m)(?:^|,[ \t]*){_TOWN}[ \t]*[-–]?[ \t]*\d{{3}}[ \t]?\d{{3}}[ \t]*$"),
+    # A town before a six-digit postcode, as in India ("Chennai - 600061", "Gurgaon -122001 | Phone").
+    re.compile(rf"(?m)(?:^|,[ \t]*){_TOWN}[ \t]*[-–]?[ \t]*\d{{3}}[ \t]?\d{{3}}(?=[ \t]*(?:$|[|,;]))"),
 )
 
 
@@ -61,7 +61,7 @@ def address_towns(text: str) -> list[Town]:
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             name, start = match.group("town"), match.start("town")
-            if any(word.lower() in currencies for word in name.split()):
-                continue
+            if name.split()[-1].lower() in currencies:
+                continue  # an amount ends in its currency ("50000 Euro"); "New Delhi" is a town
             found.setdefault(start, Town(name, start, match.end("town")))
     return sorted(found.values(), key=lambda town: town.start)

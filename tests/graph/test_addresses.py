@@ -19,6 +19,8 @@ from graph.extraction.addresses import address_towns
         ("Seattle, WA 98109-5210", "Seattle"),  # a state's code and a ZIP code
         ("Yuen Long, N.T., 0000, HK", "Yuen Long"),  # parts with a postcode, then a country's code
         ("Nanganallur, Chennai - 600061", "Chennai"),  # a six-digit PIN
+        ("New Delhi - 110001", "New Delhi"),  # "new" opens currencies' names too, never ends one
+        ("Southern Peripheral Road, Sec-69, Gurgaon -122001 | Phone: 080 100", "Gurgaon"),
         ("Saint-Étienne 42000", None),  # a town before five digits is no address form known here
     ],
 )
@@ -33,6 +35,7 @@ def test_the_town_of_an_address_line(line, town):
         "2019 Toyota Camry",  # four digits alone: a year
         "50000 Euro",  # an amount
         "12000 Dollars",
+        "12000 US Dollars",
         "Tel. +49 6051 916 44 10",
         "6 1 Small Business QualityExchange 2010 5,39 5,39",
         "Registergericht Hanau | HRB 13302",
