@@ -38,15 +38,10 @@ def cited_authors(text: str) -> frozenset[str]:
     Office (2007)"); a month or a weekday is never one ("January (2001)")."""
     strong: set[str] = set()
     by_year: Counter[str] = Counter()
-    for patterns, add in ((_AUTHOR_FORMS, strong.add), (_BY_YEAR, by_year.update)):
+    for patterns, add in ((_AUTHOR_FORMS, strong.update), (_BY_YEAR, by_year.update)):
         for pattern in patterns:
             for match in pattern.finditer(text):
-                names = [name for name in _NAME.findall(match.group("names")) if name.lower() not in _JOINERS]
-                if patterns is _BY_YEAR:
-                    add(names)
-                else:
-                    for name in names:
-                        add(name)
+                add(name for name in _NAME.findall(match.group("names")) if name.lower() not in _JOINERS)
     cited = strong | {name for name, count in by_year.items() if count >= 2}
     calendar = calendar_words()
     return frozenset(name for name in cited if name.lower() not in calendar)
