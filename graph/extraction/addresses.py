@@ -54,14 +54,36 @@ def _currency_words() -> frozenset[str]:
     return frozenset(words)
 
 
+# A text whose lines give more than this many names after five-digit numbers is a table (a bank
+# statement's references and descriptions: "20231 Direct Debit", "20232 Transfer"), not addresses.
+MAX_POSTCODE_TOWNS = 3
+
+
 def address_towns(text: str) -> list[Town]:
     """The towns of the text's address lines, in text order, each once per place it is written."""
     found: dict[int, Town] = {}
     currencies = _currency_words()
-    for pattern in _PATTERNS:
-        for match in pattern.finditer(text):
+    for index, pattern in enumerate(_PATTERNS):
+        matches = list(pattern.finditer(text))
+        if index == 0 and len({match.group("town") for match in matches}) > MAX_POSTCODE_TOWNS:
+            continue
+        for match in matches:
             name, start = match.group("town"), match.start("town")
-            if name.split()[-1].lower() in currencies:
+            last = name.split()[-1].lower()
+            if last in currencies:
                 continue  # an amount ends in its currency ("50000 Euro"); "New Delhi" is a town
+            if name.isupper() and len(name) <= 4:
+                continue  # an acronym after a number ("12345 BMS"); "69100 VILLEURBANNE" is a town
+            if index == 0 and last in _not_nouns():
+                continue  # a reference's description ("20231 Direct Debit", "Payment Received")
             found.setdefault(start, Town(name, start, match.end("town")))
     return sorted(found.values(), key=lambda town: town.start)
+
+
+@lru_cache(maxsize=1)
+def _not_nouns() -> frozenset[str]:
+    """English verbs, adjectives and adverbs (the model's word tables): a town's name does not end in
+    one after a postcode, a statement's line does ("Transfer", "Payment Received")."""
+    from graph.extraction.lexicon import words_of
+
+    return words_of("verb") | words_of("adj") | words_of("adv")

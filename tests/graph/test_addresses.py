@@ -36,6 +36,7 @@ def test_the_town_of_an_address_line(line, town):
         "50000 Euro",  # an amount
         "12000 Dollars",
         "12000 US Dollars",
+        "10023 BMS",  # an acronym after a number
         "Tel. +49 6051 916 44 10",
         "6 1 Small Business QualityExchange 2010 5,39 5,39",
         "Registergericht Hanau | HRB 13302",
@@ -43,6 +44,22 @@ def test_the_town_of_an_address_line(line, town):
 )
 def test_numbers_beside_words_that_are_no_address(line):
     assert address_towns(f"Invoice\n{line}\nTotal") == []
+
+
+def test_a_bank_statements_references_and_descriptions_are_no_addresses():
+    statement = "\n".join(
+        [
+            "Account statement",
+            "20231 Direct Debit",
+            "20232 Transfer",
+            "20233 Payment Received",
+            "20234 Withdrawal",
+            "20235 Card Payment",
+            "20236 Standing Order",
+            "Closing balance 1,204.11",
+        ]
+    )
+    assert address_towns(statement) == []
 
 
 def test_an_address_town_is_a_place_in_the_graph_and_replaces_a_name_read_across_lines():
