@@ -302,10 +302,14 @@ class Recognised:
     def type_of(self, start: int, end: int, name: str) -> str | None:
         """The type of the recognised entity written over text[start:end] (the name), if one is. A name
         with a word in capitals takes no person's or place's type from it: an acronym names an
-        organisation or a thing ("RCS Paris", the Paris trade register, is no place)."""
-        acronym = any(len(w) > 1 and w.isupper() and not _ROMAN.fullmatch(w) for w in name.split())
+        organisation or a thing ("RCS Paris", the Paris trade register, is no place). A person of
+        several words needs a given name first: "Facture Free", a title, is no one."""
+        words = name.split()
+        acronym = any(len(w) > 1 and w.isupper() and not _ROMAN.fullmatch(w) for w in words)
         for s, e, kind in self.spans:
             if s <= start and end <= e:
+                if kind == PERSON and len(words) > 1 and not is_first_name(re.split("[-‐]", words[0])[0]):
+                    return None  # "Jean-Baptiste Poquelin" opens with Jean
                 return kind if kind == ORGANIZATION or not acronym else None
         return None
 
