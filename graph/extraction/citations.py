@@ -6,7 +6,6 @@ names out; language-neutral, as citations are written alike in most languages.""
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from core.language import calendar_words
 
@@ -18,9 +17,9 @@ _AND = r"(?:,?[ \t]+(?:and|&|und|et|y)[ \t]+|,[ \t]*)"
 
 _BY_YEAR = (
     # "Venkatesh (2000)", "Davis and Venkatesh (1996)", "Davis, Bagozzi and Warshaw\n(1989)"
-    re.compile(rf"(?P<names>{_SURNAME}(?:{_AND}{_SURNAME}){{0,3}})\s*\((?:{_YEAR}|n\.d\.)[,;)]"),
+    re.compile(rf"(?P<names>{_SURNAME}(?:{_AND}{_SURNAME}){{0,3}})\s*\((?P<year>{_YEAR}|n\.d\.)[,;)]"),
     # "(Davis, Bagozzi and Warshaw, 1992", "(Venkatesh & Davis, 1996", "(Bagozzi 2007"
-    re.compile(rf"\((?P<names>{_SURNAME}(?:{_AND}{_SURNAME}){{0,3}}),?[ \t]+{_YEAR}\b"),
+    re.compile(rf"\((?P<names>{_SURNAME}(?:{_AND}{_SURNAME}){{0,3}}),?[ \t]+(?P<year>{_YEAR})\b"),
 )
 # Forms no other text takes: "Bagozzi et al.", and a reference list's "Bagozzi, R. P." or "Davis,
 # F., Bagozzi, R.P., & Warshaw, P.R.".
@@ -34,14 +33,22 @@ _JOINERS = frozenset(["and", "und", "et", "y"])
 
 def cited_authors(text: str) -> frozenset[str]:
     """The surnames the text cites as authors: each written once in an author's own form (et al., a
-    reference), or twice with a year. Once with a year may be a product's version ("Microsoft
-    Office (2007)"); a month or a weekday is never one ("January (2001)")."""
+    reference), or with two different years. One year may be a product's version ("Microsoft Office
+    (2007)"), and a citation read twice where a document's chunks overlap is still one; a month or a
+    weekday is never an author ("January (2001)")."""
     strong: set[str] = set()
-    by_year: Counter[str] = Counter()
-    for patterns, add in ((_AUTHOR_FORMS, strong.update), (_BY_YEAR, by_year.update)):
-        for pattern in patterns:
-            for match in pattern.finditer(text):
-                add(name for name in _NAME.findall(match.group("names")) if name.lower() not in _JOINERS)
-    cited = strong | {name for name, count in by_year.items() if count >= 2}
+    for pattern in _AUTHOR_FORMS:
+        for match in pattern.finditer(text):
+            strong.update(_names(match))
+    years: dict[str, set[str]] = {}
+    for pattern in _BY_YEAR:
+        for match in pattern.finditer(text):
+            for name in _names(match):
+                years.setdefault(name, set()).add(match.group("year"))
+    cited = strong | {name for name, written in years.items() if len(written) >= 2}
     calendar = calendar_words()
     return frozenset(name for name in cited if name.lower() not in calendar)
+
+
+def _names(match: re.Match) -> list[str]:
+    return [name for name in _NAME.findall(match.group("names")) if name.lower() not in _JOINERS]

@@ -32,6 +32,8 @@ def test_the_surnames_a_paper_cites_are_authors():
         "The WHO (2020) and the WHO (2021) said so.",  # an acronym cites an organisation
         "Windows 2000 and Windows 2003 servers.",
         "Paris, France. Lyon, France.",
+        # One citation read twice where a document's chunks overlap, as graph extraction joins them.
+        "The build used Microsoft Office (2007) throughout.\nMicrosoft Office (2007) throughout. Then",
     ],
 )
 def test_years_and_commas_beside_other_names_cite_no_one(text):
