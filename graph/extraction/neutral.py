@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from core.inflection import DECLINED, is_adjective, names_a_place, nominative
 from graph.extraction.japanese import japanese_names
@@ -280,24 +280,30 @@ class Recognised:
     """The entities a language's own recogniser (graph.extraction.pipeline.language_ner) finds in a
     text: a name the rules leave a concept takes the type of the entity written over it, so that
     "Molière" is a person and "Paris" a place in French as they are in English. The rules still find
-    the names and settle every type they can: the recogniser only types what they cannot."""
+    the names and settle every type they can: the recogniser only types what they cannot, and runs
+    (and loads) only when a text has such a name."""
 
-    def __init__(self, spans: list[tuple[int, int, str]]):
-        self.spans = spans
+    def __init__(self, text: str, language: str):
+        self.text, self.language = text, language
 
     @classmethod
     def of(cls, text: str, language: str) -> Recognised | None:
-        from graph.extraction.pipeline import language_ner  # spaCy loads only for such a text
+        from graph.extraction.pipeline import LANGUAGE_MODELS  # spaCy loads only when a name needs it
 
-        nlp = language_ner(language)
+        return cls(text, language) if language in LANGUAGE_MODELS else None
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int, str]]:
+        from graph.extraction.pipeline import language_ner
+
+        nlp = language_ner(self.language)
         if nlp is None:
-            return None
-        spans = [
+            return []
+        return [
             (ent.start_char, ent.end_char, _RECOGNISED_TYPES[ent.label_])
-            for ent in nlp(text).ents
+            for ent in nlp(self.text).ents
             if ent.label_ in _RECOGNISED_TYPES
         ]
-        return cls(spans)
 
     def type_of(self, start: int, end: int, name: str) -> str | None:
         """The type of the recognised entity written over text[start:end] (the name), if one is. A name
