@@ -20,6 +20,7 @@ our machines, and all three are replaced here by code that gives the same annota
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
@@ -261,16 +262,10 @@ def load_pipeline(*, fast: bool = True):
     # spaCy and thinc load with the pipeline, not on import: every process imports the extraction
     # package (keys, auto-tagging's word list), few of them run the pipeline.
     import spacy
-    from thinc.api import get_current_ops, set_current_ops
 
     _register_factory()
-    previous = get_current_ops()
-    if fast:
-        set_current_ops(_numpy_ops())  # layers take the current Ops when they are built
-    try:
+    with _built_on(_numpy_ops() if fast else None):
         nlp = spacy.load(SPACY_MODEL, disable=["lemmatizer"])
-    finally:
-        set_current_ops(previous)
     ruler = nlp.add_pipe("entity_ruler", before="ner", config={"validate": True, "phrase_matcher_attr": "LOWER"})
     with nlp.select_pipes(disable=nlp.pipe_names):  # phrase patterns need only the tokenizer
         ruler.add_patterns(ruler_patterns())
@@ -331,18 +326,28 @@ def language_ner(language: str):
 
 def _load_language_ner(model: str):
     import spacy
-    from thinc.api import get_current_ops, set_current_ops
 
-    previous = get_current_ops()
-    set_current_ops(_numpy_ops())
     try:
-        nlp = spacy.load(model, exclude=["parser", "morphologizer", "attribute_ruler", "lemmatizer", "senter"])
+        with _built_on(_numpy_ops()):
+            return spacy.load(model, exclude=["parser", "morphologizer", "attribute_ruler", "lemmatizer", "senter"])
     except (ImportError, OSError) as exc:
         logger.warning("no entity recogniser for %s (%s); its names are typed by rules alone", model, exc)
         return None
+
+
+@contextlib.contextmanager
+def _built_on(ops):
+    """Models loaded inside are built on these thinc Ops (layers take the current Ops when they are
+    built); None keeps thinc's own."""
+    from thinc.api import get_current_ops, set_current_ops
+
+    previous = get_current_ops()
+    if ops is not None:
+        set_current_ops(ops)
+    try:
+        yield
     finally:
         set_current_ops(previous)
-    return nlp
 
 
 def get_nlp():
