@@ -84,11 +84,15 @@ _PLACE_WORDS = PLACE_HEADS | frozenset(
 _INSTITUTION_ENDINGS = ("sparkasse", "gericht", "ministerium", "verband", "gesellschaft", "stiftung", "agentur")
 
 
-def _name_type(name: str, key: str) -> str:
+def _name_type(name: str, key: str) -> str | None:
     """The type a capitalised name's own words settle in any language: a legal form or an
     institution's word makes an organisation, a known given name before one to three capitalised
     words a person; what the English rules know by name (a gazetteer, well-known organisations, the
-    heads of places and events) holds too. Anything else stays a concept."""
+    heads of places and events) holds too. Anything else stays a concept; None for what is never an
+    entity (a weekday's or a month's name, a legal form alone: typing.type_for_name)."""
+    known = type_for_name(name, key, CONCEPT)
+    if known is None:
+        return None  # no entity at all ("Lundi", "Dimanche" on an invoice's opening hours, "Limited")
     words = name.split()
     lowered = [w.lower().strip(".") for w in words]
     if lowered[-1] in LEGAL_FORMS or (
@@ -96,9 +100,8 @@ def _name_type(name: str, key: str) -> str:
         and any(w in _INSTITUTION_WORDS or (len(w) > 8 and w.endswith(_INSTITUTION_ENDINGS)) for w in lowered)
     ):
         return ORGANIZATION
-    known = type_for_name(name, key, CONCEPT)
     if known != CONCEPT:
-        return known or CONCEPT
+        return known
     if (
         2 <= len(words) <= 4
         and is_first_name(words[0])
@@ -258,9 +261,9 @@ def _names(text: str, language: str) -> list[NeutralFound]:
         written = display_name(text[start:end])
         name = nominative(written, language)
         key = canonical_key(name, CONCEPT)
-        if not is_meaningful(name, key):
+        kind = _name_type(name, key) if is_meaningful(name, key) else None
+        if kind is None:
             continue
-        kind = _name_type(name, key)
         if kind == CONCEPT:
             kind = _place_or_recognised(name, written, len(words), (start, end), places, language, recognised)
         if kind != CONCEPT:

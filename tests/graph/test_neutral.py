@@ -280,3 +280,12 @@ def test_without_the_recogniser_french_names_keep_the_rules_types(monkeypatch, c
     assert found["François Hollande"] == "person"  # a given name: the rules settle it
     assert found.get("Londres") in (None, "concept")
     assert "no entity recogniser" in caplog.text
+
+
+def test_weekdays_months_and_a_legal_form_alone_are_no_names_in_any_language():
+    """A walk-through found "Lundi" and "Dimanche" among a French invoice's entities (its opening hours)."""
+    found = names(
+        "Le service est ouvert du Lundi au Samedi, et le Dimanche à Paris. La société Free SAS, Limited.", "fr"
+    )
+    assert "Paris" in found and "Free SAS" in found
+    assert not {"Lundi", "Samedi", "Dimanche", "Limited"} & set(found)
